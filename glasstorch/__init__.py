@@ -1,0 +1,213 @@
+"""glasstorch: PyTorch's imperative API, built to be read.
+
+``import glasstorch as torch`` runs PyTorch programs in the supported subset.
+The tier that runs the kernels is chosen by ``GLASSTORCH_TIER`` (``reference``:
+pure Python loops; ``fast``: C and CUDA) and reported by ``glasstorch.tier``.
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+
+from glasstorch import _tier
+from glasstorch._dtype import (
+    bool_ as bool,  # noqa: A004 - PyTorch's names shadow builtins on purpose
+    can_cast,
+    dtype,
+    float32,
+    float64,
+    get_default_dtype,
+    int32,
+    int64,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    uint8,
+)
+from glasstorch._shape import broadcast_shapes
+from glasstorch.tensor import Size, Tensor, device
+
+# Methods are attached to Tensor by this import.
+from glasstorch.ops import methods as _methods  # noqa: F401  (isort: keep after tensor)
+from glasstorch import autograd
+from glasstorch.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from glasstorch.ops.creation import (
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from glasstorch.ops.indexing import (
+    argwhere,
+    flip,
+    gather,
+    index_add,
+    index_copy,
+    index_put,
+    index_select,
+    masked_select,
+    nonzero,
+    scatter,
+    scatter_add,
+    take,
+)
+from glasstorch.ops.linalg import bmm, dot, matmul, mm, mv
+from glasstorch.ops.pointwise import (
+    abs,  # noqa: A004
+    add,
+    allclose,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    ceil,
+    clamp,
+    clamp_max,
+    clamp_min,
+    clip,
+    clone,
+    cos,
+    div,
+    eq,
+    equal,
+    exp,
+    expm1,
+    floor,
+    floor_divide,
+    ge,
+    greater,
+    greater_equal,
+    gt,
+    isclose,
+    isnan,
+    le,
+    less,
+    less_equal,
+    log,
+    log1p,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    masked_fill,
+    maximum,
+    minimum,
+    mul,
+    ne,
+    neg,
+    negative,
+    not_equal,
+    pow,  # noqa: A004
+    reciprocal,
+    relu,
+    remainder,
+    round,  # noqa: A004
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    square,
+    sub,
+    tanh,
+    true_divide,
+    trunc,
+    where,
+)
+from glasstorch.ops.reduction import (
+    all,  # noqa: A004
+    amax,
+    amin,
+    any,  # noqa: A004
+    argmax,
+    argmin,
+    count_nonzero,
+    cumsum,
+    log_softmax,
+    logsumexp,
+    max,  # noqa: A004
+    mean,
+    min,  # noqa: A004
+    prod,
+    softmax,
+    std,
+    sum,  # noqa: A004
+    var,
+)
+from glasstorch.ops.views import (
+    as_strided,
+    broadcast_to,
+    cat,
+    chunk,
+    concat,
+    concatenate,
+    flatten,
+    narrow,
+    permute,
+    ravel,
+    reshape,
+    select,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    swapdims,
+    t,
+    transpose,
+    unbind,
+    unflatten,
+    unsqueeze,
+)
+from glasstorch.random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+
+#: The active tier's name: ``"reference"`` or ``"fast"``.
+tier: str = _tier.tier
+
+# PyTorch's aliases for dtypes.
+float = float32  # noqa: A001
+double = float64
+long = int64
+int = int32  # noqa: A001
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj) -> _builtins.bool:
+    """Whether ``obj`` is a glasstorch Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> _builtins.bool:
+    """Whether ``input`` has a floating-point dtype."""
+    return input.dtype.is_floating_point
+
+
+def numel(input: Tensor) -> _builtins.int:
+    """Number of elements of ``input``."""
+    return input.numel()

@@ -1,0 +1,153 @@
+"""Data types and PyTorch's type-promotion rules.
+
+A :class:`dtype` names an element type and the NumPy dtype the buffer uses.
+Promotion decides the dtype an operation computes in when its inputs differ:
+``int64 tensor + 0.5`` is float32, ``uint8 + int32`` is int32, and so on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:  # noqa: N801 - PyTorch's name
+    """An element type, such as ``glasstorch.float32``.
+
+    Attributes:
+        name: the short name (``"float32"``).
+        is_floating_point: whether values are floats.
+        is_signed: whether the type has negative values.
+        itemsize: bytes per element.
+    """
+
+    def __init__(self, name: str, numpy_name: str, category: int, legacy_name: str):
+        self.name = name
+        self.numpy = np.dtype(numpy_name)
+        self.category = category  # 0 bool, 1 integer, 2 floating
+        self.legacy_name = legacy_name  # e.g. "FloatTensor", used in error messages
+        self.is_floating_point = category == FLOATING
+        self.is_signed = name != "uint8" and name != "bool"
+        self.itemsize = self.numpy.itemsize
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def to_python(self, value):
+        """Convert a Python number to this type's Python type (float, int or bool)."""
+        if self.category == FLOATING:
+            return float(value)
+        if self.category == INTEGRAL:
+            return int(value)
+        return bool(value)
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+BOOL, INTEGRAL, FLOATING = 0, 1, 2
+
+bool_ = dtype("bool", "bool", BOOL, "BoolTensor")
+uint8 = dtype("uint8", "uint8", INTEGRAL, "ByteTensor")
+int32 = dtype("int32", "int32", INTEGRAL, "IntTensor")
+int64 = dtype("int64", "int64", INTEGRAL, "LongTensor")
+float32 = dtype("float32", "float32", FLOATING, "FloatTensor")
+float64 = dtype("float64", "float64", FLOATING, "DoubleTensor")
+
+ALL_DTYPES = (bool_, uint8, int32, int64, float32, float64)
+_BY_NUMPY = {d.numpy: d for d in ALL_DTYPES}
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+
+
+def _by_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+_default_dtype = float32
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of floating tensors made from Python floats (float32 to start)."""
+    return _default_dtype
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the default floating dtype (float32 or float64)."""
+    global _default_dtype
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default_dtype = d
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The glasstorch dtype for a NumPy dtype, or TypeError if unsupported."""
+    np_dtype = np.dtype(np_dtype)
+    if np_dtype not in _BY_NUMPY:
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{np_dtype}. The only supported types are: "
+            "float64, float32, int64, int32, uint8, and bool."
+        )
+    return _BY_NUMPY[np_dtype]
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype a Python scalar gets on its own: bool, int64 or the default float."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool_
+    if isinstance(value, (int, np.integer)):
+        return int64
+    if isinstance(value, (float, np.floating)):
+        return _default_dtype
+    raise TypeError(f"unsupported scalar type {type(value).__name__}")
+
+
+# -------------------------------------------------------------------- promotion
+# Within a category the wider type wins. uint8 and int32 meet at int32, and any
+# integer meets bool at the integer.
+_ORDER = [bool_, uint8, int32, int64, float32, float64]
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both ``a`` and ``b`` convert to safely (``torch.promote_types``)."""
+    return a if _ORDER.index(a) >= _ORDER.index(b) else b
+
+
+def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    """Merge a more important participant's dtype with a less important one's.
+
+    The less important side (0-d tensors, then Python scalars) only matters when
+    it is of a higher *category*: ``int32 tensor + 2.5`` is floating, but
+    ``float32 tensor + float64 scalar`` stays float32.
+    """
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.category == FLOATING:
+        return higher
+    if higher.category == BOOL or lower.category > higher.category:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands) -> dtype:
+    """The dtype an operation on ``operands`` computes in (``torch.result_type``).
+
+    Operands fall into three ranks: tensors with dimensions, 0-d tensors, and
+    Python scalars. Each rank is promoted on its own, then the ranks are merged
+    from the most important down, a lower rank winning only with a higher category.
+    """
+    from glasstorch.tensor import Tensor
+
+    ranks: list[dtype | None] = [None, None, None]
+    for operand in operands:
+        if isinstance(operand, Tensor):
+            rank, d = (0 if operand.dim() > 0 else 1), operand.dtype
+        else:
+            rank, d = 2, scalar_dtype(operand)
+        ranks[rank] = d if ranks[rank] is None else promote_types(ranks[rank], d)
+    return _combine(ranks[0], _combine(ranks[1], ranks[2]))
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """Whether an in-place result of ``from_`` may be written into ``to`` (``torch.can_cast``)."""
+    return from_.category <= to.category

@@ -1,0 +1,338 @@
+"""The kernel contract: the line between the frontend and a tier.
+
+Everything above this line (tensor metadata, views, broadcasting, type
+promotion, output allocation, autograd, nn, optim) is bookkeeping written once
+in Python. Everything below it is a *tier*: the code that owns storage and runs
+loops over it. ``glasstorch.reference`` implements every kernel here as plain
+Python loops; ``glasstorch.fast`` implements the same kernels in C.
+
+Conventions shared by every kernel
+----------------------------------
+* A tensor argument is a :class:`Strided`: a flat storage buffer plus the
+  ``shape``, ``strides`` (in elements) and ``offset`` that describe where each
+  logical element lives.  Element ``(i0, i1, ...)`` is stored at
+  ``buffer[offset + i0 * strides[0] + i1 * strides[1] + ...]``.
+* The **output comes first**, then the inputs, then plain parameters.
+* The frontend has already allocated the output, broadcast every input to the
+  output's shape (broadcast dimensions have stride 0) and cast every input to the
+  dtype the computation runs in. So an elementwise kernel is one walk over the
+  output's indices, and no kernel ever promotes types or checks shapes.
+* Operations are named by strings from :data:`UNARY_OPS`, :data:`BINARY_OPS`,
+  :data:`REDUCE_OPS`: each tier keeps a table from name to implementation instead
+  of one kernel per operation.
+* Kernels write into ``out`` and return ``None``, unless stated otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+
+class Strided(NamedTuple):
+    """A strided view of a flat buffer, the only tensor type kernels see.
+
+    Attributes:
+        buffer: the flat, one-dimensional storage (a NumPy array on the CPU).
+            Its dtype is the element type of the view.
+        shape: size of each dimension.
+        strides: distance, in elements, between neighbours along each dimension.
+        offset: position in ``buffer`` of the element with index ``(0, 0, ...)``.
+    """
+
+    buffer: Any
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int
+
+
+#: Unary elementwise operations: ``out[i] = op(a[i])``. ``out`` has a's dtype,
+#: except the predicates (``isnan``), whose ``out`` is bool.
+UNARY_OPS = (
+    "neg",
+    "abs",
+    "exp",
+    "log",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "sign",
+    "floor",
+    "ceil",
+    "round",  # half to even, as PyTorch
+    "trunc",
+    "logical_not",  # out is bool
+    "bitwise_not",  # integers and bool only
+    "isnan",  # out is bool
+)
+
+#: Binary elementwise operations: ``out[i] = op(a[i], b[i])``. ``a`` and ``b``
+#: share one dtype; ``out`` has it too, except for comparisons and logical ops,
+#: whose ``out`` is bool.
+BINARY_OPS = (
+    "add",
+    "sub",
+    "mul",
+    "div",  # true division; the frontend only calls it on floating dtypes
+    "floor_divide",  # rounds toward minus infinity, as Python's //
+    "remainder",  # sign of the divisor, as Python's %
+    "pow",
+    "maximum",  # propagates NaN
+    "minimum",  # propagates NaN
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+)
+
+#: Comparisons and logical ops write a bool ``out`` whatever their inputs are.
+BOOL_RESULT_OPS = frozenset(
+    {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"}
+    | {"logical_not", "isnan"}
+)
+
+#: Reductions: ``sum``, ``prod``, ``amax``, ``amin``, ``all`` (bool out), ``any`` (bool out).
+REDUCE_OPS = ("sum", "prod", "amax", "amin", "all", "any")
+
+
+class Kernels:
+    """Every kernel a tier must provide. Each method documents its meaning.
+
+    This class is the contract: a tier subclasses it and overrides *every*
+    method. The conformance suite checks that no tier leaves one out, so there is
+    never a silent fallback from one tier to another.
+    """
+
+    #: The tier's name, as ``GLASSTORCH_TIER`` spells it.
+    name = "abstract"
+
+    # ------------------------------------------------------------------ storage
+    def allocate(self, numel: int, dtype: Any) -> Any:
+        """Return a new flat buffer of ``numel`` elements of NumPy ``dtype``.
+
+        The contents are unspecified (like ``torch.empty``).
+        """
+        raise NotImplementedError
+
+    # ------------------------------------------------------------- elementwise
+    def fill(self, out: Strided, value: Any) -> None:
+        """Set every element of ``out`` to the Python number ``value``.
+
+        ``value`` is already converted to out's type (a float, int or bool).
+        """
+        raise NotImplementedError
+
+    def copy(self, out: Strided, src: Strided) -> None:
+        """``out[i] = src[i]``, converting src's dtype to out's.
+
+        Float to integer conversion truncates toward zero; integer conversion
+        wraps around (``-1`` becomes ``255`` in uint8); anything to bool is
+        ``x != 0``. ``src`` may overlap ``out`` only if both are the same view.
+        """
+        raise NotImplementedError
+
+    def unary(self, op: str, out: Strided, a: Strided) -> None:
+        """``out[i] = op(a[i])`` for ``op`` in :data:`UNARY_OPS`.
+
+        Follows IEEE-754 where Python would raise: ``log(0)`` is ``-inf``,
+        ``sqrt(-1)`` is ``nan``, ``exp(1000)`` is ``inf``.
+        """
+        raise NotImplementedError
+
+    def binary(self, op: str, out: Strided, a: Strided, b: Strided) -> None:
+        """``out[i] = op(a[i], b[i])`` for ``op`` in :data:`BINARY_OPS`.
+
+        Floating division by zero gives ``inf``/``nan`` as IEEE-754 says. Integer
+        ``floor_divide``/``remainder`` by zero is caught by the frontend
+        (``ZeroDivisionError``) before the kernel runs.
+        """
+        raise NotImplementedError
+
+    def where(self, out: Strided, cond: Strided, a: Strided, b: Strided) -> None:
+        """``out[i] = a[i] if cond[i] else b[i]``; ``cond`` is bool."""
+        raise NotImplementedError
+
+    # -------------------------------------------------------------- reductions
+    def reduce(self, op: str, out: Strided, a: Strided, dims: tuple[int, ...]) -> None:
+        """Reduce ``a`` over ``dims`` with ``op`` from :data:`REDUCE_OPS`.
+
+        ``out`` has a's number of dimensions, with size 1 along every reduced
+        dimension (the ``keepdim=True`` shape). An empty reduction gives the
+        identity (0 for sum, 1 for prod, True for all, False for any); the
+        frontend rejects empty ``amax``/``amin``. ``amax``/``amin`` propagate NaN.
+        Sums of floats accumulate in float64 or with pairwise summation, never in
+        one long float32 running sum.
+        """
+        raise NotImplementedError
+
+    def arg_reduce(
+        self, op: str, values: Strided, indices: Strided, a: Strided, dim: int
+    ) -> None:
+        """Extreme values of ``a`` along ``dim`` and where they are.
+
+        ``op`` is ``"max"`` or ``"min"``. ``values`` (a's dtype) and ``indices``
+        (int64) have the keepdim shape. The index is the first occurrence of the
+        extreme; a NaN counts as larger (for max) or smaller (for min) than
+        everything, so the first NaN wins, as in PyTorch.
+        """
+        raise NotImplementedError
+
+    def cumsum(self, out: Strided, a: Strided, dim: int) -> None:
+        """Running sum of ``a`` along ``dim``; ``out`` has a's shape."""
+        raise NotImplementedError
+
+    def softmax(self, out: Strided, a: Strided, dim: int, log: bool) -> None:
+        """Softmax of ``a`` along ``dim`` (``log_softmax`` when ``log`` is true).
+
+        Fused and numerically safe: subtract the maximum of each slice before
+        exponentiating, so large inputs never overflow.
+        """
+        raise NotImplementedError
+
+    # ---------------------------------------------------------- linear algebra
+    def matmul(self, out: Strided, a: Strided, b: Strided) -> None:
+        """Batched matrix product ``out[..., i, j] = sum_k a[..., i, k] * b[..., k, j]``.
+
+        ``out`` is ``(*batch, M, N)``, ``a`` is ``(*batch, M, K)`` and ``b`` is
+        ``(*batch, K, N)``; batch dimensions are already broadcast (stride 0
+        where an input is repeated). ``K`` may be 0, giving zeros.
+        """
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- indexing
+    def gather(self, out: Strided, a: Strided, dim: int, index: Strided) -> None:
+        """``out[..., j, ...] = a[..., index[..., j, ...], ...]`` along ``dim``.
+
+        ``out`` and ``index`` (int64) have one shape; along every dimension but
+        ``dim`` it is no larger than a's. Indices are in range (the frontend
+        checks them).
+        """
+        raise NotImplementedError
+
+    def scatter(
+        self, out: Strided, dim: int, index: Strided, src: Strided, accumulate: bool
+    ) -> None:
+        """``out[..., index[..., j, ...], ...] = src[..., j, ...]`` along ``dim``.
+
+        ``index`` and ``src`` share a shape. With ``accumulate`` the values are
+        added (``scatter_add``), otherwise the last write wins.
+        """
+        raise NotImplementedError
+
+    def index_select(self, out: Strided, a: Strided, dim: int, index: Strided) -> None:
+        """Slices of ``a`` along ``dim`` picked by the 1-D int64 ``index``.
+
+        ``out`` has a's shape with ``len(index)`` along ``dim``:
+        ``out[..., j, ...] = a[..., index[j], ...]``.
+        """
+        raise NotImplementedError
+
+    def index_put(
+        self, out: Strided, dim: int, index: Strided, src: Strided, accumulate: bool
+    ) -> None:
+        """The reverse of ``index_select``: ``out[..., index[j], ...] (+)= src[..., j, ...]``.
+
+        ``src`` has out's shape with ``len(index)`` along ``dim``. With
+        ``accumulate`` the slices are added (``index_add_``); otherwise they are
+        copied and the last write wins (``index_copy_``).
+        """
+        raise NotImplementedError
+
+    def nonzero(self, out: Strided, a: Strided) -> None:
+        """Write the index of every non-zero element of ``a``, in row-major order.
+
+        ``out`` is int64 of shape ``(count, a.ndim)``, where the frontend has
+        counted the non-zero elements beforehand.
+        """
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- creation
+    def arange(self, out: Strided, start: Any, step: Any) -> None:
+        """1-D ``out[i] = start + i * step``."""
+        raise NotImplementedError
+
+    def linspace(self, out: Strided, start: float, end: float) -> None:
+        """1-D evenly spaced values from ``start`` to ``end``, both included.
+
+        With ``n`` points and ``step = (end - start) / (n - 1)``, the first half
+        is ``start + i * step`` and the second half ``end - (n - 1 - i) * step``,
+        so both ends are exact (PyTorch's formula).
+        """
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ random
+    # Every random kernel draws from Philox 4x32-10 with a 64-bit ``seed`` (the
+    # key) and a ``offset``: the index of the first 128-bit counter block to use.
+    # Element i of ``out``, in row-major order, uses 32-bit word ``i % 4`` of
+    # block ``offset + i // 4`` unless the kernel says otherwise. The frontend's
+    # generator advances its offset by the number of blocks each call used, which
+    # each kernel's docstring states, so every tier produces the same numbers.
+    def random_uniform(
+        self, out: Strided, seed: int, offset: int, low: float, high: float
+    ) -> None:
+        """Uniform numbers in ``[low, high)``; ``ceil(numel / 4)`` blocks.
+
+        A 32-bit word ``x`` becomes ``u = (x >> 8) * 2**-24`` for float32 and
+        ``u = x * 2**-32`` for float64 (both in ``[0, 1)``), then
+        ``low + u * (high - low)``, computed in float64 and rounded to out's
+        dtype. Should rounding reach ``high``, the value becomes the largest
+        number of that dtype below ``high`` (unless that is below ``low``).
+        """
+        raise NotImplementedError
+
+    def random_normal(
+        self, out: Strided, seed: int, offset: int, mean: float, std: float
+    ) -> None:
+        """Normal numbers by the Box-Muller transform; ``ceil(numel / 2)`` blocks.
+
+        Elements ``2k`` and ``2k+1`` come from block ``offset + k``: words 0 and
+        1 give ``u1 = (x0 + 1) * 2**-32`` (in ``(0, 1]``) and
+        ``u2 = x1 * 2**-32``; then ``r = sqrt(-2 log u1)`` and the two values are
+        ``mean + std * r * cos(2 pi u2)`` and ``mean + std * r * sin(2 pi u2)``,
+        evaluated left to right in float64 (``angle = 2.0 * pi * u2``).
+        """
+        raise NotImplementedError
+
+    def random_integers(
+        self, out: Strided, seed: int, offset: int, low: int, high: int
+    ) -> None:
+        """Integers in ``[low, high)``; ``ceil(numel / 2)`` blocks.
+
+        Element i uses block ``offset + i // 2``, words ``2 * (i % 2)`` and
+        ``2 * (i % 2) + 1`` joined into a 64-bit ``x = lo + (hi << 32)``; the
+        value is ``low + x % (high - low)``.
+        """
+        raise NotImplementedError
+
+    def randperm(self, out: Strided, seed: int, offset: int) -> None:
+        """A random permutation of ``0 .. n-1`` into the 1-D int64 ``out``.
+
+        Fisher-Yates: start from the identity, then for ``i`` from ``n - 1``
+        down to 1 swap ``out[i]`` with ``out[j]``, where ``j = x % (i + 1)`` and
+        ``x`` is the 64-bit number that :meth:`random_integers` would draw for
+        element ``n - 1 - i``. Uses ``ceil(n / 2)`` blocks.
+        """
+        raise NotImplementedError
+
+
+def contract_kernel_names() -> list[str]:
+    """The names of every kernel in the contract, in declaration order."""
+    return [
+        name
+        for name, value in vars(Kernels).items()
+        if callable(value) and not name.startswith("_")
+    ]

@@ -1,0 +1,107 @@
+"""``repr(tensor)``: PyTorch's layout, so printed output matches torch's.
+
+Floats print with 4 decimals (``0.5000``), or with a trailing dot when every
+value is a whole number (``1.``), or in scientific notation when the values
+span more than three orders of magnitude. Columns are padded to one width, and
+nested rows are indented under ``tensor(``. Large tensors show their first and
+last three entries along each dimension around ``...``.
+"""
+
+from __future__ import annotations
+
+import math
+
+SUMMARIZE_THRESHOLD = 1000
+EDGE_ITEMS = 3
+LINE_WIDTH = 80
+
+
+def _float_formatter(values: list[float]):
+    finite = [abs(v) for v in values if math.isfinite(v)]
+    nonzero = [v for v in finite if v != 0]
+    whole = all(v == math.floor(v) for v in finite)
+    if whole:
+        if nonzero and max(nonzero) > 1e8:
+            return lambda v: _special(v) or f"{v:.4e}"
+        return lambda v: _special(v) or f"{v:.0f}."
+    if nonzero and (max(nonzero) / min(nonzero) > 1000 or max(nonzero) > 1e8 or min(nonzero) < 1e-4):
+        return lambda v: _special(v) or f"{v:.4e}"
+    return lambda v: _special(v) or f"{v:.4f}"
+
+
+def _special(v: float) -> str | None:
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return None
+
+
+def _formatter(tensor, values: list):
+    if tensor.dtype.is_floating_point:
+        return _float_formatter(values)
+    if tensor.dtype.name == "bool":
+        return lambda v: "True" if v else "False"
+    return str
+
+
+def _summarized_values(array, summarize: bool) -> list:
+    """All values that will be printed (the edges only, for a summarized tensor)."""
+    if array.ndim == 0:
+        return [array.item()]
+    if summarize and array.shape[0] > 2 * EDGE_ITEMS:
+        parts = [array[:EDGE_ITEMS], array[-EDGE_ITEMS:]]
+    else:
+        parts = [array]
+    values = []
+    for part in parts:
+        for row in part:
+            values.extend(_summarized_values(row, summarize))
+    return values
+
+
+def _render(array, fmt, width: int, indent: int, summarize: bool) -> str:
+    if array.ndim == 0:
+        return fmt(array.item()).rjust(width)
+    if array.ndim == 1:
+        items = [fmt(v).rjust(width) for v in array.tolist()]
+        if summarize and len(items) > 2 * EDGE_ITEMS:
+            items = items[:EDGE_ITEMS] + ["..."] + items[-EDGE_ITEMS:]
+        # Wrap long rows at the line width, as PyTorch does.
+        per_line = max(1, (LINE_WIDTH - indent) // (width + 2))
+        lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    rows = list(range(array.shape[0]))
+    if summarize and len(rows) > 2 * EDGE_ITEMS:
+        rows = rows[:EDGE_ITEMS] + [None] + rows[-EDGE_ITEMS:]
+    rendered = [
+        "..." if r is None else _render(array[r], fmt, width, indent + 1, summarize) for r in rows
+    ]
+    separator = "," + "\n" * (array.ndim - 1) + " " * (indent + 1)
+    return "[" + separator.join(rendered) + "]"
+
+
+def tensor_repr(tensor, prefix: str = "tensor(") -> str:
+    """The text ``repr`` shows for ``tensor``, in PyTorch's format."""
+    array = tensor.detach().numpy()
+    suffixes = []
+    default_dtypes = ("float32", "int64", "bool")
+    if tensor.numel() == 0:
+        body = "[]"
+        if tensor.dim() != 1:
+            suffixes.append(f"size={tuple(tensor.shape)}")
+    else:
+        summarize = tensor.numel() > SUMMARIZE_THRESHOLD
+        values = _summarized_values(array, summarize)
+        fmt = _formatter(tensor, values)
+        width = max(len(fmt(v)) for v in values)
+        body = _render(array, fmt, width, len(prefix), summarize)
+    if tensor.dtype.name not in default_dtypes or (
+        tensor.numel() == 0 and tensor.dtype.name != "float32"
+    ):
+        suffixes.append(f"dtype=torch.{tensor.dtype.name}")
+    if tensor.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{tensor.grad_fn.name()}>")
+    elif tensor.requires_grad:
+        suffixes.append("requires_grad=True")
+    return prefix + body + "".join(", " + s for s in suffixes) + ")"

@@ -1,0 +1,66 @@
+"""Choosing the tier: ``GLASSTORCH_TIER=reference|fast``, read once at import.
+
+The chosen tier's kernel object (a :class:`glasstorch._kernels.Kernels`) is
+``glasstorch._tier.kernels``; every tensor operation calls through it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+from glasstorch._kernels import Kernels, contract_kernel_names
+
+#: Every tier glasstorch knows, and the module that provides its kernels.
+TIERS = {
+    "reference": "glasstorch.reference",
+    "fast": "glasstorch.fast",
+}
+DEFAULT_TIER = "reference"
+
+
+def load_tier(name: str) -> Kernels:
+    """Import tier ``name`` and return its kernel object.
+
+    Raises:
+        ValueError: for a name that is not a tier.
+        ImportError: when the tier cannot be loaded (for the fast tier: the C
+            extension is not built), with what to do about it.
+    """
+    if name not in TIERS:
+        valid = ", ".join(sorted(TIERS))
+        raise ValueError(f"GLASSTORCH_TIER={name!r} is not a tier; valid tiers are: {valid}")
+    module = importlib.import_module(TIERS[name])
+    make_kernels = getattr(module, "make_kernels", None)
+    if make_kernels is None:
+        raise ImportError(
+            f"the {name} tier does not implement the kernel contract yet; "
+            "use GLASSTORCH_TIER=reference"
+        )
+    return make_kernels()
+
+
+def missing_kernels(kernels: Kernels) -> list[str]:
+    """Contract kernels that ``kernels`` does not implement itself."""
+    return [
+        name
+        for name in contract_kernel_names()
+        if getattr(type(kernels), name) is getattr(Kernels, name)
+    ]
+
+
+def complete_tiers() -> list[str]:
+    """The tiers that load here and implement the whole kernel contract."""
+    names = []
+    for name in TIERS:
+        try:
+            kernels = load_tier(name)
+        except (ImportError, NotImplementedError):
+            continue
+        if not missing_kernels(kernels):
+            names.append(name)
+    return names
+
+
+tier: str = os.environ.get("GLASSTORCH_TIER", DEFAULT_TIER).strip().lower() or DEFAULT_TIER
+kernels: Kernels = load_tier(tier)

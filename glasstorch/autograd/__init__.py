@@ -1,0 +1,123 @@
+"""Define-by-run automatic differentiation.
+
+Every operation on tensors that require grad records a node (its ``grad_fn``)
+as the program runs; ``backward`` walks those nodes in reverse. The pieces:
+
+* :class:`Function`: the one mechanism behind every differentiable op;
+* :func:`backward` and :func:`grad`: run the engine;
+* :class:`no_grad`, :class:`enable_grad`, :class:`set_grad_enabled`: grad mode;
+* :func:`gradcheck` and :func:`gradgradcheck`: compare gradients with finite differences.
+"""
+
+from __future__ import annotations
+
+from glasstorch.autograd.engine import run_backward
+from glasstorch.autograd.function import Function, Node
+from glasstorch.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from glasstorch.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
+
+__all__ = [
+    "Function",
+    "Node",
+    "GradcheckError",
+    "backward",
+    "enable_grad",
+    "grad",
+    "gradcheck",
+    "gradgradcheck",
+    "is_grad_enabled",
+    "no_grad",
+    "set_grad_enabled",
+]
+
+
+def _as_list(tensors) -> list:
+    from glasstorch.tensor import Tensor
+
+    if tensors is None:
+        return []
+    if isinstance(tensors, Tensor):
+        return [tensors]
+    return list(tensors)
+
+
+def _make_grads(outputs: list, grads: list) -> list:
+    """Fill in implicit gradients: 1 for one-element outputs, an error otherwise."""
+    from glasstorch.ops.creation import ones_like
+
+    if len(grads) != len(outputs):
+        if grads:
+            raise RuntimeError(
+                f"grad requires one gradient per output: got {len(grads)} for {len(outputs)}"
+            )
+        grads = [None] * len(outputs)
+    result = []
+    for output, grad in zip(outputs, grads):
+        if grad is None:
+            if output.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not output.dtype.is_floating_point:
+                raise RuntimeError(
+                    "grad can be implicitly created only for real scalar outputs but got "
+                    f"{output.dtype!r}"
+                )
+            grad = ones_like(output)
+        elif tuple(grad.shape) != tuple(output.shape):
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[0] has a shape of {grad.shape} and output[0] "
+                f"has a shape of {output.shape}."
+            )
+        result.append(grad)
+    return result
+
+
+def backward(
+    tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None
+) -> None:
+    """Accumulate into leaves' ``.grad`` the gradient of ``tensors``.
+
+    Args:
+        tensors: the output(s) to differentiate.
+        grad_tensors: the gradient with respect to each output (optional for
+            one-element outputs).
+        retain_graph: keep saved tensors for a later backward (default:
+            ``create_graph``).
+        create_graph: record the backward computation for higher-order derivatives.
+        inputs: accumulate only into these leaves.
+    """
+    outputs = _as_list(tensors)
+    grads = _make_grads(outputs, _as_list(grad_tensors))
+    retain = create_graph if retain_graph is None else retain_graph
+    input_list = _as_list(inputs) if inputs is not None else None
+    run_backward(outputs, grads, retain, create_graph, inputs=input_list, accumulate=True)
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    allow_unused=None,
+    materialize_grads=False,
+):
+    """Return the gradients of ``outputs`` with respect to ``inputs`` (no ``.grad`` changes).
+
+    Returns:
+        a tuple with one gradient per input (``None`` for unused inputs when
+        ``allow_unused=True``, or zeros with ``materialize_grads=True``).
+    """
+    from glasstorch.ops.creation import zeros_like
+
+    output_list = _as_list(outputs)
+    input_list = _as_list(inputs)
+    grads = _make_grads(output_list, _as_list(grad_outputs))
+    retain = create_graph if retain_graph is None else retain_graph
+    allow = bool(allow_unused) or materialize_grads
+    result = run_backward(
+        output_list, grads, retain, create_graph, inputs=input_list, accumulate=False,
+        allow_unused=allow,
+    )
+    if materialize_grads:
+        result = [zeros_like(t) if g is None else g for g, t in zip(result, input_list)]
+    return tuple(result)

@@ -1,0 +1,294 @@
+"""``autograd.Function`` and the nodes of the backward graph.
+
+Every differentiable operation in glasstorch, built-in or written by a user, is
+a :class:`Function`: a ``forward`` that computes values and a ``backward`` that
+turns the gradient of the outputs into gradients of the inputs (a
+vector-Jacobian product). The two sit side by side, so each derivative is
+written next to the formula it differentiates.
+
+When a Function runs while grad mode is on and some input requires grad, its
+``ctx`` object *is* the node of the graph: it remembers the inputs' nodes
+(``next_functions``), the tensors ``backward`` will need (``saved_tensors``) and
+anything else ``forward`` stored on it. The node's class is named after the
+Function: ``MulBackward0`` for the built-in ``Mul``, ``MyOpBackward`` for a user's
+``MyOp``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+
+from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
+
+_sequence_numbers = itertools.count()
+
+SECOND_BACKWARD_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+def _describe(tensor) -> str:
+    """How PyTorch names a tensor in errors: ``[torch.FloatTensor [2, 3]]``."""
+    sizes = ", ".join(str(s) for s in tensor.shape)
+    return f"[torch.{tensor.dtype.legacy_name} [{sizes}]]"
+
+
+class HookDict(dict):
+    """Hooks by handle id, in the order they were added (a dict a handle can point to weakly)."""
+
+    def add(self, hook) -> RemovableHandle:
+        """Add ``hook`` and return the handle that removes it."""
+        handle = RemovableHandle(self)
+        self[handle.id] = hook
+        return handle
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``: ``handle.remove()`` takes the hook away again."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: HookDict):
+        self.id = next(RemovableHandle._ids)
+        self._hooks = weakref.ref(hooks)
+
+    def remove(self) -> None:
+        """Remove the hook (doing so twice is harmless)."""
+        hooks = self._hooks()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.remove()
+
+
+class Node:
+    """A node of the backward graph: one recorded call of a differentiable operation.
+
+    Attributes:
+        next_functions: for each tensor input of the forward call, the pair
+            ``(node, output_nr)`` that produced it: its ``grad_fn`` and which
+            output it was, an ``AccumulateGrad`` node for a leaf that requires
+            grad, or ``(None, 0)`` for a tensor that needs no gradient.
+        needs_input_grad: for each argument of ``forward``, whether it is a
+            tensor that requires grad.
+    """
+
+    def __init__(self):
+        self.next_functions: tuple = ()
+        self.needs_input_grad: tuple[bool, ...] = ()
+        self._saved: list | None = []
+        self._non_differentiable: set[int] = set()
+        self._materialize_grads = True
+        self._arg_slots: list[int | None] = []  # forward argument -> index in next_functions
+        self._input_meta: list = []  # (shape, dtype) of each input in next_functions
+        self._output_meta: list = []  # (shape, dtype) of each output
+        self._tensor_pre_hooks: dict[int, HookDict] = {}  # output_nr -> hooks
+        self._retain_grad_hooks: dict[int, object] = {}  # output_nr -> weakref to tensor
+        self._sequence_nr = next(_sequence_numbers)
+
+    # ------------------------------------------------------------ for forward
+    def save_for_backward(self, *tensors) -> None:
+        """Keep tensors for ``backward``, which reads them back as ``saved_tensors``.
+
+        Each tensor's version is noted, so that modifying it in place before
+        backward is reported instead of silently giving a wrong gradient.
+        """
+        self._saved = [
+            None if t is None else (t, t._version, t.grad_fn, t._output_nr) for t in tensors
+        ]
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward``, checked against their versions."""
+        if self._saved is None:
+            raise RuntimeError(SECOND_BACKWARD_MESSAGE)
+        result = []
+        for entry in self._saved:
+            if entry is None:
+                result.append(None)
+                continue
+            tensor, version, grad_fn, output_nr = entry
+            if tensor._version != version:
+                origin = (
+                    f", which is output {output_nr} of {grad_fn.name()}," if grad_fn else ""
+                )
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: {_describe(tensor)}{origin} is at version "
+                    f"{tensor._version}; expected version {version} instead. Hint: enable "
+                    "anomaly detection to find the operation that failed to compute its "
+                    "gradient, with torch.autograd.set_detect_anomaly(True)."
+                )
+            result.append(tensor)
+        return tuple(result)
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Declare outputs that have no gradient (indices, masks, counts)."""
+        self._non_differentiable.update(id(t) for t in tensors)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether ``backward`` receives zeros (True, the default) or None for unused outputs."""
+        self._materialize_grads = bool(value)
+
+    # ------------------------------------------------------------ inspection
+    def name(self) -> str:
+        """The node's name, such as ``"MulBackward0"``."""
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    # -------------------------------------------------------- for the engine
+    def apply(self, *grad_outputs):
+        """Run the backward formula: gradients of the outputs in, of the inputs out."""
+        raise NotImplementedError
+
+    def _release_saved(self) -> None:
+        """Free the saved tensors after a backward pass that does not retain the graph."""
+        if self._saved:
+            self._saved = None
+
+
+class BackwardNode(Node):
+    """A node recorded by a :class:`Function`; its ``apply`` calls ``Function.backward``."""
+
+    _forward_cls: type = None
+
+    def apply(self, *grad_outputs):
+        grads = self._forward_cls.backward(self, *grad_outputs)
+        return grads if isinstance(grads, tuple) else (grads,)
+
+
+class AccumulateGrad(Node):
+    """The node at a leaf: it adds the arriving gradient into ``variable.grad``."""
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+        self._input_meta = []
+        self._output_meta = [(variable.shape, variable.dtype)]
+
+    def apply(self, grad):
+        leaf = self.variable
+        for hook in list(leaf._backward_hooks.values()):
+            replaced = hook(grad)
+            if replaced is not None:
+                grad = replaced
+        create_graph = is_grad_enabled()  # the engine turns grad mode on for create_graph
+        if leaf.grad is None:
+            leaf.grad = grad.clone() if create_graph else grad.detach().contiguous().clone()
+        elif create_graph:
+            leaf.grad = leaf.grad + grad
+        else:
+            with no_grad():
+                leaf.grad.add_(grad)
+        return ()
+
+
+class Function:
+    """Base class for differentiable operations: subclass it, then call ``apply``.
+
+    Write ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)`` as static
+    methods. ``backward`` returns one gradient per argument of ``forward``
+    (``None`` for arguments that are not tensors or need no gradient).
+
+    Example::
+
+        class Square(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return 2 * x * grad
+
+        y = Square.apply(torch.tensor([3.0], requires_grad=True))
+    """
+
+    #: Name of the graph node; defaults to the class name followed by ``Backward``.
+    backward_name: str | None = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("backward_name") or f"{cls.__name__}Backward"
+        cls._backward_cls = type(name, (BackwardNode,), {"_forward_cls": cls})
+
+    @staticmethod
+    def forward(ctx, *args):
+        """Compute the outputs from the inputs; may save what backward needs on ``ctx``."""
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        """Given the gradient of each output, return the gradient of each input."""
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def apply(cls, *args):
+        """Run ``forward`` and, if any input requires grad, record a node for backward."""
+        from glasstorch.tensor import Tensor
+
+        node = cls._backward_cls()
+        node.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        record = is_grad_enabled() and any(node.needs_input_grad)
+        with no_grad():
+            result = cls.forward(node, *args)
+        is_tuple = isinstance(result, tuple)
+        outputs = result if is_tuple else (result,)
+        # An input handed back unchanged becomes a new tensor object (an alias),
+        # so recording the node never rewrites the input's own history.
+        outputs = tuple(
+            o._alias() if isinstance(o, Tensor) and any(o is a for a in args) else o
+            for o in outputs
+        )
+        if record:
+            _connect(node, args, outputs)
+        else:
+            node._saved = []
+        return outputs if is_tuple else outputs[0]
+
+
+def _edge(tensor) -> tuple:
+    """The ``(node, output_nr)`` pair that gradients for ``tensor`` flow into."""
+    if not tensor.requires_grad:
+        return (None, 0)
+    if tensor.grad_fn is not None:
+        return (tensor.grad_fn, tensor._output_nr)
+    return (tensor._grad_accumulator(), 0)
+
+
+def _connect(node: Node, args: tuple, outputs: tuple) -> None:
+    """Wire a recorded node into the graph: inputs behind it, outputs in front."""
+    from glasstorch.tensor import Tensor
+
+    edges, meta = [], []
+    for arg in args:
+        if isinstance(arg, Tensor):
+            node._arg_slots.append(len(edges))
+            edges.append(_edge(arg))
+            meta.append((arg.shape, arg.dtype))
+        else:
+            node._arg_slots.append(None)
+    node.next_functions = tuple(edges)
+    node._input_meta = meta
+    for output_nr, out in enumerate(outputs):
+        if not isinstance(out, Tensor):
+            node._output_meta.append(None)
+            continue
+        node._output_meta.append((out.shape, out.dtype))
+        if out.dtype.is_floating_point and id(out) not in node._non_differentiable:
+            out._requires_grad = True
+            out.grad_fn = node
+            out._output_nr = output_nr

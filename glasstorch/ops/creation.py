@@ -1,0 +1,359 @@
+"""Creating tensors: from data, filled with a value, ranges, identity, random.
+
+Every function here allocates storage through the tier (``kernels.allocate``)
+and fills it with a kernel, except that Python data (nested lists) enters
+through NumPy, which is the storage format anyway.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from glasstorch import _dtype
+from glasstorch._shape import numel
+from glasstorch._tier import kernels
+from glasstorch.random import Generator, default_generator
+from glasstorch.tensor import Storage, Tensor, check_device, empty_tensor
+
+# ------------------------------------------------------------------ helpers
+
+
+def _size_arg(size) -> tuple[int, ...]:
+    """Accept ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])``."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    for s in size:
+        if isinstance(s, Tensor):
+            s = int(s)
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(
+                f"zeros(): argument 'size' must be tuple of ints, but found element of type "
+                f"{type(s).__name__}"
+            )
+        if s < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {list(size)}"
+            )
+    return tuple(int(s) for s in size)
+
+
+def _finish(out: Tensor, requires_grad: bool, device=None) -> Tensor:
+    check_device(device)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def _filled(shape, value, dtype) -> Tensor:
+    out = empty_tensor(shape, dtype)
+    kernels.fill(out._strided(), dtype.to_python(value))
+    return out
+
+
+# ------------------------------------------------------------- from data
+
+
+def _infer_dtype(array: np.ndarray, data) -> _dtype.dtype:
+    """The dtype PyTorch gives Python data: bool, int64, or the default float."""
+    if isinstance(data, np.ndarray):
+        return _dtype.from_numpy_dtype(array.dtype)
+    kind = array.dtype.kind
+    if kind == "b":
+        return _dtype.bool_
+    if kind in "iu":
+        return _dtype.int64
+    if kind == "f":
+        if array.dtype == np.float64 and _holds_float64_tensors(data):
+            return _dtype.float64
+        return _dtype.get_default_dtype()
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _holds_float64_tensors(data) -> bool:
+    if isinstance(data, Tensor):
+        return data.dtype is _dtype.float64
+    if isinstance(data, (list, tuple)) and data:
+        return _holds_float64_tensors(data[0])
+    return False
+
+
+def _check_ragged(data, dim: int = 0) -> None:
+    """Give PyTorch's error for lists whose rows differ in length."""
+    if not isinstance(data, (list, tuple)) or not data:
+        return
+    first = data[0]
+    if isinstance(first, (list, tuple)):
+        for item in data:
+            if not isinstance(item, (list, tuple)) or len(item) != len(first):
+                got = len(item) if isinstance(item, (list, tuple)) else type(item).__name__
+                raise ValueError(
+                    f"expected sequence of length {len(first)} at dim {dim + 1} (got {got})"
+                )
+        for item in data:
+            _check_ragged(item, dim + 1)
+
+
+def _to_numpy(data) -> np.ndarray:
+    if isinstance(data, Tensor):
+        return data.detach().numpy()
+    if isinstance(data, (list, tuple)):
+        _check_ragged(data)
+        if any(isinstance(x, Tensor) for x in data):
+            data = [x.item() if isinstance(x, Tensor) and x.dim() == 0 else _to_numpy(x) for x in data]
+    if isinstance(data, (str, bytes)) or data is None:
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    array = np.asarray(data)
+    if array.dtype == object:
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    return array
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (a number, nested lists, an array or a tensor).
+
+    The dtype is inferred as PyTorch does: Python floats give the default float
+    (float32), ints give int64, bools give bool; NumPy arrays keep their dtype.
+
+    Example::
+
+        >>> torch.tensor([[1, 2], [3, 4]])
+        tensor([[1, 2],
+                [3, 4]])
+    """
+    array = _to_numpy(data)
+    if dtype is None:
+        dtype = _infer_dtype(array, data) if not isinstance(data, Tensor) else data.dtype
+    out = empty_tensor(array.shape, dtype)
+    out._storage.buffer[:] = array.astype(dtype.numpy, copy=False).reshape(-1)
+    return _finish(out, requires_grad, device)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like :func:`tensor`, but shares memory with a tensor or NumPy array when it can."""
+    if isinstance(data, Tensor):
+        return data if dtype is None or dtype is data.dtype else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or dtype.numpy == data.dtype):
+        try:
+            return from_numpy(data)
+        except (TypeError, ValueError):
+            pass
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor that shares ``ndarray``'s memory: writes to one show in the other.
+
+    Constant time: the tensor's storage *is* the array's memory, seen as a flat
+    buffer, and the array's byte strides become element strides.
+    """
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    dtype = _dtype.from_numpy_dtype(ndarray.dtype)
+    item = ndarray.itemsize
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with negative "
+            "strides are not currently supported. (You can probably work around this by making a "
+            "copy of your array  with array.copy().) "
+        )
+    if any(s % item for s in ndarray.strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size. Copy the numpy array to reallocate the memory.")
+    strides = tuple(s // item for s in ndarray.strides)
+    span = 1 + sum((size - 1) * stride for size, stride in zip(ndarray.shape, strides)) if ndarray.size else 0
+    flat = np.lib.stride_tricks.as_strided(ndarray, shape=(span,), strides=(item,))
+    storage = Storage(flat)
+    return Tensor._make(storage, ndarray.shape, strides, 0, dtype)
+
+
+def _rebuild_tensor(array: np.ndarray, requires_grad: bool) -> Tensor:
+    """Rebuild a tensor from its pickled form (used by ``pickle`` and ``copy``)."""
+    out = tensor(array)
+    return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+# ------------------------------------------------------------- filled with
+
+
+def _dtype_or_default(dtype):
+    return dtype if dtype is not None else _dtype.get_default_dtype()
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
+    """An uninitialised tensor of ``size``."""
+    return _finish(empty_tensor(_size_arg(size), _dtype_or_default(dtype)), requires_grad, device)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
+    """A tensor of ``size`` filled with 0."""
+    return _finish(_filled(_size_arg(size), 0, _dtype_or_default(dtype)), requires_grad, device)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
+    """A tensor of ``size`` filled with 1."""
+    return _finish(_filled(_size_arg(size), 1, _dtype_or_default(dtype)), requires_grad, device)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from it)."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    dtype = dtype or _dtype.scalar_dtype(fill_value)
+    return _finish(_filled(_size_arg((size,)), fill_value, dtype), requires_grad, device)
+
+
+def _like(input: Tensor, dtype):
+    return tuple(input.shape), dtype or input.dtype
+
+
+def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
+    """An uninitialised tensor shaped like ``input``."""
+    shape, dtype = _like(input, dtype)
+    return _finish(empty_tensor(shape, dtype), requires_grad, device)
+
+
+def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
+    """Zeros shaped like ``input``."""
+    shape, dtype = _like(input, dtype)
+    return _finish(_filled(shape, 0, dtype), requires_grad, device)
+
+
+def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
+    """Ones shaped like ``input``."""
+    shape, dtype = _like(input, dtype)
+    return _finish(_filled(shape, 1, dtype), requires_grad, device)
+
+
+def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
+    """``fill_value`` everywhere, shaped like ``input``."""
+    shape, dtype = _like(input, dtype)
+    return _finish(_filled(shape, fill_value, dtype), requires_grad, device)
+
+
+# ---------------------------------------------------------------- ranges
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Values from ``start`` up to (not including) ``end`` in steps of ``step``.
+
+    ``arange(5)`` is ``[0, 1, 2, 3, 4]``. Integer arguments give int64; any
+    float argument gives the default float dtype.
+    """
+    if end is None:
+        start, end = 0, start
+    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = values
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0 and end != start:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        floating = any(isinstance(v, float) for v in values)
+        dtype = _dtype.get_default_dtype() if floating else _dtype.int64
+    length = max(0, math.ceil((end - start) / step))
+    out = empty_tensor((length,), dtype)
+    kernels.arange(out._strided(), start, step)
+    return _finish(out, requires_grad, device)
+
+
+def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    out = empty_tensor((int(steps),), _dtype_or_default(dtype))
+    kernels.linspace(out._strided(), float(start), float(end))
+    return _finish(out, requires_grad, device)
+
+
+def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """The ``n x m`` identity matrix.
+
+    Built from zeros and one strided view: the diagonal of an ``n x m``
+    contiguous matrix is the 1-D view with stride ``m + 1``.
+    """
+    m = n if m is None else m
+    out = _filled((n, m), 0, _dtype_or_default(dtype))
+    diagonal = out._view((min(n, m),), (m + 1,), 0)
+    kernels.fill(diagonal._strided(), out.dtype.to_python(1))
+    return _finish(out, requires_grad, device)
+
+
+# ---------------------------------------------------------------- random
+
+
+def _generator(generator: Generator | None) -> Generator:
+    return generator if generator is not None else default_generator
+
+
+def _blocks(count: int, per_block: int) -> int:
+    return -(-count // per_block)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform random numbers in ``[0, 1)``."""
+    dtype = _dtype_or_default(dtype)
+    if not dtype.is_floating_point:
+        raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{dtype.name}\'')
+    out = empty_tensor(_size_arg(size), dtype)
+    seed, offset = _generator(generator).take_blocks(_blocks(out.numel(), 4))
+    kernels.random_uniform(out._strided(), seed, offset, 0.0, 1.0)
+    return _finish(out, requires_grad, device)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Normal random numbers with mean 0 and standard deviation 1."""
+    dtype = _dtype_or_default(dtype)
+    if not dtype.is_floating_point:
+        raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{dtype.name}\'')
+    out = empty_tensor(_size_arg(size), dtype)
+    seed, offset = _generator(generator).take_blocks(_blocks(out.numel(), 2))
+    kernels.random_normal(out._strided(), seed, offset, 0.0, 1.0)
+    return _finish(out, requires_grad, device)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Random integers in ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``."""
+    if size is None:
+        low, high, size = 0, low, high
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    out = empty_tensor(_size_arg((size,)), dtype or _dtype.int64)
+    seed, offset = _generator(generator).take_blocks(_blocks(out.numel(), 2))
+    kernels.random_integers(out._strided(), seed, offset, int(low), int(high))
+    return _finish(out, requires_grad, device)
+
+
+def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A random permutation of ``0 .. n-1``."""
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    out = empty_tensor((n,), _dtype.int64)
+    seed, offset = _generator(generator).take_blocks(_blocks(n, 2))
+    kernels.randperm(out._strided(), seed, offset)
+    if dtype is not None and dtype is not _dtype.int64:
+        out = out.to(dtype)
+    return _finish(out, requires_grad, device)
+
+
+def rand_like(input: Tensor, *, dtype=None, generator=None, **kwargs) -> Tensor:
+    """Uniform ``[0, 1)`` numbers shaped like ``input``."""
+    return rand(tuple(input.shape), dtype=dtype or input.dtype, generator=generator, **kwargs)
+
+
+def randn_like(input: Tensor, *, dtype=None, generator=None, **kwargs) -> Tensor:
+    """Normal numbers shaped like ``input``."""
+    return randn(tuple(input.shape), dtype=dtype or input.dtype, generator=generator, **kwargs)
+
+
+def randint_like(input: Tensor, low, high=None, *, dtype=None, generator=None, **kwargs) -> Tensor:
+    """Random integers in ``[low, high)`` shaped like ``input`` (input's dtype)."""
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, generator=generator, **kwargs)
+
+
+def _numel(shape) -> int:
+    return numel(shape)

@@ -1,0 +1,578 @@
+"""Indexing: ``x[...]`` reads and writes, gather/scatter, index_select/index_add.
+
+``x[key]`` is done in two steps. *Basic* indexing (ints, slices, ``None``,
+``...``) only makes a view: new shape, strides and offset. *Advanced* indexing
+(integer tensors or lists, boolean masks) picks arbitrary elements, so it must
+copy: the frontend computes, for every output element, its position in a
+contiguous copy of the input, and one ``index_select`` kernel call gathers them.
+Writing (``x[key] = value``) is the same computation in reverse with
+``index_put``.
+"""
+
+from __future__ import annotations
+
+from glasstorch import _dtype
+from glasstorch._shape import broadcast_shapes, contiguous_strides, normalize_dim
+from glasstorch._tier import kernels
+from glasstorch.autograd.function import Function
+from glasstorch.ops.core import cast, contiguous_copy, contiguous_raw, is_number
+from glasstorch.tensor import Tensor, empty_tensor
+
+# ------------------------------------------------------------ index checks
+
+
+def _check_index_tensor(index: Tensor, name: str) -> None:
+    if index.dtype is not _dtype.int64:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+
+
+def _check_bounds(index: Tensor, size: int, dim: int) -> Tensor:
+    """Make negative indices positive; raise IndexError for any out of range."""
+    if index.numel() == 0:
+        return index
+    low, high = int(index.min().item()), int(index.max().item())
+    if low < -size or high >= size:
+        bad = high if high >= size else low
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    if low < 0:
+        from glasstorch.ops.pointwise import where
+
+        index = where(index < 0, index + size, index)
+    return index
+
+
+# --------------------------------------------------- gather / scatter family
+
+
+class Gather(Function):
+    backward_name = "GatherBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        ctx.input_shape, ctx.dim = a.shape, dim
+        ctx.save_for_backward(index)
+        out = empty_tensor(index.shape, a.dtype)
+        kernels.gather(out._strided(), a._strided(), dim, index._strided())
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        from glasstorch.ops.creation import zeros
+
+        (index,) = ctx.saved_tensors
+        grad_a = zeros(ctx.input_shape, dtype=grad.dtype).scatter_add(ctx.dim, index, grad)
+        return grad_a, None, None
+
+
+def _check_gather_shapes(a: Tensor, dim: int, index: Tensor, name: str, src=None) -> None:
+    if index.dim() != a.dim() and not (index.dim() <= 1 and a.dim() <= 1):
+        raise RuntimeError(
+            f"Index tensor must have the same number of dimensions as {'self' if src is not None else 'input'} tensor"
+        )
+    for d in range(index.dim()):
+        if d != dim and index.shape[d] > a.shape[d]:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
+                f"smaller than self {list(a.shape)} apart from dimension {dim}"
+            )
+        if src is not None and index.shape[d] > src.shape[d]:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
+                f"smaller than src {list(src.shape)}"
+            )
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for any dim)."""
+    _check_index_tensor(index, "gather")
+    dim = normalize_dim(dim, input.dim())
+    _check_gather_shapes(input, dim, index, "gather")
+    index = _check_bounds(index, input.shape[dim] if input.dim() else 1, dim)
+    return Gather.apply(input, dim, index)
+
+
+class Scatter(Function):
+    """scatter (last write wins) and scatter_add, out of place."""
+
+    backward_name = "ScatterBackward0"
+    accumulate = False
+
+    @classmethod
+    def forward(cls, ctx, a, dim, index, src):
+        ctx.dim = dim
+        ctx.save_for_backward(index)
+        out = contiguous_copy(a)
+        if isinstance(src, Tensor):
+            source = cast(src, a.dtype)._strided()
+            source = source._replace(shape=index.shape)
+        else:
+            filler = empty_tensor(index.shape, a.dtype)
+            kernels.fill(filler._strided(), a.dtype.to_python(src))
+            source = filler._strided()
+        kernels.scatter(out._strided(), dim, index._strided(), source, cls.accumulate)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        # Overwritten positions get no gradient; the source gets what its targets get.
+        grad_a = grad.scatter(ctx.dim, index, 0.0) if ctx.needs_input_grad[0] else None
+        grad_src = grad.gather(ctx.dim, index) if ctx.needs_input_grad[3] else None
+        return grad_a, None, None, grad_src
+
+
+class ScatterAdd(Scatter):
+    backward_name = "ScatterAddBackward0"
+    accumulate = True
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        grad_src = grad.gather(ctx.dim, index) if ctx.needs_input_grad[3] else None
+        return grad, None, None, grad_src
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:
+    """Out-of-place scatter: ``out[index[i][j]][j] = src[i][j]`` for ``dim=0``.
+
+    ``src`` may be a tensor or a number (``value``). ``reduce="add"`` adds instead.
+    """
+    if src is None:
+        src = value
+    _check_index_tensor(index, "scatter")
+    dim = normalize_dim(dim, input.dim())
+    _check_gather_shapes(input, dim, index, "scatter", src if isinstance(src, Tensor) else None)
+    index = _check_bounds(index, input.shape[dim] if input.dim() else 1, dim)
+    if reduce == "add":
+        return ScatterAdd.apply(input, dim, index, src)
+    if reduce is not None:
+        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
+    return Scatter.apply(input, dim, index, src)
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """Out-of-place scatter that adds: ``out[index[i][j]][j] += src[i][j]``."""
+    return scatter(input, dim, index, src, reduce="add")
+
+
+class IndexSelect(Function):
+    backward_name = "IndexSelectBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        ctx.input_shape, ctx.dim = a.shape, dim
+        ctx.save_for_backward(index)
+        shape = list(a.shape)
+        shape[dim] = index.shape[0] if index.dim() else 1
+        out = empty_tensor(shape, a.dtype)
+        kernels.index_select(out._strided(), a._strided(), dim, index.reshape(-1)._strided())
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        from glasstorch.ops.creation import zeros
+
+        (index,) = ctx.saved_tensors
+        grad_a = zeros(ctx.input_shape, dtype=grad.dtype).index_add(ctx.dim, index.reshape(-1), grad)
+        return grad_a, None, None
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """Slices along ``dim`` picked by a 1-D int64 ``index``."""
+    if index.dim() > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    _check_index_tensor(index, "index_select")
+    if input.dim() == 0:
+        return IndexSelect.apply(input.reshape(1), 0, _check_bounds(index, 1, 0)).reshape(())
+    dim = normalize_dim(dim, input.dim())
+    index = _check_bounds(index, input.shape[dim], dim)
+    return IndexSelect.apply(input, dim, index)
+
+
+class IndexPut(Function):
+    """``index_add``/``index_copy`` along one dim, out of place."""
+
+    backward_name = "IndexAddBackward0"
+    accumulate = True
+
+    @classmethod
+    def forward(cls, ctx, a, dim, index, src, alpha):
+        ctx.dim, ctx.alpha = dim, alpha
+        ctx.save_for_backward(index)
+        out = contiguous_copy(a)
+        source = cast(src, a.dtype)
+        if alpha != 1:
+            source = source * alpha
+        kernels.index_put(out._strided(), dim, index._strided(), source._strided(), cls.accumulate)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        grad_src = grad.index_select(ctx.dim, index) * ctx.alpha if ctx.needs_input_grad[3] else None
+        return grad, None, None, grad_src, None
+
+
+class IndexCopy(IndexPut):
+    backward_name = "IndexCopyBackward0"
+    accumulate = False
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        from glasstorch.ops.creation import zeros
+
+        shape = list(grad.shape)
+        shape[ctx.dim] = index.shape[0]
+        grad_a = grad.index_copy(ctx.dim, index, zeros(shape, dtype=grad.dtype))
+        grad_src = grad.index_select(ctx.dim, index) if ctx.needs_input_grad[3] else None
+        return grad_a, None, None, grad_src, None
+
+
+def _check_index_put(input: Tensor, dim: int, index: Tensor, source: Tensor, name: str) -> int:
+    _check_index_tensor(index, name)
+    if index.dim() > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    dim = normalize_dim(dim, input.dim())
+    expected = list(input.shape)
+    expected[dim] = index.numel()
+    if list(source.shape) != expected and not (source.dim() == 0 and index.numel() == 1):
+        raise RuntimeError(
+            f"{name}(): Source/destination tensor must have same slice shapes. Destination slice "
+            f"shape: {expected} at dimension {dim} and source slice shape: {list(source.shape)}"
+        )
+    return dim
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """Out-of-place ``index_add_``: add ``alpha * source`` slices at ``index`` along ``dim``."""
+    dim = _check_index_put(input, dim, index, source, "index_add")
+    index = _check_bounds(index.reshape(-1), input.shape[dim], dim)
+    return IndexPut.apply(input, dim, index, source.reshape(_slice_shape(input, dim, index)), alpha)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """Out-of-place ``index_copy_``: copy ``source`` slices to ``index`` along ``dim``."""
+    dim = _check_index_put(input, dim, index, source, "index_copy")
+    index = _check_bounds(index.reshape(-1), input.shape[dim], dim)
+    return IndexCopy.apply(input, dim, index, source.reshape(_slice_shape(input, dim, index)), 1)
+
+
+def _slice_shape(input: Tensor, dim: int, index: Tensor) -> tuple[int, ...]:
+    shape = list(input.shape)
+    shape[dim] = index.numel()
+    return tuple(shape)
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False):
+    """Indices of nonzero elements: an ``(n, ndim)`` int64 tensor, or a tuple of columns."""
+    count = int((input != 0).sum().item())
+    out = empty_tensor((count, input.dim()), _dtype.int64)
+    kernels.nonzero(out._strided(), input._strided())
+    if as_tuple:
+        if input.dim() == 0:
+            return (out.reshape(-1),)
+        return tuple(out.select(1, d) for d in range(input.dim()))
+    return out
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """Same as ``nonzero(input)``."""
+    return nonzero(input)
+
+
+def flip(input: Tensor, dims) -> Tensor:
+    """Reverse the order of elements along ``dims`` (a copy, as in PyTorch)."""
+    from glasstorch.ops.creation import arange
+
+    if isinstance(dims, int):
+        dims = (dims,)
+    out = input
+    for dim in dims:
+        dim = normalize_dim(dim, input.dim())
+        n = input.shape[dim]
+        out = out.index_select(dim, arange(n - 1, -1, -1))
+    return out if out is not input else input.clone()
+
+
+def geometry_positions(shape, strides, offset: int) -> Tensor:
+    """An int64 tensor of ``shape``: the buffer position of each element of a view.
+
+    The same sum as the kernels' index math, offset + sum(index * stride), done
+    with tensor arithmetic: one broadcast ``arange * stride`` per dimension.
+    """
+    from glasstorch.ops.creation import arange, full
+
+    positions = full(tuple(shape), offset, dtype=_dtype.int64)
+    for d, (size, stride) in enumerate(zip(shape, strides)):
+        along = [1] * len(shape)
+        along[d] = size
+        positions = positions + arange(size).reshape(along) * stride
+    return positions
+
+
+# ----------------------------------------------------------- x[key] parsing
+
+
+def _normalize_key(key) -> tuple:
+    """Turn any subscript into a tuple of items (lists become int64/bool tensors)."""
+    from glasstorch.ops.creation import tensor
+
+    if not isinstance(key, tuple):
+        key = (key,)
+    items = []
+    for item in key:
+        if isinstance(item, (list,)):
+            item = tensor(item)
+            if item.dtype.is_floating_point:
+                raise IndexError(
+                    "tensors used as indices must be long, int, byte or bool tensors"
+                )
+        elif isinstance(item, bool):
+            item = tensor(item)
+        elif isinstance(item, Tensor) and item.dtype.is_floating_point:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        elif not (
+            item is None
+            or item is Ellipsis
+            or isinstance(item, (int, slice, Tensor))
+            or hasattr(item, "__index__")
+        ):
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                "are valid indices (got " + type(item).__name__ + ")"
+            )
+        items.append(item)
+    return tuple(items)
+
+
+def _consumes(item) -> int:
+    """How many input dimensions an index item uses up."""
+    if item is None or item is Ellipsis:
+        return 0
+    if isinstance(item, Tensor) and item.dtype in (_dtype.bool_, _dtype.uint8):
+        return max(item.dim(), 1) if item.dim() else 0
+    return 1
+
+
+def _apply_basic(x: Tensor, key: tuple) -> tuple[Tensor, list[tuple[int, Tensor]]]:
+    """Apply the basic part of ``key`` as views; return the view and the advanced
+    items as ``(dim in the view, index tensor)`` pairs (masks become int tensors)."""
+    used = sum(_consumes(item) for item in key)
+    if sum(1 for item in key if item is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if used > x.dim():
+        raise IndexError(
+            f"too many indices for tensor of dimension {x.dim()}"
+        )
+    view, dim, advanced = x, 0, []
+    for item in key:
+        if item is Ellipsis:
+            dim += x.dim() - used
+        elif item is None:
+            view = view.unsqueeze(dim)
+            dim += 1
+        elif isinstance(item, slice):
+            view = view._slice(dim, item.start, item.stop, item.step)
+            dim += 1
+        elif isinstance(item, Tensor):
+            if item.dtype in (_dtype.bool_, _dtype.uint8):
+                if item.dim() == 0:  # x[True] adds a dim of size 1; x[False] of size 0
+                    view = view.unsqueeze(dim)
+                    item = item.reshape(1)
+                for d in range(item.dim()):
+                    if item.shape[d] != view.shape[dim + d]:
+                        raise IndexError(
+                            f"The shape of the mask {list(item.shape)} at index {d} does not "
+                            f"match the shape of the indexed tensor {list(view.shape)} at index "
+                            f"{dim + d}"
+                        )
+                for d, column in enumerate(nonzero(item, as_tuple=True)):
+                    advanced.append((dim + d, column))
+                dim += item.dim()
+            else:
+                advanced.append((dim, item.long() if item.dtype is not _dtype.int64 else item))
+                dim += 1
+        else:  # an int
+            index = int(item)
+            size = view.shape[dim]
+            if not -size <= index < size:
+                raise IndexError(
+                    f"index {index} is out of bounds for dimension {dim} with size {size}"
+                )
+            view = view.select(dim, index)
+    return view, advanced
+
+
+def _advanced_plan(view: Tensor, advanced) -> tuple[tuple[int, ...], Tensor]:
+    """The result shape of advanced indexing and each result element's position
+    in a contiguous copy of ``view``.
+
+    The index tensors broadcast to one shape ``B``. If the indexed dims are next
+    to each other, ``B`` replaces them in place; otherwise ``B`` goes first (the
+    NumPy and PyTorch rule).
+    """
+    from glasstorch.ops.creation import arange
+
+    dims = [d for d, _ in advanced]
+    try:
+        b_shape = broadcast_shapes(*(tuple(index.shape) for _, index in advanced))
+    except RuntimeError:
+        shapes = ", ".join(str(list(index.shape)) for _, index in advanced)
+        raise IndexError(
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes [{shapes}]"
+        ) from None
+    strides = contiguous_strides(view.shape)
+    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+    rest = [d for d in range(view.dim()) if d not in dims]
+    before = [d for d in rest if d < dims[0]] if adjacent else []
+    after = [d for d in rest if d not in before]
+    out_shape = (
+        tuple(view.shape[d] for d in before) + tuple(b_shape) + tuple(view.shape[d] for d in after)
+    )
+    ndim_out = len(out_shape)
+    b_start = len(before)
+
+    # Sum index * stride over the advanced dims (each broadcast into B's place)...
+    positions = None
+    for d, index in advanced:
+        index = _check_bounds(index, view.shape[d], d)
+        lead = [1] * (len(b_shape) - index.dim())
+        shaped = index.reshape(
+            [1] * b_start + lead + list(index.shape) + [1] * (ndim_out - b_start - len(b_shape))
+        )
+        term = shaped * strides[d]
+        positions = term if positions is None else positions + term
+    # ... plus arange * stride over every other dim, in its place in the output.
+    places = [(i, d) for i, d in enumerate(before)]
+    places += [(b_start + len(b_shape) + i, d) for i, d in enumerate(after)]
+    for out_dim, d in places:
+        along = [1] * ndim_out
+        along[out_dim] = view.shape[d]
+        positions = positions + arange(view.shape[d]).reshape(along) * strides[d]
+    return out_shape, positions.expand(out_shape)
+
+
+class Index(Function):
+    """Advanced indexing read: ``out = flat(view)[positions]``."""
+
+    backward_name = "IndexBackward0"
+
+    @staticmethod
+    def forward(ctx, view, positions, out_shape):
+        ctx.input_shape = view.shape
+        ctx.save_for_backward(positions)
+        flat = contiguous_raw(view).reshape(-1)
+        out = empty_tensor((positions.numel(),), view.dtype)
+        flat_positions = contiguous_raw(positions).reshape(-1)
+        kernels.index_select(out._strided(), flat._strided(), 0, flat_positions._strided())
+        return out.reshape(out_shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        from glasstorch.ops.creation import zeros
+
+        (positions,) = ctx.saved_tensors
+        numel = 1
+        for s in ctx.input_shape:
+            numel *= s
+        flat = zeros((numel,), dtype=grad.dtype)
+        flat = flat.index_add(0, positions.reshape(-1), grad.reshape(-1))
+        return flat.reshape(ctx.input_shape), None, None
+
+
+def getitem(x: Tensor, key) -> Tensor:
+    """``x[key]``: a view for basic keys, a gathered copy for advanced ones."""
+    if x.dim() == 0 and isinstance(key, int):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+    view, advanced = _apply_basic(x, _normalize_key(key))
+    if not advanced:
+        return view if view is not x else x.view(x.shape)
+    out_shape, positions = _advanced_plan(view, advanced)
+    return Index.apply(view, positions, out_shape)
+
+
+class IndexPutAdvanced(Function):
+    """Advanced indexing write, out of place: ``flat(view)[positions] (+)= values``."""
+
+    backward_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, view, values, positions, accumulate):
+        ctx.save_for_backward(positions)
+        ctx.accumulate = accumulate
+        out = contiguous_copy(view)
+        values = cast(values, view.dtype).expand(positions.shape)
+        flat_values = contiguous_raw(values).reshape(1, -1)
+        kernels.index_put(
+            out.reshape(1, -1)._strided(),
+            1,
+            contiguous_raw(positions).reshape(-1)._strided(),
+            flat_values._strided(),
+            accumulate,
+        )
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (positions,) = ctx.saved_tensors
+        flat = grad.reshape(-1)
+        grad_values = flat.index_select(0, positions.reshape(-1)).reshape(positions.shape)
+        grad_view = grad
+        if not ctx.accumulate:
+            from glasstorch.ops.creation import zeros
+
+            flat_positions = positions.reshape(-1)
+            grad_view = flat.index_copy(
+                0, flat_positions, zeros(flat_positions.shape, dtype=grad.dtype)
+            ).reshape(grad.shape)
+        return grad_view, grad_values, None, None
+
+
+def setitem(x: Tensor, key, value) -> None:
+    """``x[key] = value``: write through a view, or scatter for advanced keys."""
+    from glasstorch.ops.inplace import assign_inplace
+
+    if not isinstance(value, Tensor) and not is_number(value):
+        from glasstorch.ops.creation import tensor
+
+        value = tensor(value, dtype=x.dtype)
+    view, advanced = _apply_basic(x, _normalize_key(key))
+    if not advanced:
+        view.copy_(value) if isinstance(value, Tensor) else view.fill_(value)
+        return
+    out_shape, positions = _advanced_plan(view, advanced)
+    values = value if isinstance(value, Tensor) else _full_like_scalar(value, view.dtype)
+    try:
+        broadcast_shapes(tuple(values.shape), out_shape)
+    except RuntimeError:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+            f"indexing result of shape {list(out_shape)}"
+        ) from None
+    assign_inplace(view, lambda: IndexPutAdvanced.apply(view, values, positions, False))
+
+
+def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """Out-of-place ``input[indices] = values`` (``+=`` with ``accumulate``)."""
+    view, advanced = _apply_basic(input, _normalize_key(tuple(indices)))
+    out_shape, positions = _advanced_plan(view, advanced)
+    return IndexPutAdvanced.apply(view, values, positions, accumulate)
+
+
+def _full_like_scalar(value, dtype) -> Tensor:
+    from glasstorch.tensor import wrap_scalar
+
+    return wrap_scalar(value, dtype)
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """Elements of the flattened ``input`` at ``index`` (the result has index's shape)."""
+    return input.reshape(-1)[index]
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The elements where ``mask`` is true, as a 1-D tensor."""
+    shape = broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    return input.expand(shape)[mask.expand(shape)]
+

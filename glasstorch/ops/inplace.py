@@ -1,0 +1,204 @@
+"""In-place operations: new values into old storage, a version bump, and new history.
+
+``x.add_(y)`` is computed as ``result = x + y`` and then written back into x's
+storage. Three bookkeeping steps make that safe:
+
+1. **Checks.** A leaf that requires grad may not be changed in place while
+   grad mode is on (its gradient would refer to values that no longer exist);
+   the result's dtype must be castable to x's; its shape must be x's.
+2. **Version counter.** The storage's version goes up, so a backward pass that
+   saved the old values can tell they are gone and raise instead of silently
+   computing a wrong gradient.
+3. **History.** x's ``grad_fn`` becomes the result's: the graph now says x was
+   computed from its old self. If x is a *view* of a base tensor, the base
+   changed too: its history becomes a ``CopySlices`` node that takes the base's
+   old gradient path everywhere except where the view is, and the result's path
+   there.
+"""
+
+from __future__ import annotations
+
+from glasstorch import _dtype
+from glasstorch._tier import kernels
+from glasstorch.autograd.function import Function
+from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
+from glasstorch.ops.core import cast, strided_as
+from glasstorch.tensor import Tensor, empty_tensor
+
+
+def _type_name(d) -> str:
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+            "uint8": "Byte", "bool": "Bool"}[d.name]
+
+
+def check_inplace(target: Tensor) -> None:
+    """Refuse in-place changes that would corrupt autograd, with PyTorch's message."""
+    if not is_grad_enabled():
+        return
+    if target.is_leaf and target.requires_grad:
+        if target._base is not None and target._base.requires_grad:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation."
+            )
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    base = target._base
+    if base is not None and base.is_leaf and base.requires_grad:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+def apply_inplace(target: Tensor, compute) -> Tensor:
+    """Run ``compute()`` (an out-of-place op on ``target``) and store the result in it."""
+    check_inplace(target)
+    result = compute()
+    if not _dtype.can_cast(result.dtype, target.dtype):
+        raise RuntimeError(
+            f"result type {_type_name(result.dtype)} can't be cast to the desired output type "
+            f"{_type_name(target.dtype)}"
+        )
+    if tuple(result.shape) != tuple(target.shape):
+        raise RuntimeError(
+            f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+            f"{list(result.shape)}"
+        )
+    _write(target, result)
+    return target
+
+
+def assign_inplace(target: Tensor, compute) -> Tensor:
+    """Like :func:`apply_inplace`, for results already shaped like ``target`` (setitem)."""
+    check_inplace(target)
+    _write(target, compute())
+    return target
+
+
+def _write(target: Tensor, result: Tensor) -> None:
+    """Copy ``result``'s values into ``target``, bump the version, rewrite history."""
+    kernels.copy(target._strided(), cast(result, result.dtype)._strided())
+    target._bump_version()
+    if not (is_grad_enabled() and result.requires_grad):
+        return
+    if target._base is None:
+        # The target's old self is an input of the result: just take its history.
+        target._requires_grad = True
+        target.grad_fn, target._output_nr = result.grad_fn, result._output_nr
+        return
+    _rebase_view(target, result)
+
+
+class CopySlices(Function):
+    """A base tensor after one of its views was overwritten with ``result``.
+
+    Gradient for the base's old value: everything except the view's elements.
+    Gradient for ``result``: the view's elements.
+    """
+
+    backward_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, base, result, geometry):
+        ctx.geometry = geometry
+        return base._alias()  # the data was already written in place
+
+    @staticmethod
+    def backward(ctx, grad):
+        from glasstorch.ops.creation import ones
+        from glasstorch.ops.views import as_strided
+
+        shape, strides, offset = ctx.geometry
+        grad = grad.contiguous()
+        keep = ones(tuple(grad.shape), dtype=grad.dtype)
+        with no_grad():
+            as_strided(keep, shape, strides, keep.storage_offset() + offset).fill_(0)
+        grad_result = as_strided(grad, shape, strides, grad.storage_offset() + offset)
+        return grad * keep, grad_result, None
+
+
+def _rebase_view(view: Tensor, result: Tensor) -> None:
+    """Give a view's base the history 'overwritten at the view by ``result``'."""
+    from glasstorch.ops.views import as_strided
+
+    base = view._base
+    if not base.is_contiguous():
+        raise RuntimeError(
+            "glasstorch supports in-place changes of a view with autograd only when the "
+            "view's base is contiguous; call .contiguous() on the base first"
+        )
+    geometry = (tuple(view.shape), tuple(view.stride()), view.storage_offset() - base.storage_offset())
+    new_base = CopySlices.apply(base, result, geometry)
+    base._requires_grad = True
+    base.grad_fn, base._output_nr = new_base.grad_fn, 0
+    # The view itself now reads its values out of the rewritten base.
+    shape, strides, offset = geometry
+    refreshed = as_strided(base, shape, strides, base.storage_offset() + offset)
+    view._requires_grad = True
+    view.grad_fn, view._output_nr = refreshed.grad_fn, refreshed._output_nr
+
+
+# ------------------------------------------------------------ plain in-place
+
+
+class Copy(Function):
+    """``target.copy_(src)``: the target's old values get no gradient."""
+
+    backward_name = "CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, target, src):
+        out = empty_tensor(target.shape, target.dtype)
+        kernels.copy(out._strided(), strided_as(src, tuple(target.shape)))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, grad
+
+
+def copy_(target: Tensor, src) -> Tensor:
+    """Copy ``src`` (broadcast and cast) into ``target``'s storage."""
+    from glasstorch._shape import is_expandable_to
+
+    if not isinstance(src, Tensor):
+        return fill_(target, src)
+    if not is_expandable_to(tuple(src.shape), tuple(target.shape)):
+        raise RuntimeError(
+            f"The size of tensor a ({target.shape[-1] if target.dim() else 1}) must match the size "
+            f"of tensor b ({src.shape[-1] if src.dim() else 1}) at non-singleton dimension "
+            f"{max(target.dim() - 1, 0)}"
+        )
+    return assign_inplace(target, lambda: Copy.apply(target, src))
+
+
+class Fill(Function):
+    backward_name = "FillBackward0"
+
+    @staticmethod
+    def forward(ctx, target, value):
+        out = empty_tensor(target.shape, target.dtype)
+        kernels.fill(out._strided(), target.dtype.to_python(value))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, None
+
+
+def fill_(target: Tensor, value) -> Tensor:
+    """Set every element of ``target`` to ``value``."""
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.dim()} dimensions."
+            )
+        value = value.item()
+    return assign_inplace(target, lambda: Fill.apply(target, value))
+
+
+def zero_(target: Tensor) -> Tensor:
+    """Set every element of ``target`` to 0."""
+    return fill_(target, 0)

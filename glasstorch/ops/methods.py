@@ -1,0 +1,183 @@
+"""The Tensor's methods and operators, as one table.
+
+Each line attaches a function from the ``ops`` modules to :class:`Tensor`, so
+``x.exp()`` and ``torch.exp(x)`` are the same code. In-place variants
+(``add_``, ``exp_``, ...) wrap the out-of-place function with
+:func:`~glasstorch.ops.inplace.apply_inplace`.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from glasstorch.ops import creation, indexing, inplace, linalg, pointwise, reduction, views
+from glasstorch.tensor import Tensor
+
+
+def _inplace(function, name: str):
+    """``x.name_(*args)``: compute ``function(x, *args)`` and write it back into x."""
+
+    @functools.wraps(function)
+    def method(self, *args, **kwargs):
+        return inplace.apply_inplace(self, lambda: function(self, *args, **kwargs))
+
+    method.__name__ = name
+    method.__doc__ = f"In-place version of :meth:`{name[:-1]}`."
+    return method
+
+
+def _reflected(function):
+    """``number op tensor``: call ``function(number, tensor)``."""
+
+    def method(self, other):
+        return function(other, self)
+
+    return method
+
+
+# ------------------------------------------------------------------ operators
+Tensor.__add__ = pointwise.add
+Tensor.__radd__ = pointwise.add  # addition commutes; the tensor goes first
+Tensor.__sub__ = pointwise.sub
+Tensor.__rsub__ = _reflected(pointwise.sub)
+Tensor.__mul__ = pointwise.mul
+Tensor.__rmul__ = pointwise.mul
+Tensor.__truediv__ = pointwise.div
+Tensor.__rtruediv__ = _reflected(pointwise.div)
+Tensor.__floordiv__ = pointwise.floor_divide
+Tensor.__rfloordiv__ = _reflected(pointwise.floor_divide)
+Tensor.__mod__ = pointwise.remainder
+Tensor.__rmod__ = _reflected(pointwise.remainder)
+Tensor.__pow__ = pointwise.pow
+Tensor.__rpow__ = _reflected(pointwise.pow)
+Tensor.__matmul__ = linalg.matmul
+Tensor.__rmatmul__ = _reflected(linalg.matmul)
+Tensor.__neg__ = pointwise.neg
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = pointwise.abs
+Tensor.__invert__ = pointwise.bitwise_not
+Tensor.__and__ = pointwise.bitwise_and
+Tensor.__rand__ = pointwise.bitwise_and
+Tensor.__or__ = pointwise.bitwise_or
+Tensor.__ror__ = pointwise.bitwise_or
+Tensor.__xor__ = pointwise.bitwise_xor
+Tensor.__rxor__ = pointwise.bitwise_xor
+Tensor.__eq__ = pointwise.eq
+Tensor.__ne__ = pointwise.ne
+Tensor.__lt__ = pointwise.lt
+Tensor.__le__ = pointwise.le
+Tensor.__gt__ = pointwise.gt
+Tensor.__ge__ = pointwise.ge
+Tensor.__getitem__ = indexing.getitem
+Tensor.__setitem__ = indexing.setitem
+
+for _symbol, _function in [
+    ("add", pointwise.add), ("sub", pointwise.sub), ("mul", pointwise.mul),
+    ("truediv", pointwise.div), ("floordiv", pointwise.floor_divide),
+    ("mod", pointwise.remainder), ("pow", pointwise.pow),
+    ("and", pointwise.bitwise_and), ("or", pointwise.bitwise_or),
+    ("xor", pointwise.bitwise_xor),
+]:
+    setattr(Tensor, f"__i{_symbol}__", _inplace(_function, f"__i{_symbol}__"))
+
+# ------------------------------------------------------------ named methods
+_METHODS = {
+    # pointwise
+    "add": pointwise.add, "sub": pointwise.sub, "subtract": pointwise.sub,
+    "mul": pointwise.mul, "multiply": pointwise.mul, "div": pointwise.div,
+    "divide": pointwise.div, "true_divide": pointwise.div,
+    "floor_divide": pointwise.floor_divide, "remainder": pointwise.remainder,
+    "pow": pointwise.pow, "neg": pointwise.neg, "negative": pointwise.neg,
+    "abs": pointwise.abs, "exp": pointwise.exp, "log": pointwise.log,
+    "log1p": pointwise.log1p, "expm1": pointwise.expm1, "sqrt": pointwise.sqrt,
+    "rsqrt": pointwise.rsqrt, "reciprocal": pointwise.reciprocal, "sin": pointwise.sin,
+    "cos": pointwise.cos, "tanh": pointwise.tanh, "sigmoid": pointwise.sigmoid,
+    "relu": pointwise.relu, "sign": pointwise.sign, "floor": pointwise.floor,
+    "ceil": pointwise.ceil, "round": pointwise.round, "trunc": pointwise.trunc,
+    "square": pointwise.square, "clamp": pointwise.clamp, "clip": pointwise.clamp,
+    "clamp_min": pointwise.clamp_min, "clamp_max": pointwise.clamp_max,
+    "maximum": pointwise.maximum, "minimum": pointwise.minimum,
+    "eq": pointwise.eq, "ne": pointwise.ne, "lt": pointwise.lt, "le": pointwise.le,
+    "gt": pointwise.gt, "ge": pointwise.ge, "greater": pointwise.gt, "less": pointwise.lt,
+    "logical_and": pointwise.logical_and, "logical_or": pointwise.logical_or,
+    "logical_xor": pointwise.logical_xor, "logical_not": pointwise.logical_not,
+    "bitwise_and": pointwise.bitwise_and, "bitwise_or": pointwise.bitwise_or,
+    "bitwise_xor": pointwise.bitwise_xor, "bitwise_not": pointwise.bitwise_not,
+    "isnan": pointwise.isnan, "where": lambda self, condition, other: pointwise.where(condition, self, other),
+    "masked_fill": pointwise.masked_fill, "clone": pointwise.clone,
+    "equal": pointwise.equal, "allclose": pointwise.allclose, "isclose": pointwise.isclose,
+    # reductions
+    "sum": reduction.sum, "mean": reduction.mean, "prod": reduction.prod,
+    "max": reduction.max, "min": reduction.min, "amax": reduction.amax, "amin": reduction.amin,
+    "argmax": reduction.argmax, "argmin": reduction.argmin, "var": reduction.var,
+    "std": reduction.std, "logsumexp": reduction.logsumexp, "all": reduction.all,
+    "any": reduction.any, "cumsum": reduction.cumsum, "softmax": reduction.softmax,
+    "log_softmax": reduction.log_softmax, "count_nonzero": reduction.count_nonzero,
+    # views and joins
+    "view": views.view, "view_as": views.view_as, "reshape": views.reshape,
+    "reshape_as": views.reshape_as, "permute": views.permute, "transpose": views.transpose,
+    "swapaxes": views.transpose, "swapdims": views.transpose, "t": views.t,
+    "expand": views.expand, "expand_as": views.expand_as, "broadcast_to": views.broadcast_to,
+    "squeeze": views.squeeze, "unsqueeze": views.unsqueeze, "flatten": views.flatten,
+    "ravel": views.ravel, "unflatten": views.unflatten, "narrow": views.narrow,
+    "select": views.select, "unbind": views.unbind, "split": views.split,
+    "chunk": views.chunk, "contiguous": views.contiguous, "as_strided": views.as_strided,
+    "sum_to_size": views.sum_to_size, "_slice": views.slice_dim,
+    # indexing
+    "gather": indexing.gather, "scatter": indexing.scatter,
+    "scatter_add": indexing.scatter_add, "index_select": indexing.index_select,
+    "index_add": indexing.index_add, "index_copy": indexing.index_copy,
+    "index_put": indexing.index_put, "nonzero": indexing.nonzero,
+    "argwhere": indexing.argwhere, "flip": indexing.flip, "take": indexing.take,
+    "masked_select": indexing.masked_select,
+    # linear algebra
+    "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "mv": linalg.mv,
+    "dot": linalg.dot,
+    # in place, with no out-of-place twin
+    "copy_": inplace.copy_, "fill_": inplace.fill_, "zero_": inplace.zero_,
+}
+for _name, _function in _METHODS.items():
+    setattr(Tensor, _name, _function)
+
+_INPLACE = [
+    "add", "sub", "mul", "div", "pow", "neg", "abs", "exp", "log", "log1p", "expm1",
+    "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh", "sigmoid", "relu", "sign",
+    "floor", "ceil", "round", "trunc", "clamp", "clamp_min", "clamp_max", "square",
+    "masked_fill", "remainder", "floor_divide", "scatter", "scatter_add", "index_add",
+    "index_copy", "index_put", "logical_not", "logical_and", "logical_or", "bitwise_not",
+    "true_divide", "subtract", "multiply", "divide", "clip",
+]
+for _name in _INPLACE:
+    setattr(Tensor, _name + "_", _inplace(_METHODS[_name], _name + "_"))
+
+
+def _uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
+    """Fill with uniform numbers in ``[a, b)``."""
+    from glasstorch._tier import kernels
+    from glasstorch.random import default_generator
+
+    gen = generator or default_generator
+    with_grad = creation.empty_like(self)
+    seed, offset = gen.take_blocks(-(-self.numel() // 4))
+    kernels.random_uniform(with_grad._strided(), seed, offset, float(a), float(b))
+    return inplace.assign_inplace(self, lambda: with_grad)
+
+
+def _normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
+    """Fill with normal numbers of ``mean`` and ``std``."""
+    from glasstorch._tier import kernels
+    from glasstorch.random import default_generator
+
+    gen = generator or default_generator
+    values = creation.empty_like(self)
+    seed, offset = gen.take_blocks(-(-self.numel() // 2))
+    kernels.random_normal(values._strided(), seed, offset, float(mean), float(std))
+    return inplace.assign_inplace(self, lambda: values)
+
+
+Tensor.uniform_ = _uniform_
+Tensor.normal_ = _normal_
+Tensor.T = property(lambda self: views.permute(self, tuple(reversed(range(self.dim())))),
+                    doc="All dimensions reversed (the transpose of a matrix).")
+Tensor.mT = property(views.mT, doc="The last two dimensions transposed.")
+Tensor.is_nonzero = lambda self: bool(self)

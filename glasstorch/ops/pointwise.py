@@ -1,0 +1,773 @@
+"""Pointwise operations: arithmetic, unary math, comparisons, clamp, where.
+
+Each differentiable operation is a Function with its derivative next to it. The
+engine reduces a gradient over broadcast dimensions and casts it back to the
+input's dtype, so the backward formulas below never have to.
+"""
+
+from __future__ import annotations
+
+from glasstorch import _dtype
+from glasstorch._kernels import BOOL_RESULT_OPS
+from glasstorch._tier import kernels
+from glasstorch.autograd.function import Function
+from glasstorch.ops.core import (
+    as_operand,
+    broadcast,
+    cast,
+    check_tensor_or_number,
+    default_float,
+    is_number,
+    strided_as,
+)
+from glasstorch.tensor import Tensor, empty_tensor
+
+# ------------------------------------------------------------ compute helpers
+
+
+def compute_binary(op: str, a, b, dtype=None) -> Tensor:
+    """Run the binary kernel ``op`` on two operands (tensors or numbers), no autograd.
+
+    Promotes to the common dtype (or ``dtype`` when given), broadcasts both
+    operands to the common shape and allocates the output.
+    """
+    check_tensor_or_number(a, "input")
+    check_tensor_or_number(b, "other")
+    dtype = dtype or _dtype.result_type(a, b)
+    shape = broadcast(a, b)
+    a, b = as_operand(a, dtype), as_operand(b, dtype)
+    out = empty_tensor(shape, _dtype.bool_ if op in BOOL_RESULT_OPS else dtype)
+    kernels.binary(op, out._strided(), strided_as(a, shape), strided_as(b, shape))
+    return out
+
+
+def compute_unary(op: str, a: Tensor, dtype=None) -> Tensor:
+    """Run the unary kernel ``op`` on ``a`` (cast to ``dtype`` first), no autograd."""
+    if dtype is not None:
+        a = cast(a, dtype)
+    out_dtype = _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype
+    out = empty_tensor(a.shape, out_dtype)
+    kernels.unary(op, out._strided(), a._strided())
+    return out
+
+
+def _float_dtype(a: Tensor):
+    """Integer and bool inputs of exp, log, sin, ... compute in the default float."""
+    return a.dtype if a.dtype.is_floating_point else default_float()
+
+
+def _needs(ctx, i: int) -> bool:
+    return len(ctx.needs_input_grad) > i and ctx.needs_input_grad[i]
+
+
+# ------------------------------------------------------------ binary Functions
+
+
+class Add(Function):
+    backward_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        ctx.alpha = alpha
+        if alpha != 1:
+            b = compute_binary("mul", b, alpha, _dtype.result_type(a, b))
+        return compute_binary("add", a, b, _dtype.result_type(a, b))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, (grad * ctx.alpha if ctx.alpha != 1 else grad), None
+
+
+class Sub(Function):
+    backward_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        ctx.alpha = alpha
+        if alpha != 1:
+            b = compute_binary("mul", b, alpha, _dtype.result_type(a, b))
+        return compute_binary("sub", a, b, _dtype.result_type(a, b))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, -grad * ctx.alpha, None
+
+
+class Rsub(Function):
+    """``number - tensor`` (PyTorch names its node RsubBackward1)."""
+
+    backward_name = "RsubBackward1"
+
+    @staticmethod
+    def forward(ctx, a, number):
+        return compute_binary("sub", number, a, _dtype.result_type(a, number))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad, None
+
+
+class Mul(Function):
+    backward_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        # Save only what the other side's gradient needs.
+        ctx.b_number = b if is_number(b) else None
+        ctx.save_for_backward(
+            a if _needs(ctx, 1) else None,
+            b if isinstance(b, Tensor) and _needs(ctx, 0) else None,
+        )
+        return compute_binary("mul", a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        b = ctx.b_number if ctx.b_number is not None else b
+        grad_a = grad * b if _needs(ctx, 0) else None
+        grad_b = grad * a if _needs(ctx, 1) else None
+        return grad_a, grad_b
+
+
+class Div(Function):
+    backward_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        dtype = _dtype.result_type(a, b)
+        if not dtype.is_floating_point:
+            dtype = default_float()  # true division of integers gives floats
+        ctx.b_number = b if is_number(b) else None
+        ctx.save_for_backward(a if _needs(ctx, 1) else None, b if isinstance(b, Tensor) else None)
+        return compute_binary("div", a, b, dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        b = ctx.b_number if ctx.b_number is not None else b
+        grad_a = grad / b if _needs(ctx, 0) else None
+        grad_b = -grad * a / (b * b) if _needs(ctx, 1) else None
+        return grad_a, grad_b
+
+
+class Pow(Function):
+    """``tensor ** number`` (PowBackward0)."""
+
+    backward_name = "PowBackward0"
+
+    @staticmethod
+    def forward(ctx, a, exponent):
+        ctx.exponent = exponent
+        ctx.save_for_backward(a)
+        return compute_binary("pow", a, exponent)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        p = ctx.exponent
+        if p == 0:
+            return grad * 0, None
+        return grad * p * a ** (p - 1), None
+
+
+class PowTensor(Function):
+    """``tensor ** tensor`` (PowBackward1)."""
+
+    backward_name = "PowBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = compute_binary("pow", a, b)
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, out = ctx.saved_tensors
+        grad_a = grad * b * a ** (b - 1) if _needs(ctx, 0) else None
+        # d(a^b)/db = a^b log(a); where a == 0 and b >= 0 the limit is 0.
+        grad_b = None
+        if _needs(ctx, 1):
+            safe = where(a == 0, ones_like_scalar(a), a)
+            grad_b = grad * where((a == 0) & (b >= 0), out * 0, out * safe.log())
+        return grad_a, grad_b
+
+
+class RPow(Function):
+    """``number ** tensor`` (PowBackward2)."""
+
+    backward_name = "PowBackward2"
+
+    @staticmethod
+    def forward(ctx, base, b):
+        dtype = _dtype.result_type(b, base)
+        out = compute_binary("pow", base, b, dtype)
+        ctx.base = base
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        import math
+
+        log_base = math.log(ctx.base) if ctx.base > 0 else float("nan")
+        if ctx.base == 0:
+            return None, grad * 0
+        return None, grad * out * log_base
+
+
+class Maximum(Function):
+    backward_name = "MaximumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return compute_binary("maximum", a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        # Where both are equal the gradient is split in half, as in PyTorch.
+        a_wins = (a > b).to(grad.dtype) + (a == b).to(grad.dtype) * 0.5
+        return grad * a_wins, grad * (1 - a_wins)
+
+
+class Minimum(Function):
+    backward_name = "MinimumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return compute_binary("minimum", a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        a_wins = (a < b).to(grad.dtype) + (a == b).to(grad.dtype) * 0.5
+        return grad * a_wins, grad * (1 - a_wins)
+
+
+class Remainder(Function):
+    backward_name = "RemainderBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _check_integer_divisor(a, b)
+        ctx.save_for_backward(a, b if isinstance(b, Tensor) else None)
+        ctx.b_number = b if is_number(b) else None
+        return compute_binary("remainder", a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        b = ctx.b_number if ctx.b_number is not None else b
+        grad_b = -grad * floor_divide(a, b) if _needs(ctx, 1) else None
+        return grad, grad_b
+
+
+def _check_integer_divisor(a, b) -> None:
+    """Integer division by zero is an error, as in PyTorch; float division gives inf/nan."""
+    dtype = _dtype.result_type(a, b)
+    if dtype.is_floating_point:
+        return
+    zero = (b == 0) if isinstance(b, Tensor) else b == 0
+    if bool(zero.any()) if isinstance(zero, Tensor) else zero:
+        raise ZeroDivisionError("ZeroDivisionError")
+
+
+# ------------------------------------------------------------- public binary
+
+
+def add(input, other, *, alpha=1) -> Tensor:
+    """``input + alpha * other``, with broadcasting and type promotion."""
+    if not isinstance(input, Tensor):
+        input = as_tensor_like(input, other)
+    return Add.apply(input, other, alpha)
+
+
+def sub(input, other, *, alpha=1) -> Tensor:
+    """``input - alpha * other``."""
+    _check_bool_sub(input, other)
+    if not isinstance(input, Tensor):
+        return Rsub.apply(other, input)
+    return Sub.apply(input, other, alpha)
+
+
+def _check_bool_sub(a, b) -> None:
+    if all(isinstance(x, Tensor) and x.dtype is _dtype.bool_ for x in (a, b)) or (
+        isinstance(a, Tensor) and a.dtype is _dtype.bool_ and isinstance(b, bool)
+    ):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+
+
+def mul(input, other) -> Tensor:
+    """``input * other``."""
+    if not isinstance(input, Tensor):
+        input = as_tensor_like(input, other)
+    return Mul.apply(input, other)
+
+
+def div(input, other, *, rounding_mode=None) -> Tensor:
+    """True division (``rounding_mode=None``), or ``"floor"``/``"trunc"`` division."""
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode == "trunc":
+        return trunc(div(input, other)).to(_dtype.result_type(input, other))
+    if rounding_mode is not None:
+        raise ValueError(
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+            f"'{rounding_mode}'"
+        )
+    if not isinstance(input, Tensor):
+        return Div.apply(as_tensor_like(input, other), other)
+    return Div.apply(input, other)
+
+
+true_divide = div
+
+
+def floor_divide(input, other) -> Tensor:
+    """Division rounded toward minus infinity (no gradient)."""
+    _check_integer_divisor(input, other)
+    return compute_binary("floor_divide", input, other)
+
+
+def remainder(input, other) -> Tensor:
+    """Python-style remainder: the result has the sign of the divisor."""
+    if not isinstance(input, Tensor):
+        input = as_tensor_like(input, other)
+    return Remainder.apply(input, other)
+
+
+def pow(input, exponent) -> Tensor:
+    """``input ** exponent`` for tensors and numbers on either side."""
+    if not isinstance(input, Tensor):
+        return RPow.apply(input, exponent)
+    if isinstance(exponent, Tensor):
+        _check_integer_power(input, exponent)
+        return PowTensor.apply(input, exponent)
+    check_tensor_or_number(exponent, "exponent")
+    _check_integer_power(input, exponent)
+    return Pow.apply(input, exponent)
+
+
+def _check_integer_power(a: Tensor, exponent) -> None:
+    dtype = _dtype.result_type(a, exponent)
+    if dtype.is_floating_point:
+        return
+    negative = (exponent < 0).any() if isinstance(exponent, Tensor) else exponent < 0
+    if bool(negative):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+def maximum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise maximum of two tensors (NaN wins)."""
+    return Maximum.apply(input, other)
+
+
+def minimum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise minimum of two tensors (NaN wins)."""
+    return Minimum.apply(input, other)
+
+
+def as_tensor_like(number, other) -> Tensor:
+    """A number as a 0-d tensor, for ``number op tensor`` written the other way round."""
+    from glasstorch.ops.creation import tensor
+
+    return tensor(number, dtype=_dtype.scalar_dtype(number)) if is_number(number) else number
+
+
+# ---------------------------------------------------------------- comparisons
+
+
+def _comparison(op: str):
+    def compare(input, other) -> Tensor:
+        return compute_binary(op, input, other)
+
+    compare.__name__ = op
+    compare.__doc__ = f"Elementwise ``{op}`` comparison with broadcasting; returns a bool tensor."
+    return compare
+
+
+eq, ne, lt, le, gt, ge = (_comparison(op) for op in ("eq", "ne", "lt", "le", "gt", "ge"))
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def logical_and(input, other) -> Tensor:
+    """Elementwise logical and (nonzero is true); returns bool."""
+    return compute_binary("logical_and", input, other)
+
+
+def logical_or(input, other) -> Tensor:
+    """Elementwise logical or; returns bool."""
+    return compute_binary("logical_or", input, other)
+
+
+def logical_xor(input, other) -> Tensor:
+    """Elementwise logical exclusive or; returns bool."""
+    return compute_binary("logical_xor", input, other)
+
+
+def logical_not(input: Tensor) -> Tensor:
+    """Elementwise logical not; returns bool."""
+    return compute_unary("logical_not", input)
+
+
+def _bitwise(op: str, symbol: str):
+    def bitwise(input, other) -> Tensor:
+        dtype = _dtype.result_type(input, other)
+        if dtype.is_floating_point:
+            raise RuntimeError(f'"{op}_cpu" not implemented for \'Float\'')
+        return compute_binary(op, input, other)
+
+    bitwise.__name__ = op
+    bitwise.__doc__ = f"Elementwise ``{symbol}`` of integer or bool tensors."
+    return bitwise
+
+
+bitwise_and = _bitwise("bitwise_and", "&")
+bitwise_or = _bitwise("bitwise_or", "|")
+bitwise_xor = _bitwise("bitwise_xor", "^")
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    """Elementwise ``~`` of an integer or bool tensor."""
+    if input.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return compute_unary("bitwise_not", input)
+
+
+def isnan(input: Tensor) -> Tensor:
+    """Elementwise NaN test; returns bool."""
+    return compute_unary("isnan", input)
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True if both tensors have the same shape and elements."""
+    return input.shape == other.shape and bool(eq(input, other).all())
+
+
+def allclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """Whether ``|input - other| <= atol + rtol * |other|`` everywhere."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def isclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    """Elementwise closeness test; returns bool."""
+    close = (input - other).abs() <= atol + rtol * other.abs()
+    if equal_nan:
+        close = close | (isnan(input) & isnan(other))
+    return close | eq(input, other)
+
+
+# ----------------------------------------------------------- unary Functions
+
+
+def _unary_function(name: str, op: str, derivative, *, floating: bool, save: str = "input"):
+    """Build the Function for a unary op from its kernel name and derivative.
+
+    ``derivative(grad, x, y)`` gets the input ``x`` and output ``y`` (whichever
+    ``save`` asks for is kept) and returns the input's gradient.
+    """
+
+    def forward(ctx, a):
+        out = compute_unary(op, a, _float_dtype(a) if floating else None)
+        ctx.save_for_backward(a if save == "input" else out)
+        return out
+
+    def backward(ctx, grad):
+        (saved,) = ctx.saved_tensors
+        x, y = (saved, None) if save == "input" else (None, saved)
+        return derivative(grad, x, y)
+
+    return type(
+        name,
+        (Function,),
+        {
+            "backward_name": f"{name}Backward0",
+            "forward": staticmethod(forward),
+            "backward": staticmethod(backward),
+            "__doc__": f"``{op}`` with its derivative.",
+        },
+    )
+
+
+Neg = _unary_function("Neg", "neg", lambda g, x, y: -g, floating=False)
+Abs = _unary_function("Abs", "abs", lambda g, x, y: g * x.sign(), floating=False)
+Exp = _unary_function("Exp", "exp", lambda g, x, y: g * y, floating=True, save="output")
+Log = _unary_function("Log", "log", lambda g, x, y: g / x, floating=True)
+Log1p = _unary_function("Log1P", "log1p", lambda g, x, y: g / (x + 1), floating=True)
+Expm1 = _unary_function("Expm1", "expm1", lambda g, x, y: g * (y + 1), floating=True, save="output")
+Sqrt = _unary_function("Sqrt", "sqrt", lambda g, x, y: g / (2 * y), floating=True, save="output")
+Rsqrt = _unary_function(
+    "Rsqrt", "rsqrt", lambda g, x, y: -0.5 * g * y * y * y, floating=True, save="output"
+)
+Reciprocal = _unary_function(
+    "Reciprocal", "reciprocal", lambda g, x, y: -g * y * y, floating=True, save="output"
+)
+Sin = _unary_function("Sin", "sin", lambda g, x, y: g * x.cos(), floating=True)
+Cos = _unary_function("Cos", "cos", lambda g, x, y: -g * x.sin(), floating=True)
+Tanh = _unary_function("Tanh", "tanh", lambda g, x, y: g * (1 - y * y), floating=True, save="output")
+Sigmoid = _unary_function(
+    "Sigmoid", "sigmoid", lambda g, x, y: g * y * (1 - y), floating=True, save="output"
+)
+Relu = _unary_function("Relu", "relu", lambda g, x, y: g * (y > 0), floating=False, save="output")
+# Piecewise-constant functions have a zero derivative almost everywhere.
+Sign = _unary_function("Sign", "sign", lambda g, x, y: g * 0, floating=False)
+Floor = _unary_function("Floor", "floor", lambda g, x, y: g * 0, floating=False)
+Ceil = _unary_function("Ceil", "ceil", lambda g, x, y: g * 0, floating=False)
+Round = _unary_function("Round", "round", lambda g, x, y: g * 0, floating=False)
+Trunc = _unary_function("Trunc", "trunc", lambda g, x, y: g * 0, floating=False)
+
+
+def _public_unary(function, doc: str):
+    def op(input: Tensor) -> Tensor:
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{function.__name__.lower()}(): argument 'input' must be Tensor")
+        return function.apply(input)
+
+    op.__name__ = function.__name__.lower()
+    op.__doc__ = doc
+    return op
+
+
+def neg(input: Tensor) -> Tensor:
+    """``-input``."""
+    if input.dtype is _dtype.bool_:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return Neg.apply(input)
+
+
+negative = neg
+abs = _public_unary(Abs,  # noqa: A001 - PyTorch's name
+    "Absolute value, elementwise.")
+exp = _public_unary(Exp, "``e ** input``, elementwise.")
+log = _public_unary(Log, "Natural logarithm, elementwise (``-inf`` at 0, NaN below).")
+log1p = _public_unary(Log1p, "``log(1 + input)``, accurate for small inputs.")
+expm1 = _public_unary(Expm1, "``exp(input) - 1``, accurate for small inputs.")
+sqrt = _public_unary(Sqrt, "Square root, elementwise.")
+rsqrt = _public_unary(Rsqrt, "``1 / sqrt(input)``, elementwise.")
+reciprocal = _public_unary(Reciprocal, "``1 / input``, elementwise.")
+sin = _public_unary(Sin, "Sine, elementwise.")
+cos = _public_unary(Cos, "Cosine, elementwise.")
+tanh = _public_unary(Tanh, "Hyperbolic tangent, elementwise.")
+sigmoid = _public_unary(Sigmoid, "Logistic sigmoid ``1 / (1 + exp(-input))``.")
+relu = _public_unary(Relu, "``max(input, 0)``, elementwise.")
+sign = _public_unary(Sign, "-1, 0 or 1 by the sign of each element.")
+floor = _public_unary(Floor, "Round down, elementwise.")
+ceil = _public_unary(Ceil, "Round up, elementwise.")
+trunc = _public_unary(Trunc, "Round toward zero, elementwise.")
+_round = _public_unary(Round, "Round half to even, elementwise.")
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
+    """Round half to even; with ``decimals``, to that many decimal places."""
+    if decimals == 0:
+        return _round(input)
+    scale = 10.0**decimals
+    return _round(input * scale) / scale
+
+
+def square(input: Tensor) -> Tensor:
+    """``input * input``."""
+    return mul(input, input)
+
+
+# ------------------------------------------------------------- clamp, where
+
+
+class Clamp(Function):
+    """Clamp between two numbers (either may be None): ClampBackward1."""
+
+    backward_name = "ClampBackward1"
+
+    @staticmethod
+    def forward(ctx, a, low, high):
+        ctx.save_for_backward(a)
+        ctx.low, ctx.high = low, high
+        out = a
+        if low is not None:
+            out = compute_binary("maximum", out, low, _dtype.result_type(a, low))
+        if high is not None:
+            out = compute_binary("minimum", out, high, _dtype.result_type(out, high))
+        return out if out is not a else out.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        inside = ones_like_bool(a)
+        if ctx.low is not None:
+            inside = inside & (a >= ctx.low)
+        if ctx.high is not None:
+            inside = inside & (a <= ctx.high)
+        return grad * inside, None, None
+
+
+def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
+    """Limit every element to ``[min, max]``; ``min``/``max`` are numbers or tensors."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        out = input
+        if min is not None:
+            out = maximum(out, min if isinstance(min, Tensor) else as_tensor_like(min, input))
+        if max is not None:
+            out = minimum(out, max if isinstance(max, Tensor) else as_tensor_like(max, input))
+        return out
+    return Clamp.apply(input, min, max)
+
+
+clip = clamp
+
+
+def clamp_min(input: Tensor, min) -> Tensor:  # noqa: A002
+    """``clamp(input, min=min)``."""
+    return clamp(input, min=min)
+
+
+def clamp_max(input: Tensor, max) -> Tensor:  # noqa: A002
+    """``clamp(input, max=max)``."""
+    return clamp(input, max=max)
+
+
+class Where(Function):
+    backward_name = "WhereBackward0"
+
+    @staticmethod
+    def forward(ctx, condition, a, b):
+        ctx.save_for_backward(condition)
+        dtype = _dtype.result_type(a, b)
+        shape = broadcast(condition, a, b)
+        a, b = as_operand(a, dtype), as_operand(b, dtype)
+        out = empty_tensor(shape, dtype)
+        kernels.where(
+            out._strided(),
+            strided_as(condition, shape),
+            strided_as(a, shape),
+            strided_as(b, shape),
+        )
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (condition,) = ctx.saved_tensors
+        zero = grad * 0
+        grad_a = where(condition, grad, zero) if _needs(ctx, 1) else None
+        grad_b = where(condition, zero, grad) if _needs(ctx, 2) else None
+        return None, grad_a, grad_b
+
+
+def where(condition: Tensor, input=None, other=None):
+    """``input`` where ``condition`` holds, else ``other`` (broadcast together).
+
+    With only ``condition``, returns ``condition.nonzero(as_tuple=True)``.
+    """
+    if input is None and other is None:
+        from glasstorch.ops.indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    if condition.dtype is not _dtype.bool_:
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{condition.dtype.name.capitalize()}"
+        )
+    return Where.apply(condition, input, other)
+
+
+class MaskedFill(Function):
+    backward_name = "MaskedFillBackward0"
+
+    @staticmethod
+    def forward(ctx, a, mask, value):
+        ctx.save_for_backward(mask)
+        shape = broadcast(a, mask)
+        if tuple(shape) != tuple(a.shape):
+            raise RuntimeError(
+                f"masked_fill: the mask of shape {list(mask.shape)} does not broadcast to the "
+                f"input's shape {list(a.shape)}"
+            )
+        value = value.item() if isinstance(value, Tensor) else value
+        out = empty_tensor(a.shape, a.dtype)
+        filler = as_operand(value, a.dtype)
+        kernels.where(out._strided(), strided_as(mask, shape), strided_as(filler, shape), a._strided())
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return where(mask, grad * 0, grad), None, None
+
+
+def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
+    """``input`` with ``value`` wherever the bool ``mask`` is true."""
+    if mask.dtype is not _dtype.bool_:
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{mask.dtype.name}"
+        )
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value.dim()} dimension(s)."
+        )
+    return MaskedFill.apply(input, mask, value)
+
+
+# ------------------------------------------------------------ copies, casts
+
+
+class ToCopy(Function):
+    backward_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dtype):
+        return cast(a, dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None  # the engine casts it back to the input's dtype
+
+
+def to_dtype(input: Tensor, dtype) -> Tensor:
+    """A copy of ``input`` converted to ``dtype`` (differentiable between floats)."""
+    return ToCopy.apply(input, dtype)
+
+
+class Clone(Function):
+    backward_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        from glasstorch.ops.core import contiguous_copy
+
+        return contiguous_copy(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    """A copy with its own storage (contiguous), recorded for autograd."""
+    return Clone.apply(input)
+
+
+def ones_like_scalar(a: Tensor) -> Tensor:
+    """A 0-d tensor holding 1 in ``a``'s dtype (for masking formulas)."""
+    from glasstorch.tensor import wrap_scalar
+
+    return wrap_scalar(1, a.dtype)
+
+
+def ones_like_bool(a: Tensor) -> Tensor:
+    """A 0-d True (broadcasts against ``a``)."""
+    from glasstorch.tensor import wrap_scalar
+
+    return wrap_scalar(True, _dtype.bool_)

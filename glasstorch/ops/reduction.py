@@ -1,0 +1,533 @@
+"""Reductions: sum, mean, prod, max/min, var/std, logsumexp, all/any, cumsum, softmax.
+
+A reduction kernel writes into an output with the *keepdim* shape (size 1 along
+the reduced dims); without ``keepdim`` the frontend then views it without those
+dims. Backward does the opposite: it views the gradient back to keepdim shape
+and expands it over the reduced dims.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+from glasstorch import _dtype
+from glasstorch._shape import normalize_dim, normalize_dims, numel
+from glasstorch._tier import kernels
+from glasstorch.autograd.function import Function
+from glasstorch.ops.core import cast, default_float
+from glasstorch.tensor import Tensor, empty_tensor
+
+# ------------------------------------------------------------------ helpers
+
+
+def _keepdim_shape(shape, dims) -> tuple[int, ...]:
+    return tuple(1 if d in dims else s for d, s in enumerate(shape))
+
+
+def _drop_dims(out: Tensor, dims, keepdim: bool) -> Tensor:
+    """View a keepdim-shaped result without the reduced dims (unless ``keepdim``)."""
+    if keepdim:
+        return out
+    shape = tuple(s for d, s in enumerate(out.shape) if d not in dims)
+    strides = tuple(st for d, st in enumerate(out.stride()) if d not in dims)
+    # A fresh result, not a view of anything the user can reach: no _base.
+    return Tensor._make(out._storage, shape, strides, out.storage_offset(), out.dtype)
+
+
+def compute_reduce(op: str, a: Tensor, dims, keepdim: bool, dtype=None) -> Tensor:
+    """Run the reduce kernel over ``dims`` (no autograd)."""
+    if dtype is not None:
+        a = cast(a, dtype)
+    out_dtype = _dtype.bool_ if op in ("all", "any") else a.dtype
+    out = empty_tensor(_keepdim_shape(a.shape, dims), out_dtype)
+    kernels.reduce(op, out._strided(), a._strided(), tuple(dims))
+    return _drop_dims(out, dims, keepdim)
+
+
+def _expand_back(grad: Tensor, input_shape, dims, keepdim: bool) -> Tensor:
+    """Undo a reduction's shape: put the reduced dims back as size 1, then expand."""
+    if not keepdim:
+        grad = grad.reshape(_keepdim_shape(input_shape, dims))
+    return grad.expand(input_shape)
+
+
+def _dims_arg(input: Tensor, dim) -> tuple[int, ...]:
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return tuple(range(input.dim()))
+    return normalize_dims(dim, input.dim())
+
+
+def _sum_dtype(input: Tensor, dtype):
+    """Integer and bool sums accumulate in int64, as in PyTorch."""
+    if dtype is not None:
+        return dtype
+    return input.dtype if input.dtype.is_floating_point else _dtype.int64
+
+
+# ---------------------------------------------------------------------- sum
+
+
+class Sum(Function):
+    backward_name = "SumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim, dtype):
+        ctx.input_shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
+        return compute_reduce("sum", a, dims, keepdim, dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _expand_back(grad, ctx.input_shape, ctx.dims, ctx.keepdim), None, None, None
+
+
+class SumDim(Sum):
+    backward_name = "SumBackward1"
+
+
+def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
+    """Sum of all elements, or over ``dim`` (an int or a tuple of ints)."""
+    dims = _dims_arg(input, dim)
+    function = Sum if dim is None else SumDim
+    return function.apply(input, dims, keepdim, _sum_dtype(input, dtype))
+
+
+class Mean(Function):
+    backward_name = "MeanBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim, dtype):
+        ctx.input_shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
+        count = numel([a.shape[d] for d in dims])
+        ctx.count = count
+        total = compute_reduce("sum", a, dims, keepdim, dtype)
+        out = empty_tensor(total.shape, total.dtype)
+        from glasstorch.ops.core import strided_as
+        from glasstorch.tensor import wrap_scalar
+
+        divisor = wrap_scalar(float(count), total.dtype)
+        kernels.binary("div", out._strided(), total._strided(), strided_as(divisor, total.shape))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad = _expand_back(grad, ctx.input_shape, ctx.dims, ctx.keepdim)
+        return grad / ctx.count, None, None, None
+
+
+class MeanDim(Mean):
+    backward_name = "MeanBackward1"
+
+
+def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Average of all elements, or over ``dim``. Needs a floating dtype."""
+    dtype = dtype or input.dtype
+    if not dtype.is_floating_point:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {input.dtype.name.capitalize()}"
+        )
+    dims = _dims_arg(input, dim)
+    return (Mean if dim is None else MeanDim).apply(input, dims, keepdim, dtype)
+
+
+class Prod(Function):
+    backward_name = "ProdBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim, dtype):
+        ctx.input_shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
+        out = compute_reduce("prod", a, dims, keepdim, dtype)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        grad = _expand_back(grad, ctx.input_shape, ctx.dims, ctx.keepdim)
+        out = _expand_back(out, ctx.input_shape, ctx.dims, ctx.keepdim)
+        # d(prod)/dx_i is the product of the other elements: prod / x_i when x_i != 0.
+        # A slice with one zero passes the product of its non-zeros to that zero's
+        # position; a slice with two or more zeros has a zero gradient everywhere.
+        from glasstorch.ops.pointwise import where
+
+        zero = a == 0
+        safe = where(zero, 1.0, a)
+        nonzero_prod = _expand_back(
+            safe.prod(ctx.dims, keepdim=True), ctx.input_shape, ctx.dims, True
+        )
+        one_zero = _expand_back(
+            zero.sum(ctx.dims, keepdim=True) == 1, ctx.input_shape, ctx.dims, True
+        )
+        others = where(zero, where(one_zero, nonzero_prod, 0.0), out / safe)
+        return grad * others, None, None, None
+
+
+class ProdDim(Prod):
+    backward_name = "ProdBackward1"
+
+
+def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Product of all elements, or along one ``dim``."""
+    dims = _dims_arg(input, dim)
+    return (Prod if dim is None else ProdDim).apply(input, dims, keepdim, _sum_dtype(input, dtype))
+
+
+# ------------------------------------------------------------- max and min
+
+
+class AMax(Function):
+    """amax/amin and full max()/min(): the gradient is shared among ties."""
+
+    backward_name = "AmaxBackward0"
+    op = "amax"
+
+    @classmethod
+    def forward(cls, ctx, a, dims, keepdim):
+        ctx.input_shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
+        out = compute_reduce(cls.op, a, dims, keepdim)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        out = _expand_back(out, ctx.input_shape, ctx.dims, ctx.keepdim)
+        grad = _expand_back(grad, ctx.input_shape, ctx.dims, ctx.keepdim)
+        ties = (a == out).to(grad.dtype)
+        count = ties.sum(ctx.dims, keepdim=True)
+        return grad * ties / count, None, None
+
+
+class AMin(AMax):
+    backward_name = "AminBackward0"
+    op = "amin"
+
+
+class MaxAll(AMax):
+    backward_name = "MaxBackward1"
+
+
+class MinAll(AMin):
+    backward_name = "MinBackward1"
+
+
+def _check_nonempty(input: Tensor, dims, name: str) -> None:
+    if input.numel() == 0 and any(input.shape[d] == 0 for d in dims) or (
+        input.numel() == 0 and not dims
+    ):
+        raise IndexError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+            if not dims
+            else f"{name}(): Expected reduction dim {dims[0]} to have non-zero size."
+        )
+
+
+def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """Largest value over ``dim`` (all dims by default); NaN propagates."""
+    dims = _dims_arg(input, dim)
+    _check_nonempty(input, dims, "amax")
+    return AMax.apply(input, dims, keepdim)
+
+
+def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """Smallest value over ``dim`` (all dims by default); NaN propagates."""
+    dims = _dims_arg(input, dim)
+    _check_nonempty(input, dims, "amin")
+    return AMin.apply(input, dims, keepdim)
+
+
+#: What ``max(dim=...)`` and ``min(dim=...)`` return: values and their indices.
+MaxResult = namedtuple("max", ["values", "indices"])
+MinResult = namedtuple("min", ["values", "indices"])
+
+
+class MaxDim(Function):
+    backward_name = "MaxBackward0"
+    op = "max"
+
+    @classmethod
+    def forward(cls, ctx, a, dim, keepdim):
+        ctx.input_shape, ctx.dim, ctx.keepdim = a.shape, dim, keepdim
+        shape = _keepdim_shape(a.shape, (dim,))
+        values = empty_tensor(shape, a.dtype)
+        indices = empty_tensor(shape, _dtype.int64)
+        kernels.arg_reduce(cls.op, values._strided(), indices._strided(), a._strided(), dim)
+        values, indices = _drop_dims(values, (dim,), keepdim), _drop_dims(indices, (dim,), keepdim)
+        ctx.save_for_backward(indices)
+        ctx.mark_non_differentiable(indices)
+        return values, indices
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices):
+        from glasstorch.ops.creation import zeros
+
+        (indices,) = ctx.saved_tensors
+        if not ctx.keepdim:
+            grad, indices = grad.unsqueeze(ctx.dim), indices.unsqueeze(ctx.dim)
+        return zeros(ctx.input_shape, dtype=grad.dtype).scatter(ctx.dim, indices, grad), None, None
+
+
+class MinDim(MaxDim):
+    backward_name = "MinBackward0"
+    op = "min"
+
+
+def max(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
+    """The largest element; with ``dim``, a named tuple ``(values, indices)`` along it.
+
+    ``max(a, b)`` with two tensors is :func:`maximum`.
+    """
+    if isinstance(dim, Tensor):
+        from glasstorch.ops.pointwise import maximum
+
+        return maximum(input, dim)
+    if dim is None:
+        _check_nonempty(input, (), "max")
+        return MaxAll.apply(input, tuple(range(input.dim())), False)
+    dim = normalize_dim(dim, input.dim())
+    _check_nonempty(input, (dim,), "max")
+    return MaxResult(*MaxDim.apply(input, dim, keepdim))
+
+
+def min(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
+    """The smallest element; with ``dim``, a named tuple ``(values, indices)`` along it."""
+    if isinstance(dim, Tensor):
+        from glasstorch.ops.pointwise import minimum
+
+        return minimum(input, dim)
+    if dim is None:
+        _check_nonempty(input, (), "min")
+        return MinAll.apply(input, tuple(range(input.dim())), False)
+    dim = normalize_dim(dim, input.dim())
+    _check_nonempty(input, (dim,), "min")
+    return MinResult(*MinDim.apply(input, dim, keepdim))
+
+
+def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Index of the largest element (of the flattened tensor when ``dim`` is None)."""
+    if dim is None:
+        return max(input.detach().reshape(-1), 0).indices
+    return max(input.detach(), dim, keepdim).indices
+
+
+def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Index of the smallest element (of the flattened tensor when ``dim`` is None)."""
+    if dim is None:
+        return min(input.detach().reshape(-1), 0).indices
+    return min(input.detach(), dim, keepdim).indices
+
+
+# ------------------------------------------------------------- var and std
+
+
+class Var(Function):
+    backward_name = "VarBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims, correction, keepdim):
+        ctx.input_shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
+        count = numel([a.shape[d] for d in dims])
+        ctx.divisor = count - correction
+        centered = a - a.mean(dims, keepdim=True)
+        ctx.save_for_backward(a)
+        return (centered * centered).sum(dims, keepdim=keepdim) / ctx.divisor
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        grad = _expand_back(grad, ctx.input_shape, ctx.dims, ctx.keepdim)
+        centered = a - a.mean(ctx.dims, keepdim=True)
+        return grad * 2 * centered / ctx.divisor, None, None, None
+
+
+class Std(Function):
+    backward_name = "StdBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims, correction, keepdim):
+        ctx.input_shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
+        count = numel([a.shape[d] for d in dims])
+        ctx.divisor = count - correction
+        out = Var.forward(ctx, a, dims, correction, keepdim).sqrt()
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        grad = _expand_back(grad, ctx.input_shape, ctx.dims, ctx.keepdim)
+        out = _expand_back(out, ctx.input_shape, ctx.dims, ctx.keepdim)
+        centered = a - a.mean(ctx.dims, keepdim=True)
+        return grad * centered / (out * ctx.divisor), None, None, None
+
+
+def _correction(unbiased, correction) -> float:
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def _var_args(input, dim, unbiased, keepdim, correction):
+    # var(x, True) passes unbiased positionally, as older PyTorch code does.
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            "std and var only support floating point and complex dtypes"
+        )
+    return _dims_arg(input, dim), _correction(unbiased, correction), keepdim
+
+
+def var(input: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
+    """Variance over ``dim``: the mean squared deviation, divided by ``N - correction``.
+
+    ``correction`` defaults to 1 (Bessel's correction); ``unbiased=False`` means 0.
+    """
+    dims, correction, keepdim = _var_args(input, dim, unbiased, keepdim, correction)
+    return Var.apply(input, dims, correction, keepdim)
+
+
+def std(input: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
+    """Standard deviation: the square root of :func:`var`."""
+    dims, correction, keepdim = _var_args(input, dim, unbiased, keepdim, correction)
+    return Std.apply(input, dims, correction, keepdim)
+
+
+# ------------------------------------------------------------ logsumexp etc.
+
+
+class LogSumExp(Function):
+    backward_name = "LogsumexpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim):
+        ctx.input_shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
+        # Subtract the maximum first so exp never overflows.
+        peak = compute_reduce("amax", a, dims, keepdim=True)
+        from glasstorch.ops.pointwise import where
+
+        peak = where(peak.abs() == float("inf"), 0.0, peak)
+        out = ((a - peak).exp().sum(dims, keepdim=True).log() + peak)
+        out = _drop_dims(out, dims, keepdim)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        grad = _expand_back(grad, ctx.input_shape, ctx.dims, ctx.keepdim)
+        out = _expand_back(out, ctx.input_shape, ctx.dims, ctx.keepdim)
+        return grad * (a - out).exp(), None, None
+
+
+def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(input)))`` over ``dim``, computed without overflow."""
+    if not input.dtype.is_floating_point:
+        input = input.to(default_float())
+    return LogSumExp.apply(input, _dims_arg(input, dim), keepdim)
+
+
+def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether every element (over ``dim``) is nonzero; returns bool."""
+    return compute_reduce("all", input, _dims_arg(input, dim), keepdim)
+
+
+def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether some element (over ``dim``) is nonzero; returns bool."""
+    return compute_reduce("any", input, _dims_arg(input, dim), keepdim)
+
+
+def count_nonzero(input: Tensor, dim=None) -> Tensor:
+    """Number of nonzero elements (over ``dim``)."""
+    return sum((input != 0), dim)
+
+
+class Cumsum(Function):
+    backward_name = "CumsumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, dtype):
+        ctx.dim = dim
+        a = cast(a, dtype)
+        out = empty_tensor(a.shape, a.dtype)
+        kernels.cumsum(out._strided(), a._strided(), dim)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        # Each input feeds every later output: reverse, running-sum, reverse back.
+        return grad.flip(ctx.dim).cumsum(ctx.dim).flip(ctx.dim), None, None
+
+
+def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Running sum along ``dim``."""
+    if input.dim() == 0:
+        return input.clone()
+    return Cumsum.apply(input, normalize_dim(dim, input.dim()), _sum_dtype(input, dtype))
+
+
+# ------------------------------------------------------------------ softmax
+
+
+class Softmax(Function):
+    backward_name = "SoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        out = empty_tensor(a.shape, a.dtype)
+        kernels.softmax(out._strided(), a._strided(), dim, False)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        # Jacobian-vector product of softmax: y * (g - sum(g * y)).
+        return y * (grad - (grad * y).sum(ctx.dim, keepdim=True)), None
+
+
+class LogSoftmax(Function):
+    backward_name = "LogSoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        out = empty_tensor(a.shape, a.dtype)
+        kernels.softmax(out._strided(), a._strided(), dim, True)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
+
+
+def _softmax_input(input: Tensor, dim, dtype) -> tuple[Tensor, int]:
+    if dim is None:
+        raise TypeError("softmax(): argument 'dim' must be int, not NoneType (pass dim=...)")
+    if dtype is not None:
+        input = input.to(dtype)
+    elif not input.dtype.is_floating_point:
+        raise RuntimeError('"softmax_lastdim_kernel_impl" not implemented for \'Long\'')
+    if input.dim() == 0:
+        return input, 0
+    return input, normalize_dim(dim, input.dim())
+
+
+def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim``: each slice becomes a distribution."""
+    input, dim = _softmax_input(input, dim, dtype)
+    if input.dim() == 0:
+        return input * 0 + 1
+    return Softmax.apply(input, dim)
+
+
+def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    """``log(softmax(x))`` along ``dim``, computed in one stable step."""
+    input, dim = _softmax_input(input, dim, dtype)
+    if input.dim() == 0:
+        return input * 0
+    return LogSoftmax.apply(input, dim)

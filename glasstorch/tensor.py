@@ -1,0 +1,519 @@
+"""The Tensor: a view (shape, strides, offset, dtype) over a flat storage buffer.
+
+A Tensor owns no loops. It holds metadata and a reference to a :class:`Storage`;
+every computation goes through the active tier's kernels (see
+:mod:`glasstorch._kernels`), and every differentiable operation is an
+:class:`~glasstorch.autograd.Function` from :mod:`glasstorch.ops`. The methods
+below are thin: each names the operation it calls.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+
+import numpy as np
+
+from glasstorch import _dtype
+from glasstorch._kernels import Strided
+from glasstorch._shape import contiguous_strides, normalize_dim, numel
+from glasstorch._tier import kernels
+from glasstorch.autograd.function import AccumulateGrad, HookDict
+from glasstorch.autograd.grad_mode import is_grad_enabled
+
+
+class Storage:
+    """A flat buffer of elements and the version counter shared by all its views.
+
+    Attributes:
+        buffer: the flat NumPy array holding the elements.
+        version: how many in-place writes the storage has seen; autograd
+            compares it with the value noted when a tensor was saved.
+    """
+
+    __slots__ = ("buffer", "version", "__weakref__")
+
+    def __init__(self, buffer):
+        self.buffer = buffer
+        self.version = 0
+
+    def __len__(self) -> int:
+        return len(self.buffer)
+
+    def data_ptr(self) -> int:
+        """Address of the first element in memory."""
+        return self.buffer.__array_interface__["data"][0]
+
+
+class device:  # noqa: N801 - PyTorch's name
+    """Where a tensor's storage lives. Only ``"cpu"`` exists for now."""
+
+    def __init__(self, spec="cpu", index: int | None = None):
+        if isinstance(spec, device):
+            spec, index = spec.type, spec.index
+        kind, _, number = str(spec).partition(":")
+        if kind not in ("cpu", "cuda"):
+            raise RuntimeError(
+                f"Expected one of cpu, cuda device type at start of device string: {spec}"
+            )
+        self.type = kind
+        self.index = int(number) if number else index
+
+    def __eq__(self, other) -> bool:
+        other = device(other) if isinstance(other, str) else other
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __repr__(self) -> str:
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+
+CPU = device("cpu")
+
+
+def check_device(spec) -> None:
+    """Accept the CPU; refuse CUDA with a message that says what to do."""
+    if spec is None:
+        return
+    if device(spec).type != "cpu":
+        raise RuntimeError(
+            f"the {kernels.name} tier runs on the CPU only; device {spec!r} is not available. "
+            "CUDA support arrives with the fast tier's CUDA kernels (GLASSTORCH_TIER=fast)."
+        )
+
+
+class Tensor:
+    """A multi-dimensional array of one dtype, with autograd.
+
+    A tensor is a *view*: ``shape``, ``stride()`` and ``storage_offset()`` say
+    where each element sits in a flat storage buffer that several tensors may
+    share. Views (``view``, ``transpose``, ``expand``, slicing) make new
+    metadata over the same storage and copy nothing.
+
+    Create tensors with :func:`glasstorch.tensor`, :func:`glasstorch.zeros` and
+    friends rather than calling this class.
+    """
+
+    __array_priority__ = 1000  # numpy scalars defer to our operators
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError(
+            "create tensors with glasstorch.tensor(data), glasstorch.zeros(shape) and friends"
+        )
+
+    # ------------------------------------------------------------ construction
+    @classmethod
+    def _make(cls, storage: Storage, shape, stride, offset: int, dtype) -> Tensor:
+        """A tensor over ``storage``: the one place every Tensor object is built."""
+        self = object.__new__(cls)
+        self._storage = storage
+        self._shape = tuple(shape)
+        self._stride = tuple(stride)
+        self._offset = offset
+        self.dtype = dtype
+        self._requires_grad = False
+        self.grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._base = None
+        self._backward_hooks = HookDict()
+        self._accumulator_ref = None
+        return self
+
+    def _view(self, shape, stride, offset: int | None = None) -> Tensor:
+        """A new tensor over the same storage with other metadata (no autograd)."""
+        out = Tensor._make(
+            self._storage, shape, stride, self._offset if offset is None else offset, self.dtype
+        )
+        out._base = self._base if self._base is not None else self
+        return out
+
+    def _alias(self) -> Tensor:
+        """The same elements as a new tensor object (used when a Function returns an input)."""
+        return self._view(self._shape, self._stride)
+
+    def _strided(self) -> Strided:
+        """The description kernels receive: buffer, shape, strides, offset."""
+        return Strided(self._storage.buffer, self._shape, self._stride, self._offset)
+
+    # ---------------------------------------------------------------- metadata
+    @property
+    def shape(self) -> Size:
+        """The size of each dimension, as a :class:`Size` (a tuple)."""
+        return Size(self._shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the size of one dimension."""
+        if dim is None:
+            return Size(self._shape)
+        return self._shape[normalize_dim(dim, self.dim())]
+
+    def stride(self, dim: int | None = None):
+        """Elements to skip in storage to move one step along each dimension."""
+        if dim is None:
+            return self._stride
+        return self._stride[normalize_dim(dim, self.dim())]
+
+    def storage_offset(self) -> int:
+        """Position of the first element in the storage, in elements."""
+        return self._offset
+
+    def dim(self) -> int:
+        """Number of dimensions."""
+        return len(self._shape)
+
+    ndim = property(dim, doc="Number of dimensions.")
+
+    def ndimension(self) -> int:
+        """Number of dimensions (an alias of :meth:`dim`)."""
+        return self.dim()
+
+    def numel(self) -> int:
+        """Number of elements."""
+        return numel(self._shape)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def device(self) -> device:
+        """Where the storage lives (``cpu``)."""
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        """Whether the tensor lives on a GPU."""
+        return False
+
+    def data_ptr(self) -> int:
+        """Address of the first element: the storage's address plus the offset in bytes."""
+        return self._storage.data_ptr() + self._offset * self.dtype.itemsize
+
+    def untyped_storage(self) -> Storage:
+        """The storage this tensor views."""
+        return self._storage
+
+    def is_contiguous(self) -> bool:
+        """Whether elements are laid out in row-major order with no gaps.
+
+        Dimensions of size 1 may have any stride, as in PyTorch.
+        """
+        expected = 1
+        for size, stride in zip(reversed(self._shape), reversed(self._stride)):
+            if size == 0:
+                return True
+            if size != 1 and stride != expected:
+                return False
+            expected *= size
+        return True
+
+    def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating-point type."""
+        return self.dtype.is_floating_point
+
+    @property
+    def _version(self) -> int:
+        """How many in-place changes the storage has seen (shared by all views)."""
+        return self._storage.version
+
+    def _bump_version(self) -> None:
+        self._storage.version += 1
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not made by a recorded operation (user-created, or no grad)."""
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether gradients are computed for this tensor."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if not self.is_leaf:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if value and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place and return the tensor."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """The tensor's values, detached from autograd (shares storage)."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._storage, self._shape, self._stride = value._storage, value._shape, value._stride
+        self._offset, self.dtype = value._offset, value.dtype
+
+    # ---------------------------------------------------------------- autograd
+    def _grad_accumulator(self) -> AccumulateGrad:
+        """The AccumulateGrad node of a leaf (kept while a graph refers to it)."""
+        node = self._accumulator_ref() if self._accumulator_ref is not None else None
+        if node is None:
+            node = AccumulateGrad(self)
+            self._accumulator_ref = weakref.ref(node)
+        return node
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute gradients of this tensor with respect to graph leaves.
+
+        Args:
+            gradient: gradient of some scalar with respect to this tensor;
+                optional for a tensor with one element (then 1).
+            retain_graph: keep the saved tensors for another backward
+                (defaults to ``create_graph``).
+            create_graph: record the backward pass itself, for higher derivatives.
+            inputs: accumulate only into these tensors' ``.grad``.
+        """
+        from glasstorch.autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook) -> object:
+        """Call ``hook(grad)`` when this tensor's gradient is computed.
+
+        The hook may return a new gradient to use instead. Returns a handle
+        whose ``remove()`` takes the hook away.
+        """
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:
+            return self._backward_hooks.add(hook)
+        hooks = self.grad_fn._tensor_pre_hooks.setdefault(self._output_nr, HookDict())
+        return hooks.add(hook)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is not None:
+            self.grad_fn._retain_grad_hooks[self._output_nr] = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        """Whether :meth:`retain_grad` was called on this non-leaf tensor."""
+        return self.grad_fn is not None and self._output_nr in self.grad_fn._retain_grad_hooks
+
+    def detach(self) -> Tensor:
+        """A tensor over the same storage that is cut off from the graph."""
+        out = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype)
+        return out
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor off from the graph, in place."""
+        self.grad_fn, self._requires_grad = None, False
+        return self
+
+    # ---------------------------------------------------------- conversion out
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """A NumPy array that shares this tensor's memory (same strides, no copy)."""
+        if self.requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        buffer = self._storage.buffer
+        item = buffer.itemsize
+        return np.lib.stride_tricks.as_strided(
+            buffer[self._offset :] if self.numel() else buffer[:0],
+            shape=self._shape,
+            strides=tuple(s * item for s in self._stride),
+        )
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.detach().numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
+            )
+        buffer = memoryview(self._storage.buffer)
+        return self.dtype.to_python(buffer[self._offset])
+
+    def tolist(self):
+        """The values as (nested) Python lists of numbers."""
+        array = self.detach().numpy()
+        return array.tolist()
+
+    def __repr__(self) -> str:
+        from glasstorch._printing import tensor_repr
+
+        return tensor_repr(self)
+
+    def __len__(self) -> int:
+        if self.dim() == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous"
+                if self.numel() > 1
+                else "Boolean value of Tensor with no values is ambiguous"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __reduce_ex__(self, protocol):
+        from glasstorch.ops.creation import _rebuild_tensor
+
+        return (_rebuild_tensor, (self.detach().contiguous().numpy().copy(), self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        out = self.detach().clone()
+        out._requires_grad = self.requires_grad
+        if self.grad is not None:
+            out.grad = self.grad.detach().clone()
+        memo[id(self)] = out
+        return out
+
+    # ----------------------------------------------------------- dtype casts
+    def to(self, *args, **kwargs) -> Tensor:
+        """Convert dtype (``x.to(torch.float64)``) and/or device (``x.to("cpu")``).
+
+        Returns ``self`` when nothing changes, as PyTorch does.
+        """
+        from glasstorch.ops.pointwise import to_dtype
+
+        dtype = kwargs.pop("dtype", None)
+        copy = kwargs.pop("copy", False)
+        check_device(kwargs.pop("device", None))
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for arg in args:
+            if isinstance(arg, _dtype.dtype):
+                dtype = arg
+            elif isinstance(arg, Tensor):
+                dtype = arg.dtype
+            else:
+                check_device(arg)
+        if dtype is None or dtype is self.dtype:
+            return self.clone() if copy else self
+        return to_dtype(self, dtype)
+
+    def type(self, dtype=None):
+        """The legacy type name (``"torch.FloatTensor"``), or a cast to ``dtype``."""
+        if dtype is None:
+            return f"torch.{self.dtype.legacy_name}"
+        return self.to(dtype)
+
+    def float(self) -> Tensor:
+        """Cast to float32."""
+        return self.to(_dtype.float32)
+
+    def double(self) -> Tensor:
+        """Cast to float64."""
+        return self.to(_dtype.float64)
+
+    def long(self) -> Tensor:
+        """Cast to int64."""
+        return self.to(_dtype.int64)
+
+    def int(self) -> Tensor:
+        """Cast to int32."""
+        return self.to(_dtype.int32)
+
+    def bool(self) -> Tensor:
+        """Cast to bool."""
+        return self.to(_dtype.bool_)
+
+    def byte(self) -> Tensor:
+        """Cast to uint8."""
+        return self.to(_dtype.uint8)
+
+    def cpu(self) -> Tensor:
+        """The tensor on the CPU (itself)."""
+        return self
+
+    def cuda(self, device=None):
+        """Move to a GPU: not available on this tier (raises with what to do)."""
+        check_device("cuda")
+
+    def type_as(self, other: Tensor) -> Tensor:
+        """Cast to ``other``'s dtype."""
+        return self.to(other.dtype)
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints that prints as ``torch.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        """Product of the sizes."""
+        return numel(self)
+
+    def __getitem__(self, item):
+        result = super().__getitem__(item)
+        return Size(result) if isinstance(item, slice) else result
+
+
+def empty_tensor(shape: Sequence[int], dtype) -> Tensor:
+    """Allocate an uninitialised contiguous tensor (no autograd): the frontend's malloc."""
+    shape = tuple(shape)
+    storage = Storage(kernels.allocate(numel(shape), dtype.numpy))
+    return Tensor._make(storage, shape, contiguous_strides(shape), 0, dtype)
+
+
+def wrap_scalar(value, dtype) -> Tensor:
+    """A Python number as a 0-d tensor of ``dtype`` (how scalars enter kernels)."""
+    out = empty_tensor((), dtype)
+    kernels.fill(out._strided(), dtype.to_python(value))
+    return out
+
+
+def grad_recording(*tensors) -> bool:
+    """Whether an operation on ``tensors`` would be recorded for backward."""
+    return is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad for t in tensors)
+
+
+# The operations are attached in glasstorch/ops/methods.py, which imports this module.

@@ -1,0 +1,44 @@
+"""The reference tier: every kernel of the contract as plain, readable Python loops.
+
+Select it with ``GLASSTORCH_TIER=reference``. It is the executable definition of
+:mod:`glasstorch._kernels`: when the fast tier and this one disagree, this one is
+right. NumPy appears only as the storage buffer; no kernel calls NumPy's math.
+
+The kernels are grouped by family, one module each:
+
+* :mod:`~glasstorch.reference.strided`: the index math every kernel shares;
+* :mod:`~glasstorch.reference.elementwise`: fill, copy, unary, binary, where;
+* :mod:`~glasstorch.reference.reductions`: reduce, arg_reduce, cumsum, softmax;
+* :mod:`~glasstorch.reference.linalg`: matmul;
+* :mod:`~glasstorch.reference.indexing`: gather, scatter, index_select, index_put, nonzero;
+* :mod:`~glasstorch.reference.creation`: allocate, arange, linspace;
+* :mod:`~glasstorch.reference.random`: Philox 4x32-10 and the random kernels.
+"""
+
+from glasstorch._kernels import Kernels
+
+from .creation import CreationKernels
+from .elementwise import ElementwiseKernels
+from .indexing import IndexingKernels
+from .linalg import LinalgKernels
+from .random import RandomKernels
+from .reductions import ReductionKernels
+
+
+class ReferenceKernels(
+    CreationKernels,
+    ElementwiseKernels,
+    ReductionKernels,
+    LinalgKernels,
+    IndexingKernels,
+    RandomKernels,
+    Kernels,
+):
+    """The whole contract, one family of kernels per base class."""
+
+    name = "reference"
+
+
+def make_kernels() -> ReferenceKernels:
+    """The reference tier's kernel object (what ``glasstorch._tier`` loads)."""
+    return ReferenceKernels()
