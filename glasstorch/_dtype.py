@@ -20,11 +20,15 @@ class dtype:  # noqa: N801 - PyTorch's name
         itemsize: bytes per element.
     """
 
-    def __init__(self, name: str, numpy_name: str, category: int, legacy_name: str):
+    def __init__(
+        self, name: str, numpy_name: str, category: int, legacy_name: str, c_name: str
+    ):
         self.name = name
         self.numpy = np.dtype(numpy_name)
         self.category = category  # 0 bool, 1 integer, 2 floating
         self.legacy_name = legacy_name  # e.g. "FloatTensor", used in error messages
+        self.title = legacy_name[: -len("Tensor")]  # "Float", as errors spell it
+        self.c_name = c_name  # "float", the C type some errors name
         self.is_floating_point = category == FLOATING
         self.is_signed = name != "uint8" and name != "bool"
         self.itemsize = self.numpy.itemsize
@@ -46,12 +50,12 @@ class dtype:  # noqa: N801 - PyTorch's name
 
 BOOL, INTEGRAL, FLOATING = 0, 1, 2
 
-bool_ = dtype("bool", "bool", BOOL, "BoolTensor")
-uint8 = dtype("uint8", "uint8", INTEGRAL, "ByteTensor")
-int32 = dtype("int32", "int32", INTEGRAL, "IntTensor")
-int64 = dtype("int64", "int64", INTEGRAL, "LongTensor")
-float32 = dtype("float32", "float32", FLOATING, "FloatTensor")
-float64 = dtype("float64", "float64", FLOATING, "DoubleTensor")
+bool_ = dtype("bool", "bool", BOOL, "BoolTensor", "bool")
+uint8 = dtype("uint8", "uint8", INTEGRAL, "ByteTensor", "unsigned char")
+int32 = dtype("int32", "int32", INTEGRAL, "IntTensor", "int")
+int64 = dtype("int64", "int64", INTEGRAL, "LongTensor", "long int")
+float32 = dtype("float32", "float32", FLOATING, "FloatTensor", "float")
+float64 = dtype("float64", "float64", FLOATING, "DoubleTensor", "double")
 
 ALL_DTYPES = (bool_, uint8, int32, int64, float32, float64)
 _BY_NUMPY = {d.numpy: d for d in ALL_DTYPES}

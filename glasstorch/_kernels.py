@@ -270,7 +270,7 @@ class Kernels:
 
         With ``n`` points and ``step = (end - start) / (n - 1)``, the first half
         is ``start + i * step`` and the second half ``end - (n - 1 - i) * step``,
-        so both ends are exact (PyTorch's formula).
+        so both ends are exact (PyTorch's formula). A single point is ``start``.
         """
         raise NotImplementedError
 

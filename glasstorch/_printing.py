@@ -45,6 +45,13 @@ def _formatter(tensor, values: list):
     return str
 
 
+def _column_width(tensor, values: list, fmt) -> int:
+    """Pad to the widest number; for floats only finite non-zero ones count (PyTorch's rule)."""
+    if tensor.dtype.is_floating_point:
+        values = [v for v in values if math.isfinite(v) and v != 0]
+    return max((len(fmt(v)) for v in values), default=1)
+
+
 def _summarized_values(array, summarize: bool) -> list:
     """All values that will be printed (the edges only, for a summarized tensor)."""
     if array.ndim == 0:
@@ -94,7 +101,7 @@ def tensor_repr(tensor, prefix: str = "tensor(") -> str:
         summarize = tensor.numel() > SUMMARIZE_THRESHOLD
         values = _summarized_values(array, summarize)
         fmt = _formatter(tensor, values)
-        width = max(len(fmt(v)) for v in values)
+        width = _column_width(tensor, values, fmt)
         body = _render(array, fmt, width, len(prefix), summarize)
     if tensor.dtype.name not in default_dtypes or (
         tensor.numel() == 0 and tensor.dtype.name != "float32"

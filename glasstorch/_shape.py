@@ -60,7 +60,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     """
     ndim = max((len(s) for s in shapes), default=0)
     result = [1] * ndim
-    for which, shape in enumerate(shapes):
+    for shape in shapes:
         for i, size in enumerate(shape):
             dim = ndim - len(shape) + i
             if size == result[dim] or size == 1:
@@ -68,16 +68,26 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
             if result[dim] == 1:
                 result[dim] = size
                 continue
-            if len(shapes) == 2:
-                raise RuntimeError(
-                    f"The size of tensor a ({result[dim]}) must match the size of tensor b "
-                    f"({size}) at non-singleton dimension {dim}"
-                )
             raise RuntimeError(
-                f"Shape mismatch: objects cannot be broadcast to a single shape. "
-                f"Mismatch is between arg {which - 1} and arg {which}."
+                f"The size of tensor a ({result[dim]}) must match the size of tensor b "
+                f"({size}) at non-singleton dimension {dim}"
             )
     return tuple(result)
+
+
+def dense_strides(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, ...]:
+    """Strides for a copy that keeps the layout of a dense tensor (PyTorch's
+    ``preserve_format``): a transposed matrix stays transposed. A tensor with
+    gaps or overlaps gets row-major strides instead."""
+    order = sorted(range(len(shape)), key=lambda d: (strides[d], -d))
+    expected = 1
+    for d in order:
+        if shape[d] == 1:
+            continue
+        if strides[d] != expected:
+            return contiguous_strides(shape)
+        expected *= shape[d]
+    return tuple(strides)
 
 
 def is_expandable_to(shape: Sequence[int], target: Sequence[int]) -> bool:

@@ -24,7 +24,7 @@ import time
 from types import ModuleType
 
 
-def run(torch: ModuleType, steps: int = 400, lr: float = 0.8, points: int = 200) -> list[float]:
+def run(torch: ModuleType, steps: int = 400, lr: float = 0.8, points: int = 1000) -> list[float]:
     """Fit ``sin(x)`` on ``[-pi, pi]`` with a cubic; print progress; return the coefficients.
 
     Args:
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--steps", type=int, default=400, help="gradient descent steps")
     parser.add_argument("--lr", type=float, default=0.8, help="learning rate")
-    parser.add_argument("--points", type=int, default=200, help="samples of sin(x)")
+    parser.add_argument("--points", type=int, default=1000, help="samples of sin(x)")
     args = parser.parse_args(argv)
 
     import glasstorch

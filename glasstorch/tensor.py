@@ -252,11 +252,15 @@ class Tensor:
                 "var_no_grad = var.detach()."
             )
         if value and not self.dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return the tensor."""
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
@@ -347,14 +351,13 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         array = self.detach().numpy()
-        return array if dtype is None else array.astype(dtype)
+        if dtype is not None:
+            return array.astype(dtype, copy=bool(copy))
+        return array.copy() if copy else array
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
-        if self.numel() != 1:
-            raise RuntimeError(
-                f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
-            )
+        self._check_one_element(RuntimeError)
         buffer = memoryview(self._storage.buffer)
         return self.dtype.to_python(buffer[self._offset])
 
@@ -387,10 +390,19 @@ class Tensor:
             )
         return bool(self.item())
 
+    def _check_one_element(self, error: type) -> None:
+        if self.numel() == 1:
+            return
+        if error is RuntimeError:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        raise error("only one element tensors can be converted to Python scalars")
+
     def __float__(self) -> float:
+        self._check_one_element(ValueError)
         return float(self.item())
 
     def __int__(self) -> int:
+        self._check_one_element(ValueError)
         return int(self.item())
 
     def __index__(self) -> int:
@@ -497,11 +509,15 @@ class Size(tuple):
         return Size(result) if isinstance(item, slice) else result
 
 
-def empty_tensor(shape: Sequence[int], dtype) -> Tensor:
-    """Allocate an uninitialised contiguous tensor (no autograd): the frontend's malloc."""
+def empty_tensor(shape: Sequence[int], dtype, strides: Sequence[int] | None = None) -> Tensor:
+    """Allocate an uninitialised tensor (no autograd): the frontend's malloc.
+
+    Row-major unless ``strides`` are given (they must describe a dense layout).
+    """
     shape = tuple(shape)
+    strides = contiguous_strides(shape) if strides is None else tuple(strides)
     storage = Storage(kernels.allocate(numel(shape), dtype.numpy))
-    return Tensor._make(storage, shape, contiguous_strides(shape), 0, dtype)
+    return Tensor._make(storage, shape, strides, 0, dtype)
 
 
 def wrap_scalar(value, dtype) -> Tensor:

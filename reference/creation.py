@@ -26,6 +26,9 @@ class CreationKernels:
         store, out_mem = converter(out.buffer.dtype), memory(out)
         n = out.shape[0]
         step = (end - start) / (n - 1) if n > 1 else 0.0
+        if n == 1:
+            out_mem[out.offset] = store(start)  # a single point is the start
+            return
         for i, p in enumerate(positions(out)):
             # Count from whichever end is nearer, so both ends come out exact.
             value = start + i * step if i < n // 2 else end - (n - 1 - i) * step

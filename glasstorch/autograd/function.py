@@ -220,6 +220,11 @@ class Function:
     #: Name of the graph node; defaults to the class name followed by ``Backward``.
     backward_name: str | None = None
 
+    #: Positions of the arguments that are operands: a Python number there is a
+    #: constant input, listed as ``(None, 0)`` in ``next_functions`` (PyTorch
+    #: wraps ``x * 2``'s 2 into a tensor and lists it so).
+    operand_positions: tuple[int, ...] = ()
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("backward_name") or f"{cls.__name__}Backward"
@@ -274,11 +279,17 @@ def _connect(node: Node, args: tuple, outputs: tuple) -> None:
     from glasstorch.tensor import Tensor
 
     edges, meta = [], []
-    for arg in args:
-        if isinstance(arg, Tensor):
+    for position, arg in enumerate(args):
+        if isinstance(arg, Tensor) and not arg.dtype.is_floating_point:
+            node._arg_slots.append(None)  # indices and masks are not differentiable inputs
+        elif isinstance(arg, Tensor):
             node._arg_slots.append(len(edges))
             edges.append(_edge(arg))
             meta.append((arg.shape, arg.dtype))
+        elif position in node._forward_cls.operand_positions:
+            node._arg_slots.append(len(edges))
+            edges.append((None, 0))
+            meta.append(None)
         else:
             node._arg_slots.append(None)
     node.next_functions = tuple(edges)

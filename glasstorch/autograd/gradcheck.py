@@ -9,6 +9,8 @@ finite differences.
 
 from __future__ import annotations
 
+import numpy as np
+
 
 class GradcheckError(RuntimeError):
     """Raised by :func:`gradcheck` when the two Jacobians disagree."""
@@ -24,23 +26,29 @@ def _flat_outputs(function, inputs) -> list:
     return [o for o in _as_tuple(function(*inputs)) if isinstance(o, Tensor)]
 
 
+def _output_values(function, inputs) -> list[list[float]]:
+    """Every output's values, flattened, as Python floats."""
+    return [
+        o.detach().double().reshape(-1).tolist() for o in _flat_outputs(function, inputs)
+    ]
+
+
 def _numerical_jacobian(function, inputs, index: int, eps: float) -> list[list[list[float]]]:
     """J[out][i][j]: d(output element i) / d(input element j), by central differences."""
-    from glasstorch.autograd.grad_mode import no_grad
-
     target = inputs[index]
     values = target.detach().numpy()  # shares memory: writing here nudges the input
-    flat_positions = list(__import__("numpy").ndindex(values.shape))
+    flat_positions = list(np.ndindex(values.shape))
     columns = []
-    with no_grad():
-        for position in flat_positions:
-            original = values[position].item()
-            values[position] = original + eps
-            plus = [o.detach().numpy().astype("float64").ravel().tolist() for o in _flat_outputs(function, inputs)]
-            values[position] = original - eps
-            minus = [o.detach().numpy().astype("float64").ravel().tolist() for o in _flat_outputs(function, inputs)]
-            values[position] = original
-            columns.append([[(p - m) / (2 * eps) for p, m in zip(po, mo)] for po, mo in zip(plus, minus)])
+    for position in flat_positions:
+        original = values[position].item()
+        values[position] = original + eps
+        plus = _output_values(function, inputs)
+        values[position] = original - eps
+        minus = _output_values(function, inputs)
+        values[position] = original
+        columns.append(
+            [[(p - m) / (2 * eps) for p, m in zip(po, mo)] for po, mo in zip(plus, minus)]
+        )
     # Transpose columns (one per input element) into rows (one per output element).
     jacobians = []
     for out_index in range(len(columns[0]) if columns else 0):
@@ -52,7 +60,7 @@ def _numerical_jacobian(function, inputs, index: int, eps: float) -> list[list[l
 def _analytical_jacobian(function, inputs, index: int) -> list[list[list[float]]]:
     """J[out][i][j] by one backward pass per output element (a one-hot grad_output)."""
     from glasstorch.autograd import grad as autograd_grad
-    from glasstorch.ops.creation import zeros_like
+    from glasstorch.ops.creation import zeros
 
     outputs = _flat_outputs(function, inputs)
     target = inputs[index]
@@ -63,7 +71,7 @@ def _analytical_jacobian(function, inputs, index: int) -> list[list[list[float]]
             if not output.requires_grad:
                 rows.append([0.0] * target.numel())
                 continue
-            one_hot = zeros_like(output)
+            one_hot = zeros(tuple(output.shape), dtype=output.dtype)
             one_hot.view(-1)[i] = 1
             (g,) = autograd_grad(output, target, one_hot, retain_graph=True, allow_unused=True)
             rows.append([0.0] * target.numel() if g is None else g.detach().reshape(-1).double().tolist())

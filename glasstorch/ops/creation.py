@@ -42,6 +42,10 @@ def _size_arg(size) -> tuple[int, ...]:
 def _finish(out: Tensor, requires_grad: bool, device=None) -> Tensor:
     check_device(device)
     if requires_grad:
+        if not out.dtype.is_floating_point:
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
         out.requires_grad_(True)
     return out
 
@@ -207,28 +211,38 @@ def _like(input: Tensor, dtype):
     return tuple(input.shape), dtype or input.dtype
 
 
+def _empty_like_layout(input: Tensor, dtype) -> Tensor:
+    """Uninitialised, shaped like ``input``, keeping its strides if it is dense."""
+    from glasstorch._shape import dense_strides
+
+    shape, dtype = _like(input, dtype)
+    return empty_tensor(shape, dtype, dense_strides(shape, input.stride()))
+
+
+def _filled_like(input: Tensor, value, dtype) -> Tensor:
+    out = _empty_like_layout(input, dtype)
+    kernels.fill(out._strided(), out.dtype.to_python(value))
+    return out
+
+
 def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """An uninitialised tensor shaped like ``input``."""
-    shape, dtype = _like(input, dtype)
-    return _finish(empty_tensor(shape, dtype), requires_grad, device)
+    return _finish(_empty_like_layout(input, dtype), requires_grad, device)
 
 
 def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """Zeros shaped like ``input``."""
-    shape, dtype = _like(input, dtype)
-    return _finish(_filled(shape, 0, dtype), requires_grad, device)
+    return _finish(_filled_like(input, 0, dtype), requires_grad, device)
 
 
 def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """Ones shaped like ``input``."""
-    shape, dtype = _like(input, dtype)
-    return _finish(_filled(shape, 1, dtype), requires_grad, device)
+    return _finish(_filled_like(input, 1, dtype), requires_grad, device)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """``fill_value`` everywhere, shaped like ``input``."""
-    shape, dtype = _like(input, dtype)
-    return _finish(_filled(shape, fill_value, dtype), requires_grad, device)
+    return _finish(_filled_like(input, fill_value, dtype), requires_grad, device)
 
 
 # ---------------------------------------------------------------- ranges

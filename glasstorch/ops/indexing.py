@@ -26,14 +26,17 @@ def _check_index_tensor(index: Tensor, name: str) -> None:
         raise RuntimeError(f"{name}(): Expected dtype int64 for index")
 
 
-def _check_bounds(index: Tensor, size: int, dim: int) -> Tensor:
-    """Make negative indices positive; raise IndexError for any out of range."""
+def _check_bounds(index: Tensor, size: int, dim: int, error=IndexError, message=None) -> Tensor:
+    """Make negative indices positive; raise ``error`` for any out of range.
+
+    This check is what lets the kernels index without bounds checks of their own.
+    """
     if index.numel() == 0:
         return index
     low, high = int(index.min().item()), int(index.max().item())
     if low < -size or high >= size:
         bad = high if high >= size else low
-        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+        raise error(message or f"index {bad} is out of bounds for dimension {dim} with size {size}")
     if low < 0:
         from glasstorch.ops.pointwise import where
 
@@ -87,7 +90,7 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     _check_index_tensor(index, "gather")
     dim = normalize_dim(dim, input.dim())
     _check_gather_shapes(input, dim, index, "gather")
-    index = _check_bounds(index, input.shape[dim] if input.dim() else 1, dim)
+    index = _check_bounds(index, input.shape[dim] if input.dim() else 1, dim, RuntimeError)
     return Gather.apply(input, dim, index)
 
 
@@ -142,7 +145,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
     _check_index_tensor(index, "scatter")
     dim = normalize_dim(dim, input.dim())
     _check_gather_shapes(input, dim, index, "scatter", src if isinstance(src, Tensor) else None)
-    index = _check_bounds(index, input.shape[dim] if input.dim() else 1, dim)
+    index = _check_bounds(index, input.shape[dim] if input.dim() else 1, dim, RuntimeError)
     if reduce == "add":
         return ScatterAdd.apply(input, dim, index, src)
     if reduce is not None:
@@ -185,7 +188,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if input.dim() == 0:
         return IndexSelect.apply(input.reshape(1), 0, _check_bounds(index, 1, 0)).reshape(())
     dim = normalize_dim(dim, input.dim())
-    index = _check_bounds(index, input.shape[dim], dim)
+    index = _check_bounds(index, input.shape[dim], dim, message="index out of range in self")
     return IndexSelect.apply(input, dim, index)
 
 
@@ -323,7 +326,7 @@ def _normalize_key(key) -> tuple:
     items = []
     for item in key:
         if isinstance(item, (list,)):
-            item = tensor(item)
+            item = tensor(item) if item else tensor(item, dtype=_dtype.int64)
             if item.dtype.is_floating_point:
                 raise IndexError(
                     "tensors used as indices must be long, int, byte or bool tensors"
@@ -366,7 +369,9 @@ def _apply_basic(x: Tensor, key: tuple) -> tuple[Tensor, list[tuple[int, Tensor]
             f"too many indices for tensor of dimension {x.dim()}"
         )
     view, dim, advanced = x, 0, []
+    source_dim = 0  # the dimension of x the item indexes, for error messages
     for item in key:
+        source_dim = dim + (x.dim() - view.dim())
         if item is Ellipsis:
             dim += x.dim() - used
         elif item is None:
@@ -398,7 +403,7 @@ def _apply_basic(x: Tensor, key: tuple) -> tuple[Tensor, list[tuple[int, Tensor]
             size = view.shape[dim]
             if not -size <= index < size:
                 raise IndexError(
-                    f"index {index} is out of bounds for dimension {dim} with size {size}"
+                    f"index {index} is out of bounds for dimension {source_dim} with size {size}"
                 )
             view = view.select(dim, index)
     return view, advanced

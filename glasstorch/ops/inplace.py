@@ -65,8 +65,28 @@ def apply_inplace(target: Tensor, compute) -> Tensor:
             f"output with shape {list(target.shape)} doesn't match the broadcast shape "
             f"{list(result.shape)}"
         )
+    _keep_original(result, target)
     _write(target, result)
     return target
+
+
+def _keep_original(result: Tensor, target: Tensor) -> None:
+    """If computing ``result`` saved ``target`` itself for backward, save a copy instead.
+
+    ``x.mul_(w)`` needs the *old* x for w's gradient, but writing the result
+    into x is about to change it (PyTorch keeps an ``original_self`` likewise).
+    """
+    node = result.grad_fn
+    if node is None or not node._saved:
+        return
+    for i, entry in enumerate(node._saved):
+        if entry is None or entry[0]._storage is not target._storage:
+            continue
+        saved = entry[0]
+        original = saved.detach().clone()
+        original._requires_grad = saved.requires_grad
+        original.grad_fn, original._output_nr = saved.grad_fn, saved._output_nr
+        node._saved[i] = (original, original._version, entry[2], entry[3])
 
 
 def assign_inplace(target: Tensor, compute) -> Tensor:

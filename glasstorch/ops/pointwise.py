@@ -63,15 +63,35 @@ def _needs(ctx, i: int) -> bool:
 # ------------------------------------------------------------ binary Functions
 
 
+def _save_operands(ctx, a, b, keep_a: bool = True, keep_b: bool = True) -> None:
+    """Keep both operands for backward: tensors through ``save_for_backward`` (so
+    in-place changes are caught), numbers as they are."""
+    ctx.numbers = tuple(None if isinstance(x, Tensor) else x for x in (a, b))
+    ctx.save_for_backward(
+        a if isinstance(a, Tensor) and keep_a else None,
+        b if isinstance(b, Tensor) and keep_b else None,
+    )
+
+
+def _operands(ctx) -> tuple:
+    """The operands kept by :func:`_save_operands`."""
+    return tuple(n if n is not None else t for n, t in zip(ctx.numbers, ctx.saved_tensors))
+
+
+def _scaled(b, alpha, dtype):
+    """``alpha * b`` for add/sub's ``alpha`` argument (b itself when alpha is 1)."""
+    return b if alpha == 1 else compute_binary("mul", b, alpha, dtype)
+
+
 class Add(Function):
     backward_name = "AddBackward0"
+    operand_positions = (0, 1)
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         ctx.alpha = alpha
-        if alpha != 1:
-            b = compute_binary("mul", b, alpha, _dtype.result_type(a, b))
-        return compute_binary("add", a, b, _dtype.result_type(a, b))
+        dtype = _dtype.result_type(a, b)
+        return compute_binary("add", a, _scaled(b, alpha, dtype), dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -80,13 +100,13 @@ class Add(Function):
 
 class Sub(Function):
     backward_name = "SubBackward0"
+    operand_positions = (0, 1)
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         ctx.alpha = alpha
-        if alpha != 1:
-            b = compute_binary("mul", b, alpha, _dtype.result_type(a, b))
-        return compute_binary("sub", a, b, _dtype.result_type(a, b))
+        dtype = _dtype.result_type(a, b)
+        return compute_binary("sub", a, _scaled(b, alpha, dtype), dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -109,21 +129,17 @@ class Rsub(Function):
 
 class Mul(Function):
     backward_name = "MulBackward0"
+    operand_positions = (0, 1)
 
     @staticmethod
     def forward(ctx, a, b):
-        # Save only what the other side's gradient needs.
-        ctx.b_number = b if is_number(b) else None
-        ctx.save_for_backward(
-            a if _needs(ctx, 1) else None,
-            b if isinstance(b, Tensor) and _needs(ctx, 0) else None,
-        )
+        # Each side's gradient needs the other side: keep only what will be used.
+        _save_operands(ctx, a, b, keep_a=_needs(ctx, 1), keep_b=_needs(ctx, 0))
         return compute_binary("mul", a, b)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        b = ctx.b_number if ctx.b_number is not None else b
+        a, b = _operands(ctx)
         grad_a = grad * b if _needs(ctx, 0) else None
         grad_b = grad * a if _needs(ctx, 1) else None
         return grad_a, grad_b
@@ -131,20 +147,19 @@ class Mul(Function):
 
 class Div(Function):
     backward_name = "DivBackward0"
+    operand_positions = (0, 1)
 
     @staticmethod
     def forward(ctx, a, b):
         dtype = _dtype.result_type(a, b)
         if not dtype.is_floating_point:
             dtype = default_float()  # true division of integers gives floats
-        ctx.b_number = b if is_number(b) else None
-        ctx.save_for_backward(a if _needs(ctx, 1) else None, b if isinstance(b, Tensor) else None)
+        _save_operands(ctx, a, b, keep_a=_needs(ctx, 1))
         return compute_binary("div", a, b, dtype)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        b = ctx.b_number if ctx.b_number is not None else b
+        a, b = _operands(ctx)
         grad_a = grad / b if _needs(ctx, 0) else None
         grad_b = -grad * a / (b * b) if _needs(ctx, 1) else None
         return grad_a, grad_b
@@ -250,18 +265,18 @@ class Minimum(Function):
 
 class Remainder(Function):
     backward_name = "RemainderBackward0"
+    operand_positions = (0, 1)
 
     @staticmethod
     def forward(ctx, a, b):
         _check_integer_divisor(a, b)
-        ctx.save_for_backward(a, b if isinstance(b, Tensor) else None)
-        ctx.b_number = b if is_number(b) else None
+        _save_operands(ctx, a, b)
         return compute_binary("remainder", a, b)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        b = ctx.b_number if ctx.b_number is not None else b
+        a, b = _operands(ctx)
+        # a % b = a - floor(a / b) * b: slope 1 in a, -floor(a / b) in b.
         grad_b = -grad * floor_divide(a, b) if _needs(ctx, 1) else None
         return grad, grad_b
 
@@ -273,7 +288,7 @@ def _check_integer_divisor(a, b) -> None:
         return
     zero = (b == 0) if isinstance(b, Tensor) else b == 0
     if bool(zero.any()) if isinstance(zero, Tensor) else zero:
-        raise ZeroDivisionError("ZeroDivisionError")
+        raise RuntimeError("ZeroDivisionError")
 
 
 # ------------------------------------------------------------- public binary
@@ -281,8 +296,8 @@ def _check_integer_divisor(a, b) -> None:
 
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other``, with broadcasting and type promotion."""
-    if not isinstance(input, Tensor):
-        input = as_tensor_like(input, other)
+    if not isinstance(input, Tensor) and alpha == 1:
+        input, other = other, input  # 2 + x is recorded as x + 2, as in PyTorch
     return Add.apply(input, other, alpha)
 
 
@@ -295,19 +310,25 @@ def sub(input, other, *, alpha=1) -> Tensor:
 
 
 def _check_bool_sub(a, b) -> None:
-    if all(isinstance(x, Tensor) and x.dtype is _dtype.bool_ for x in (a, b)) or (
-        isinstance(a, Tensor) and a.dtype is _dtype.bool_ and isinstance(b, bool)
-    ):
+    bools = [
+        isinstance(x, bool) or (isinstance(x, Tensor) and x.dtype is _dtype.bool_) for x in (a, b)
+    ]
+    if all(bools):
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
+        )
+    if any(bools):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
 
 
 def mul(input, other) -> Tensor:
     """``input * other``."""
     if not isinstance(input, Tensor):
-        input = as_tensor_like(input, other)
+        input, other = other, input  # 2 * x is recorded as x * 2, as in PyTorch
     return Mul.apply(input, other)
 
 
@@ -323,7 +344,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
             f"'{rounding_mode}'"
         )
     if not isinstance(input, Tensor):
-        return Div.apply(as_tensor_like(input, other), other)
+        return mul(reciprocal(other), input)  # number / x, as PyTorch records it
     return Div.apply(input, other)
 
 
@@ -332,14 +353,14 @@ true_divide = div
 
 def floor_divide(input, other) -> Tensor:
     """Division rounded toward minus infinity (no gradient)."""
+    if _dtype.result_type(input, other) is _dtype.bool_:
+        raise NotImplementedError('"div_floor_cpu" not implemented for \'Bool\'')
     _check_integer_divisor(input, other)
     return compute_binary("floor_divide", input, other)
 
 
 def remainder(input, other) -> Tensor:
     """Python-style remainder: the result has the sign of the divisor."""
-    if not isinstance(input, Tensor):
-        input = as_tensor_like(input, other)
     return Remainder.apply(input, other)
 
 
@@ -524,10 +545,24 @@ Round = _unary_function("Round", "round", lambda g, x, y: g * 0, floating=False)
 Trunc = _unary_function("Trunc", "trunc", lambda g, x, y: g * 0, floating=False)
 
 
+#: Unary ops PyTorch refuses on bool tensors, and the error it raises.
+_NOT_FOR_BOOL = {
+    "Abs": NotImplementedError('"abs_cpu" not implemented for \'Bool\''),
+    "Relu": RuntimeError("Boolean inputs not supported for relu"),
+    "Floor": NotImplementedError('"floor_vml_cpu" not implemented for \'Bool\''),
+    "Ceil": NotImplementedError('"ceil_vml_cpu" not implemented for \'Bool\''),
+    "Round": NotImplementedError('"round_vml_cpu" not implemented for \'Bool\''),
+    "Trunc": NotImplementedError('"trunc_vml_cpu" not implemented for \'Bool\''),
+}
+
+
 def _public_unary(function, doc: str):
     def op(input: Tensor) -> Tensor:
         if not isinstance(input, Tensor):
             raise TypeError(f"{function.__name__.lower()}(): argument 'input' must be Tensor")
+        if input.dtype is _dtype.bool_ and function.__name__ in _NOT_FOR_BOOL:
+            error = _NOT_FOR_BOOL[function.__name__]
+            raise type(error)(*error.args)
         return function.apply(input)
 
     op.__name__ = function.__name__.lower()
@@ -639,6 +674,7 @@ def clamp_max(input: Tensor, max) -> Tensor:  # noqa: A002
 
 class Where(Function):
     backward_name = "WhereBackward0"
+    operand_positions = (1, 2)
 
     @staticmethod
     def forward(ctx, condition, a, b):
@@ -710,7 +746,7 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     if mask.dtype is not _dtype.bool_:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype "
-            f"{mask.dtype.name}"
+            f"{mask.dtype.c_name}"
         )
     if isinstance(value, Tensor) and value.dim() != 0:
         raise RuntimeError(
@@ -745,9 +781,11 @@ class Clone(Function):
 
     @staticmethod
     def forward(ctx, a):
-        from glasstorch.ops.core import contiguous_copy
+        from glasstorch._shape import dense_strides
 
-        return contiguous_copy(a)
+        out = empty_tensor(a.shape, a.dtype, dense_strides(a.shape, a.stride()))
+        kernels.copy(out._strided(), a._strided())
+        return out
 
     @staticmethod
     def backward(ctx, grad):
@@ -755,7 +793,11 @@ class Clone(Function):
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    """A copy with its own storage (contiguous), recorded for autograd."""
+    """A copy with its own storage, recorded for autograd.
+
+    A dense layout (say, a transposed matrix) keeps its strides; anything else
+    becomes row-major.
+    """
     return Clone.apply(input)
 
 

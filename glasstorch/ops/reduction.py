@@ -8,6 +8,7 @@ and expands it over the reduced dims.
 
 from __future__ import annotations
 
+import builtins
 from collections import namedtuple
 
 from glasstorch import _dtype
@@ -38,7 +39,9 @@ def compute_reduce(op: str, a: Tensor, dims, keepdim: bool, dtype=None) -> Tenso
     """Run the reduce kernel over ``dims`` (no autograd)."""
     if dtype is not None:
         a = cast(a, dtype)
-    out_dtype = _dtype.bool_ if op in ("all", "any") else a.dtype
+    out_dtype = a.dtype
+    if op in ("all", "any") and a.dtype is not _dtype.uint8:
+        out_dtype = _dtype.bool_  # uint8 stays uint8, as in PyTorch
     out = empty_tensor(_keepdim_shape(a.shape, dims), out_dtype)
     kernels.reduce(op, out._strided(), a._strided(), tuple(dims))
     return _drop_dims(out, dims, keepdim)
@@ -52,9 +55,11 @@ def _expand_back(grad: Tensor, input_shape, dims, keepdim: bool) -> Tensor:
 
 
 def _dims_arg(input: Tensor, dim) -> tuple[int, ...]:
+    """The reduced dims: all of them for None or (); a 0-d tensor has none to reduce."""
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         return tuple(range(input.dim()))
-    return normalize_dims(dim, input.dim())
+    dims = normalize_dims(dim, input.dim())
+    return dims if input.dim() > 0 else ()
 
 
 def _sum_dtype(input: Tensor, dtype):
@@ -124,7 +129,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     if not dtype.is_floating_point:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {input.dtype.name.capitalize()}"
+            f"or complex dtype. Got: {input.dtype.title}"
         )
     dims = _dims_arg(input, dim)
     return (Mean if dim is None else MeanDim).apply(input, dims, keepdim, dtype)
@@ -211,29 +216,34 @@ class MinAll(AMin):
     backward_name = "MinBackward1"
 
 
-def _check_nonempty(input: Tensor, dims, name: str) -> None:
-    if input.numel() == 0 and any(input.shape[d] == 0 for d in dims) or (
-        input.numel() == 0 and not dims
-    ):
-        raise IndexError(
-            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-            "Specify the reduction dim with the 'dim' argument."
-            if not dims
-            else f"{name}(): Expected reduction dim {dims[0]} to have non-zero size."
+def _check_nonempty(input: Tensor, dims, name: str, whole: bool = False) -> None:
+    """Reductions without an identity (max, min, argmax) refuse empty slices."""
+    if input.numel() != 0:
+        return
+    if whole:
+        error = IndexError if name.startswith("arg") else RuntimeError
+        tail = "" if name.startswith("arg") else (
+            " Specify the reduction dim with the 'dim' argument."
         )
+        raise error(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{tail}"
+        )
+    for d in dims:
+        if input.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """Largest value over ``dim`` (all dims by default); NaN propagates."""
     dims = _dims_arg(input, dim)
-    _check_nonempty(input, dims, "amax")
+    _check_nonempty(input, dims, "amax", whole=dim is None or dim == ())
     return AMax.apply(input, dims, keepdim)
 
 
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     """Smallest value over ``dim`` (all dims by default); NaN propagates."""
     dims = _dims_arg(input, dim)
-    _check_nonempty(input, dims, "amin")
+    _check_nonempty(input, dims, "amin", whole=dim is None or dim == ())
     return AMin.apply(input, dims, keepdim)
 
 
@@ -283,9 +293,11 @@ def max(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
 
         return maximum(input, dim)
     if dim is None:
-        _check_nonempty(input, (), "max")
+        _check_nonempty(input, (), "max", whole=True)
         return MaxAll.apply(input, tuple(range(input.dim())), False)
     dim = normalize_dim(dim, input.dim())
+    if input.dim() == 0:
+        return MaxResult(*MaxDim.apply(input.reshape(1), 0, False))
     _check_nonempty(input, (dim,), "max")
     return MaxResult(*MaxDim.apply(input, dim, keepdim))
 
@@ -297,9 +309,11 @@ def min(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
 
         return minimum(input, dim)
     if dim is None:
-        _check_nonempty(input, (), "min")
+        _check_nonempty(input, (), "min", whole=True)
         return MinAll.apply(input, tuple(range(input.dim())), False)
     dim = normalize_dim(dim, input.dim())
+    if input.dim() == 0:
+        return MinResult(*MinDim.apply(input.reshape(1), 0, False))
     _check_nonempty(input, (dim,), "min")
     return MinResult(*MinDim.apply(input, dim, keepdim))
 
@@ -307,14 +321,18 @@ def min(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index of the largest element (of the flattened tensor when ``dim`` is None)."""
     if dim is None:
+        _check_nonempty(input, (), "argmax", whole=True)
         return max(input.detach().reshape(-1), 0).indices
+    _check_nonempty(input, (normalize_dim(dim, input.dim()),), "argmax")
     return max(input.detach(), dim, keepdim).indices
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index of the smallest element (of the flattened tensor when ``dim`` is None)."""
     if dim is None:
+        _check_nonempty(input, (), "argmin", whole=True)
         return min(input.detach().reshape(-1), 0).indices
+    _check_nonempty(input, (normalize_dim(dim, input.dim()),), "argmin")
     return min(input.detach(), dim, keepdim).indices
 
 
@@ -403,11 +421,15 @@ class LogSumExp(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim):
         ctx.input_shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
-        # Subtract the maximum first so exp never overflows.
-        peak = compute_reduce("amax", a, dims, keepdim=True)
+        from glasstorch.ops.creation import zeros
         from glasstorch.ops.pointwise import where
 
-        peak = where(peak.abs() == float("inf"), 0.0, peak)
+        # Subtract the maximum first so exp never overflows (empty slices give -inf).
+        if numel([a.shape[d] for d in dims]) == 0:
+            peak = zeros(_keepdim_shape(a.shape, dims), dtype=a.dtype)
+        else:
+            peak = compute_reduce("amax", a, dims, keepdim=True)
+            peak = where(peak.abs() == float("inf"), 0.0, peak)
         out = ((a - peak).exp().sum(dims, keepdim=True).log() + peak)
         out = _drop_dims(out, dims, keepdim)
         ctx.save_for_backward(a, out)

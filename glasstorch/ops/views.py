@@ -103,9 +103,7 @@ def reshape(input: Tensor, *shape) -> Tensor:
     shape = infer_size(_shape_arg(shape), input.numel())
     if view_strides(input.shape, input.stride(), shape) is not None:
         return View.apply(input, shape)
-    from glasstorch.ops.pointwise import clone
-
-    return UnsafeView.apply(clone(input), shape)
+    return UnsafeView.apply(ContiguousClone.apply(input), shape)
 
 
 def view_as(input: Tensor, other: Tensor) -> Tensor:
@@ -145,7 +143,10 @@ def permute(input: Tensor, *dims) -> Tensor:
             f"length of the desired ordering of dimensions i.e. input.dim() = {input.dim()} is "
             f"not equal to len(dims) = {len(dims)}"
         )
-    return Permute.apply(input, normalize_dims(dims, input.dim()))
+    normalized = tuple(normalize_dim(d, input.dim()) for d in dims)
+    if len(set(normalized)) != len(normalized):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return Permute.apply(input, normalized)
 
 
 class Transpose(Function):
@@ -155,6 +156,8 @@ class Transpose(Function):
     def forward(ctx, a, dim0, dim1):
         ctx.dims = (dim0, dim1)
         shape, strides = list(a.shape), list(a.stride())
+        if dim0 == dim1:
+            return _raw_view(a, shape, strides)
         shape[dim0], shape[dim1] = shape[dim1], shape[dim0]
         strides[dim0], strides[dim1] = strides[dim1], strides[dim0]
         return _raw_view(a, shape, strides)
@@ -327,7 +330,16 @@ def ravel(input: Tensor) -> Tensor:
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     """Split dimension ``dim`` into ``sizes`` (one entry may be -1)."""
     dim = normalize_dim(dim, input.dim())
-    sizes = infer_size(tuple(sizes), input.shape[dim])
+    sizes = tuple(int(s) for s in sizes)
+    known = 1
+    for s in sizes:
+        known *= s if s != -1 else 1
+    if -1 not in sizes and known != input.shape[dim]:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+            f"({input.shape[dim]}) in the input tensor"
+        )
+    sizes = infer_size(sizes, input.shape[dim])
     return view(input, tuple(input.shape[:dim]) + sizes + tuple(input.shape[dim + 1 :]))
 
 
@@ -355,7 +367,8 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     size = input.shape[dim]
     if not -size <= index < size:
         raise IndexError(
-            f"index {index} is out of bounds for dimension {dim} with size {size}"
+            f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+            f"dimension {dim}"
         )
     return Select.apply(input, dim, index % size)
 
@@ -495,9 +508,23 @@ def contiguous(input: Tensor, memory_format=None) -> Tensor:
     """``input`` itself if contiguous, otherwise a contiguous copy."""
     if input.is_contiguous():
         return input
-    from glasstorch.ops.pointwise import clone
+    return ContiguousClone.apply(input)
 
-    return clone(input)
+
+class ContiguousClone(Function):
+    """The row-major copy ``contiguous()`` makes (PyTorch names it CloneBackward0)."""
+
+    backward_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        from glasstorch.ops.core import contiguous_copy
+
+        return contiguous_copy(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
 
 
 # ------------------------------------------------------------- as_strided
@@ -596,7 +623,7 @@ def _check_cat_inputs(tensors, dim: int, name: str) -> int:
     if not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{name}(): argument 'tensors' must be tuple of Tensors, not {type(tensors).__name__}")
     if len(tensors) == 0:
-        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+        raise ValueError(f"{name}(): expected a non-empty list of Tensors")
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element in argument 0, but got {type(t).__name__}")
