@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import builtins as _builtins
 
-from glasstorch import _tier
+from glasstorch import _tier, autograd
 from glasstorch._dtype import (
     bool_ as bool,  # noqa: A004 - PyTorch's names shadow builtins on purpose
+)
+from glasstorch._dtype import (
     can_cast,
     dtype,
     float32,
@@ -25,12 +27,10 @@ from glasstorch._dtype import (
     uint8,
 )
 from glasstorch._shape import broadcast_shapes
-from glasstorch.tensor import Size, Tensor, device
+from glasstorch.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 
 # Methods are attached to Tensor by this import.
 from glasstorch.ops import methods as _methods  # noqa: F401  (isort: keep after tensor)
-from glasstorch import autograd
-from glasstorch.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from glasstorch.ops.creation import (
     arange,
     as_tensor,
@@ -185,6 +185,7 @@ from glasstorch.random import (
     seed,
     set_rng_state,
 )
+from glasstorch.tensor import Size, Tensor, device
 
 #: The active tier's name: ``"reference"`` or ``"fast"``.
 tier: str = _tier.tier

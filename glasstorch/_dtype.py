@@ -20,9 +20,7 @@ class dtype:  # noqa: N801 - PyTorch's name
         itemsize: bytes per element.
     """
 
-    def __init__(
-        self, name: str, numpy_name: str, category: int, legacy_name: str, c_name: str
-    ):
+    def __init__(self, name: str, numpy_name: str, category: int, legacy_name: str, c_name: str):
         self.name = name
         self.numpy = np.dtype(numpy_name)
         self.category = category  # 0 bool, 1 integer, 2 floating

@@ -179,9 +179,7 @@ class Kernels:
         """
         raise NotImplementedError
 
-    def arg_reduce(
-        self, op: str, values: Strided, indices: Strided, a: Strided, dim: int
-    ) -> None:
+    def arg_reduce(self, op: str, values: Strided, indices: Strided, a: Strided, dim: int) -> None:
         """Extreme values of ``a`` along ``dim`` and where they are.
 
         ``op`` is ``"max"`` or ``"min"``. ``values`` (a's dtype) and ``indices``
@@ -281,9 +279,7 @@ class Kernels:
     # block ``offset + i // 4`` unless the kernel says otherwise. The frontend's
     # generator advances its offset by the number of blocks each call used, which
     # each kernel's docstring states, so every tier produces the same numbers.
-    def random_uniform(
-        self, out: Strided, seed: int, offset: int, low: float, high: float
-    ) -> None:
+    def random_uniform(self, out: Strided, seed: int, offset: int, low: float, high: float) -> None:
         """Uniform numbers in ``[low, high)``; ``ceil(numel / 4)`` blocks.
 
         A 32-bit word ``x`` becomes ``u = (x >> 8) * 2**-24`` for float32 and
@@ -294,9 +290,7 @@ class Kernels:
         """
         raise NotImplementedError
 
-    def random_normal(
-        self, out: Strided, seed: int, offset: int, mean: float, std: float
-    ) -> None:
+    def random_normal(self, out: Strided, seed: int, offset: int, mean: float, std: float) -> None:
         """Normal numbers by the Box-Muller transform; ``ceil(numel / 2)`` blocks.
 
         Elements ``2k`` and ``2k+1`` come from block ``offset + k``: words 0 and
@@ -307,9 +301,7 @@ class Kernels:
         """
         raise NotImplementedError
 
-    def random_integers(
-        self, out: Strided, seed: int, offset: int, low: int, high: int
-    ) -> None:
+    def random_integers(self, out: Strided, seed: int, offset: int, low: int, high: int) -> None:
         """Integers in ``[low, high)``; ``ceil(numel / 2)`` blocks.
 
         Element i uses block ``offset + i // 2``, words ``2 * (i % 2)`` and

@@ -24,7 +24,9 @@ def _float_formatter(values: list[float]):
         if nonzero and max(nonzero) > 1e8:
             return lambda v: _special(v) or f"{v:.4e}"
         return lambda v: _special(v) or f"{v:.0f}."
-    if nonzero and (max(nonzero) / min(nonzero) > 1000 or max(nonzero) > 1e8 or min(nonzero) < 1e-4):
+    if nonzero and (
+        max(nonzero) / min(nonzero) > 1000 or max(nonzero) > 1e8 or min(nonzero) < 1e-4
+    ):
         return lambda v: _special(v) or f"{v:.4e}"
     return lambda v: _special(v) or f"{v:.4f}"
 

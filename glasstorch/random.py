@@ -30,7 +30,7 @@ class Generator:
         """Seed the generator (any integer; taken modulo 2**64) and start from block 0."""
         seed = int(seed)
         if not -(2**63) <= seed < 2**64:
-            raise RuntimeError(f"Overflow when unpacking long long")
+            raise RuntimeError("Overflow when unpacking long long")
         self._seed = seed % 2**64
         self._offset = 0
         return self

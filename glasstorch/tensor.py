@@ -384,7 +384,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self.numel() != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous"
+                "Boolean value of Tensor with more than one value is ambiguous"
                 if self.numel() > 1
                 else "Boolean value of Tensor with no values is ambiguous"
             )
@@ -394,7 +394,9 @@ class Tensor:
         if self.numel() == 1:
             return
         if error is RuntimeError:
-            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+            raise RuntimeError(
+                f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
+            )
         raise error("only one element tensors can be converted to Python scalars")
 
     def __float__(self) -> float:

@@ -115,7 +115,12 @@ def grad(
     retain = create_graph if retain_graph is None else retain_graph
     allow = bool(allow_unused) or materialize_grads
     result = run_backward(
-        output_list, grads, retain, create_graph, inputs=input_list, accumulate=False,
+        output_list,
+        grads,
+        retain,
+        create_graph,
+        inputs=input_list,
+        accumulate=False,
         allow_unused=allow,
     )
     if materialize_grads:

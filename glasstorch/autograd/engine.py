@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 
-from glasstorch.autograd.function import AccumulateGrad, Node
+from glasstorch.autograd.function import AccumulateGrad, Node, gradient_edge
 from glasstorch.autograd.grad_mode import set_grad_enabled
 
 
@@ -20,9 +20,7 @@ def _root_edge(tensor, position: int) -> tuple[Node, int]:
         raise RuntimeError(
             f"element {position} of tensors does not require grad and does not have a grad_fn"
         )
-    if tensor.grad_fn is not None:
-        return tensor.grad_fn, tensor._output_nr
-    return tensor._grad_accumulator(), 0
+    return gradient_edge(tensor)
 
 
 def _reachable(roots: list[Node]) -> list[Node]:
@@ -96,8 +94,7 @@ def run_backward(
         for i, tensor in enumerate(inputs):
             if not tensor.requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-            edge = (tensor.grad_fn, tensor._output_nr) if tensor.grad_fn else (
-                tensor._grad_accumulator(), 0)
+            edge = gradient_edge(tensor)
             captures[edge] = i
         needed = _needed(nodes, {node for node, _ in captures})
     else:
@@ -117,8 +114,9 @@ def run_backward(
 
     for (node, output_nr), grad in zip(roots, grad_tensors):
         deliver(node, output_nr, grad)
-    ready = [(-node._sequence_nr, id(node), node) for node, _ in roots if dependencies.get(node) == 0]
-    ready = list({entry[1]: entry for entry in ready}.values())
+    # Each root node once, if nothing else feeds it (then it is ready now).
+    starts = {node for node, _ in roots if dependencies.get(node) == 0}
+    ready = [(-node._sequence_nr, id(node), node) for node in starts]
     heapq.heapify(ready)
 
     captured = [None] * (len(inputs) if inputs is not None else 0)
@@ -131,7 +129,11 @@ def run_backward(
                 if (node, output_nr) in captures:
                     captured[captures[(node, output_nr)]] = grad
             if isinstance(node, AccumulateGrad):
-                if accumulate and (inputs is None or (node, 0) in captures) and grads[0] is not None:
+                if (
+                    accumulate
+                    and (inputs is None or (node, 0) in captures)
+                    and grads[0] is not None
+                ):
                     node.apply(grads[0])
                 continue
             if node not in needed or all(g is None for g in grads):
@@ -143,12 +145,11 @@ def run_backward(
             _send(node, results, deliver, dependencies, ready)
 
     if inputs is not None and not accumulate:
-        for i, grad in enumerate(captured):
-            if grad is None and not allow_unused:
-                raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
-                    "graph. Set allow_unused=True if this is the desired behavior."
-                )
+        if not allow_unused and any(grad is None for grad in captured):
+            raise RuntimeError(
+                "One of the differentiated Tensors appears to not have been used in the "
+                "graph. Set allow_unused=True if this is the desired behavior."
+            )
         return captured
     return None
 

@@ -118,9 +118,7 @@ class Node:
                 continue
             tensor, version, grad_fn, output_nr = entry
             if tensor._version != version:
-                origin = (
-                    f", which is output {output_nr} of {grad_fn.name()}," if grad_fn else ""
-                )
+                origin = f", which is output {output_nr} of {grad_fn.name()}," if grad_fn else ""
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified "
                     f"by an inplace operation: {_describe(tensor)}{origin} is at version "
@@ -233,12 +231,16 @@ class Function:
     @staticmethod
     def forward(ctx, *args):
         """Compute the outputs from the inputs; may save what backward needs on ``ctx``."""
-        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
 
     @staticmethod
     def backward(ctx, *grad_outputs):
         """Given the gradient of each output, return the gradient of each input."""
-        raise NotImplementedError("You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD.")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD."
+        )
 
     @classmethod
     def apply(cls, *args):
@@ -265,7 +267,7 @@ class Function:
         return outputs if is_tuple else outputs[0]
 
 
-def _edge(tensor) -> tuple:
+def gradient_edge(tensor) -> tuple:
     """The ``(node, output_nr)`` pair that gradients for ``tensor`` flow into."""
     if not tensor.requires_grad:
         return (None, 0)
@@ -284,7 +286,7 @@ def _connect(node: Node, args: tuple, outputs: tuple) -> None:
             node._arg_slots.append(None)  # indices and masks are not differentiable inputs
         elif isinstance(arg, Tensor):
             node._arg_slots.append(len(edges))
-            edges.append(_edge(arg))
+            edges.append(gradient_edge(arg))
             meta.append((arg.shape, arg.dtype))
         elif position in node._forward_cls.operand_positions:
             node._arg_slots.append(len(edges))

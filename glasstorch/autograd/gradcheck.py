@@ -28,9 +28,7 @@ def _flat_outputs(function, inputs) -> list:
 
 def _output_values(function, inputs) -> list[list[float]]:
     """Every output's values, flattened, as Python floats."""
-    return [
-        o.detach().double().reshape(-1).tolist() for o in _flat_outputs(function, inputs)
-    ]
+    return [o.detach().double().reshape(-1).tolist() for o in _flat_outputs(function, inputs)]
 
 
 def _numerical_jacobian(function, inputs, index: int, eps: float) -> list[list[list[float]]]:
@@ -53,7 +51,9 @@ def _numerical_jacobian(function, inputs, index: int, eps: float) -> list[list[l
     jacobians = []
     for out_index in range(len(columns[0]) if columns else 0):
         rows = len(columns[0][out_index])
-        jacobians.append([[columns[j][out_index][i] for j in range(len(columns))] for i in range(rows)])
+        jacobians.append(
+            [[columns[j][out_index][i] for j in range(len(columns))] for i in range(rows)]
+        )
     return jacobians
 
 
@@ -74,7 +74,9 @@ def _analytical_jacobian(function, inputs, index: int) -> list[list[list[float]]
             one_hot = zeros(tuple(output.shape), dtype=output.dtype)
             one_hot.view(-1)[i] = 1
             (g,) = autograd_grad(output, target, one_hot, retain_graph=True, allow_unused=True)
-            rows.append([0.0] * target.numel() if g is None else g.detach().reshape(-1).double().tolist())
+            rows.append(
+                [0.0] * target.numel() if g is None else g.detach().reshape(-1).double().tolist()
+            )
         jacobians.append(rows)
     return jacobians
 

@@ -33,9 +33,7 @@ def _size_arg(size) -> tuple[int, ...]:
                 f"{type(s).__name__}"
             )
         if s < 0:
-            raise RuntimeError(
-                f"Trying to create tensor with negative dimension {s}: {list(size)}"
-            )
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
     return tuple(int(s) for s in size)
 
 
@@ -105,7 +103,9 @@ def _to_numpy(data) -> np.ndarray:
     if isinstance(data, (list, tuple)):
         _check_ragged(data)
         if any(isinstance(x, Tensor) for x in data):
-            data = [x.item() if isinstance(x, Tensor) and x.dim() == 0 else _to_numpy(x) for x in data]
+            data = [
+                x.item() if isinstance(x, Tensor) and x.dim() == 0 else _to_numpy(x) for x in data
+            ]
     if isinstance(data, (str, bytes)) or data is None:
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     array = np.asarray(data)
@@ -163,9 +163,15 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
             "copy of your array  with array.copy().) "
         )
     if any(s % item for s in ndarray.strides):
-        raise ValueError("given numpy array strides not a multiple of the element byte size. Copy the numpy array to reallocate the memory.")
+        raise ValueError(
+            "given numpy array strides not a multiple of the element byte size. Copy the numpy array to reallocate the memory."
+        )
     strides = tuple(s // item for s in ndarray.strides)
-    span = 1 + sum((size - 1) * stride for size, stride in zip(ndarray.shape, strides)) if ndarray.size else 0
+    span = (
+        1 + sum((size - 1) * stride for size, stride in zip(ndarray.shape, strides))
+        if ndarray.size
+        else 0
+    )
     flat = np.lib.stride_tricks.as_strided(ndarray, shape=(span,), strides=(item,))
     storage = Storage(flat)
     return Tensor._make(storage, ndarray.shape, strides, 0, dtype)
@@ -225,12 +231,16 @@ def _filled_like(input: Tensor, value, dtype) -> Tensor:
     return out
 
 
-def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
+def empty_like(
+    input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored
+) -> Tensor:
     """An uninitialised tensor shaped like ``input``."""
     return _finish(_empty_like_layout(input, dtype), requires_grad, device)
 
 
-def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
+def zeros_like(
+    input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored
+) -> Tensor:
     """Zeros shaped like ``input``."""
     return _finish(_filled_like(input, 0, dtype), requires_grad, device)
 
@@ -240,7 +250,9 @@ def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **
     return _finish(_filled_like(input, 1, dtype), requires_grad, device)
 
 
-def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
+def full_like(
+    input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False, **_ignored
+) -> Tensor:
     """``fill_value`` everywhere, shaped like ``input``."""
     return _finish(_filled_like(input, fill_value, dtype), requires_grad, device)
 
@@ -308,7 +320,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     """Uniform random numbers in ``[0, 1)``."""
     dtype = _dtype_or_default(dtype)
     if not dtype.is_floating_point:
-        raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{dtype.name}\'')
+        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{dtype.name}'")
     out = empty_tensor(_size_arg(size), dtype)
     seed, offset = _generator(generator).take_blocks(_blocks(out.numel(), 4))
     kernels.random_uniform(out._strided(), seed, offset, 0.0, 1.0)
@@ -319,21 +331,25 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
     """Normal random numbers with mean 0 and standard deviation 1."""
     dtype = _dtype_or_default(dtype)
     if not dtype.is_floating_point:
-        raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{dtype.name}\'')
+        raise RuntimeError(f"\"normal_kernel_cpu\" not implemented for '{dtype.name}'")
     out = empty_tensor(_size_arg(size), dtype)
     seed, offset = _generator(generator).take_blocks(_blocks(out.numel(), 2))
     kernels.random_normal(out._strided(), seed, offset, 0.0, 1.0)
     return _finish(out, requires_grad, device)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randint(
+    low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
     """Random integers in ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``."""
     if size is None:
         low, high, size = 0, low, high
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
     if high <= low:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
     out = empty_tensor(_size_arg((size,)), dtype or _dtype.int64)
     seed, offset = _generator(generator).take_blocks(_blocks(out.numel(), 2))
     kernels.random_integers(out._strided(), seed, offset, int(low), int(high))
@@ -366,7 +382,9 @@ def randint_like(input: Tensor, low, high=None, *, dtype=None, generator=None, *
     """Random integers in ``[low, high)`` shaped like ``input`` (input's dtype)."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, generator=generator, **kwargs)
+    return randint(
+        low, high, tuple(input.shape), dtype=dtype or input.dtype, generator=generator, **kwargs
+    )
 
 
 def _numel(shape) -> int:

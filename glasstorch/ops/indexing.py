@@ -176,7 +176,9 @@ class IndexSelect(Function):
         from glasstorch.ops.creation import zeros
 
         (index,) = ctx.saved_tensors
-        grad_a = zeros(ctx.input_shape, dtype=grad.dtype).index_add(ctx.dim, index.reshape(-1), grad)
+        grad_a = zeros(ctx.input_shape, dtype=grad.dtype).index_add(
+            ctx.dim, index.reshape(-1), grad
+        )
         return grad_a, None, None
 
 
@@ -212,7 +214,9 @@ class IndexPut(Function):
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
-        grad_src = grad.index_select(ctx.dim, index) * ctx.alpha if ctx.needs_input_grad[3] else None
+        grad_src = (
+            grad.index_select(ctx.dim, index) * ctx.alpha if ctx.needs_input_grad[3] else None
+        )
         return grad, None, None, grad_src, None
 
 
@@ -328,9 +332,7 @@ def _normalize_key(key) -> tuple:
         if isinstance(item, (list,)):
             item = tensor(item) if item else tensor(item, dtype=_dtype.int64)
             if item.dtype.is_floating_point:
-                raise IndexError(
-                    "tensors used as indices must be long, int, byte or bool tensors"
-                )
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         elif isinstance(item, bool):
             item = tensor(item)
         elif isinstance(item, Tensor) and item.dtype.is_floating_point:
@@ -365,9 +367,7 @@ def _apply_basic(x: Tensor, key: tuple) -> tuple[Tensor, list[tuple[int, Tensor]
     if sum(1 for item in key if item is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if used > x.dim():
-        raise IndexError(
-            f"too many indices for tensor of dimension {x.dim()}"
-        )
+        raise IndexError(f"too many indices for tensor of dimension {x.dim()}")
     view, dim, advanced = x, 0, []
     source_dim = 0  # the dimension of x the item indexes, for error messages
     for item in key:
@@ -489,7 +489,9 @@ class Index(Function):
 def getitem(x: Tensor, key) -> Tensor:
     """``x[key]``: a view for basic keys, a gathered copy for advanced ones."""
     if x.dim() == 0 and isinstance(key, int):
-        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        raise IndexError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+        )
     view, advanced = _apply_basic(x, _normalize_key(key))
     if not advanced:
         return view if view is not x else x.view(x.shape)
@@ -580,4 +582,3 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements where ``mask`` is true, as a 1-D tensor."""
     shape = broadcast_shapes(tuple(input.shape), tuple(mask.shape))
     return input.expand(shape)[mask.expand(shape)]
-

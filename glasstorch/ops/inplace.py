@@ -27,8 +27,14 @@ from glasstorch.tensor import Tensor, empty_tensor
 
 
 def _type_name(d) -> str:
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "uint8": "Byte", "bool": "Bool"}[d.name]
+    return {
+        "float32": "Float",
+        "float64": "Double",
+        "int64": "Long",
+        "int32": "Int",
+        "uint8": "Byte",
+        "bool": "Bool",
+    }[d.name]
 
 
 def check_inplace(target: Tensor) -> None:
@@ -148,7 +154,11 @@ def _rebase_view(view: Tensor, result: Tensor) -> None:
             "glasstorch supports in-place changes of a view with autograd only when the "
             "view's base is contiguous; call .contiguous() on the base first"
         )
-    geometry = (tuple(view.shape), tuple(view.stride()), view.storage_offset() - base.storage_offset())
+    geometry = (
+        tuple(view.shape),
+        tuple(view.stride()),
+        view.storage_offset() - base.storage_offset(),
+    )
     new_base = CopySlices.apply(base, result, geometry)
     base._requires_grad = True
     base.grad_fn, base._output_nr = new_base.grad_fn, 0

@@ -8,8 +8,8 @@ batch dimensions broadcast.
 from __future__ import annotations
 
 from glasstorch import _dtype
-from glasstorch._shape import broadcast_shapes, expand_strides
 from glasstorch._kernels import Strided
+from glasstorch._shape import broadcast_shapes, expand_strides
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.ops.core import cast
@@ -42,8 +42,9 @@ def _matmul_function(name: str, node_name: str):
     """
 
     def forward(ctx, a, b):
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
-                              b if ctx.needs_input_grad[0] else None)
+        ctx.save_for_backward(
+            a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None
+        )
         return compute_matmul(a, b)
 
     def backward(ctx, grad):
@@ -52,12 +53,16 @@ def _matmul_function(name: str, node_name: str):
         grad_b = a.mT @ grad if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
-    return type(name, (Function,), {
-        "backward_name": node_name,
-        "forward": staticmethod(forward),
-        "backward": staticmethod(backward),
-        "__doc__": f"Matrix product recorded as {node_name}.",
-    })
+    return type(
+        name,
+        (Function,),
+        {
+            "backward_name": node_name,
+            "forward": staticmethod(forward),
+            "backward": staticmethod(backward),
+            "__doc__": f"Matrix product recorded as {node_name}.",
+        },
+    )
 
 
 Mm = _matmul_function("Mm", "MmBackward0")
@@ -101,8 +106,14 @@ def _shape_error(a: Tensor, b: Tensor) -> RuntimeError:
     )
 
 
-_C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "uint8": "unsigned char", "bool": "bool"}
+_C_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "int64": "long int",
+    "int32": "int",
+    "uint8": "unsigned char",
+    "bool": "bool",
+}
 
 
 def _check_dtypes(a: Tensor, b: Tensor, name: str) -> None:
@@ -127,7 +138,9 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched product ``(b, n, m) @ (b, m, p) -> (b, n, p)`` (no broadcasting)."""
     if input.dim() != 3 or mat2.dim() != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor" if input.dim() != 3 else "batch2 must be a 3D tensor")
+        raise RuntimeError(
+            "batch1 must be a 3D tensor" if input.dim() != 3 else "batch2 must be a 3D tensor"
+        )
     if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -158,10 +171,8 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
         )
     if input.shape[0] != other.shape[0]:
         raise RuntimeError(
-            "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number "
-            "of elements, but got {} and {} elements respectively".format(
-                input.shape[0], other.shape[0], input.shape[0], other.shape[0]
-            )
+            f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src [{other.shape[0]}] to have the same number "
+            f"of elements, but got {input.shape[0]} and {other.shape[0]} elements respectively"
         )
     if input.dtype is not other.dtype:
         raise RuntimeError(

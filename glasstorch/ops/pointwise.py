@@ -354,7 +354,7 @@ true_divide = div
 def floor_divide(input, other) -> Tensor:
     """Division rounded toward minus infinity (no gradient)."""
     if _dtype.result_type(input, other) is _dtype.bool_:
-        raise NotImplementedError('"div_floor_cpu" not implemented for \'Bool\'')
+        raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
     _check_integer_divisor(input, other)
     return compute_binary("floor_divide", input, other)
 
@@ -442,7 +442,7 @@ def _bitwise(op: str, symbol: str):
     def bitwise(input, other) -> Tensor:
         dtype = _dtype.result_type(input, other)
         if dtype.is_floating_point:
-            raise RuntimeError(f'"{op}_cpu" not implemented for \'Float\'')
+            raise RuntimeError(f"\"{op}_cpu\" not implemented for 'Float'")
         return compute_binary(op, input, other)
 
     bitwise.__name__ = op
@@ -458,7 +458,9 @@ bitwise_xor = _bitwise("bitwise_xor", "^")
 def bitwise_not(input: Tensor) -> Tensor:
     """Elementwise ``~`` of an integer or bool tensor."""
     if input.dtype.is_floating_point:
-        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+        )
     return compute_unary("bitwise_not", input)
 
 
@@ -532,7 +534,9 @@ Reciprocal = _unary_function(
 )
 Sin = _unary_function("Sin", "sin", lambda g, x, y: g * x.cos(), floating=True)
 Cos = _unary_function("Cos", "cos", lambda g, x, y: -g * x.sin(), floating=True)
-Tanh = _unary_function("Tanh", "tanh", lambda g, x, y: g * (1 - y * y), floating=True, save="output")
+Tanh = _unary_function(
+    "Tanh", "tanh", lambda g, x, y: g * (1 - y * y), floating=True, save="output"
+)
 Sigmoid = _unary_function(
     "Sigmoid", "sigmoid", lambda g, x, y: g * y * (1 - y), floating=True, save="output"
 )
@@ -547,12 +551,12 @@ Trunc = _unary_function("Trunc", "trunc", lambda g, x, y: g * 0, floating=False)
 
 #: Unary ops PyTorch refuses on bool tensors, and the error it raises.
 _NOT_FOR_BOOL = {
-    "Abs": NotImplementedError('"abs_cpu" not implemented for \'Bool\''),
+    "Abs": NotImplementedError("\"abs_cpu\" not implemented for 'Bool'"),
     "Relu": RuntimeError("Boolean inputs not supported for relu"),
-    "Floor": NotImplementedError('"floor_vml_cpu" not implemented for \'Bool\''),
-    "Ceil": NotImplementedError('"ceil_vml_cpu" not implemented for \'Bool\''),
-    "Round": NotImplementedError('"round_vml_cpu" not implemented for \'Bool\''),
-    "Trunc": NotImplementedError('"trunc_vml_cpu" not implemented for \'Bool\''),
+    "Floor": NotImplementedError("\"floor_vml_cpu\" not implemented for 'Bool'"),
+    "Ceil": NotImplementedError("\"ceil_vml_cpu\" not implemented for 'Bool'"),
+    "Round": NotImplementedError("\"round_vml_cpu\" not implemented for 'Bool'"),
+    "Trunc": NotImplementedError("\"trunc_vml_cpu\" not implemented for 'Bool'"),
 }
 
 
@@ -581,8 +585,10 @@ def neg(input: Tensor) -> Tensor:
 
 
 negative = neg
-abs = _public_unary(Abs,  # noqa: A001 - PyTorch's name
-    "Absolute value, elementwise.")
+abs = _public_unary(
+    Abs,  # noqa: A001 - PyTorch's name
+    "Absolute value, elementwise.",
+)
 exp = _public_unary(Exp, "``e ** input``, elementwise.")
 log = _public_unary(Log, "Natural logarithm, elementwise (``-inf`` at 0, NaN below).")
 log1p = _public_unary(Log1p, "``log(1 + input)``, accurate for small inputs.")
@@ -732,7 +738,9 @@ class MaskedFill(Function):
         value = value.item() if isinstance(value, Tensor) else value
         out = empty_tensor(a.shape, a.dtype)
         filler = as_operand(value, a.dtype)
-        kernels.where(out._strided(), strided_as(mask, shape), strided_as(filler, shape), a._strided())
+        kernels.where(
+            out._strided(), strided_as(mask, shape), strided_as(filler, shape), a._strided()
+        )
         return out
 
     @staticmethod
@@ -745,8 +753,7 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     """``input`` with ``value`` wherever the bool ``mask`` is true."""
     if mask.dtype is not _dtype.bool_:
         raise RuntimeError(
-            f"masked_fill_ only supports boolean masks, but got mask with dtype "
-            f"{mask.dtype.c_name}"
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.c_name}"
         )
     if isinstance(value, Tensor) and value.dim() != 0:
         raise RuntimeError(

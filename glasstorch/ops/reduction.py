@@ -8,7 +8,6 @@ and expands it over the reduced dims.
 
 from __future__ import annotations
 
-import builtins
 from collections import namedtuple
 
 from glasstorch import _dtype
@@ -222,8 +221,10 @@ def _check_nonempty(input: Tensor, dims, name: str, whole: bool = False) -> None
         return
     if whole:
         error = IndexError if name.startswith("arg") else RuntimeError
-        tail = "" if name.startswith("arg") else (
-            " Specify the reduction dim with the 'dim' argument."
+        tail = (
+            ""
+            if name.startswith("arg")
+            else (" Specify the reduction dim with the 'dim' argument.")
         )
         raise error(
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{tail}"
@@ -391,9 +392,7 @@ def _var_args(input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):
         unbiased, dim = dim, None
     if not input.dtype.is_floating_point:
-        raise RuntimeError(
-            "std and var only support floating point and complex dtypes"
-        )
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     return _dims_arg(input, dim), _correction(unbiased, correction), keepdim
 
 
@@ -430,7 +429,7 @@ class LogSumExp(Function):
         else:
             peak = compute_reduce("amax", a, dims, keepdim=True)
             peak = where(peak.abs() == float("inf"), 0.0, peak)
-        out = ((a - peak).exp().sum(dims, keepdim=True).log() + peak)
+        out = (a - peak).exp().sum(dims, keepdim=True).log() + peak
         out = _drop_dims(out, dims, keepdim)
         ctx.save_for_backward(a, out)
         return out
@@ -533,7 +532,7 @@ def _softmax_input(input: Tensor, dim, dtype) -> tuple[Tensor, int]:
     if dtype is not None:
         input = input.to(dtype)
     elif not input.dtype.is_floating_point:
-        raise RuntimeError('"softmax_lastdim_kernel_impl" not implemented for \'Long\'')
+        raise RuntimeError("\"softmax_lastdim_kernel_impl\" not implemented for 'Long'")
     if input.dim() == 0:
         return input, 0
     return input, normalize_dim(dim, input.dim())

@@ -187,9 +187,7 @@ swapaxes = swapdims = transpose
 def t(input: Tensor) -> Tensor:
     """Transpose a matrix; 0-d and 1-d tensors are returned as they are (as views)."""
     if input.dim() > 2:
-        raise RuntimeError(
-            f"t() expects a tensor with <= 2 dimensions, but self is {input.dim()}D"
-        )
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.dim()}D")
     if input.dim() < 2:
         return T.apply(input, 0, 0)
     return T.apply(input, 0, 1)
@@ -198,7 +196,9 @@ def t(input: Tensor) -> Tensor:
 def mT(input: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
     """Transpose the last two dimensions."""
     if input.dim() < 2:
-        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
+        raise RuntimeError(
+            "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor."
+        )
     return transpose(input, -2, -1)
 
 
@@ -388,7 +388,13 @@ class Slice(Function):
     @staticmethod
     def backward(ctx, grad):
         args = ctx.args
-        return _Embed.apply(grad, ctx.input_shape, lambda z: _slice_raw(z, *args)), None, None, None, None
+        return (
+            _Embed.apply(grad, ctx.input_shape, lambda z: _slice_raw(z, *args)),
+            None,
+            None,
+            None,
+            None,
+        )
 
 
 def _slice_raw(tensor: Tensor, dim, start, stop, step) -> Tensor:
@@ -421,9 +427,7 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         )
     start %= size if size else 1
     if start + length > size or length < 0:
-        raise RuntimeError(
-            f"start ({start}) + length ({length}) exceeds dimension size ({size})."
-        )
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return Slice.apply(input, dim, start, start + length, 1)
 
 
@@ -462,7 +466,9 @@ class Split(Function):
         for size in sizes:
             shape, strides = list(a.shape), list(a.stride())
             shape[dim] = size
-            pieces.append(_raw_view(a, shape, strides, a.storage_offset() + start * a.stride()[dim]))
+            pieces.append(
+                _raw_view(a, shape, strides, a.storage_offset() + start * a.stride()[dim])
+            )
             start += size
         return tuple(pieces)
 
@@ -482,7 +488,9 @@ def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor, 
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
         if size <= 0 and length > 0:
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {length}")
+            raise RuntimeError(
+                f"split_size can only be 0 if dimension size is 0, but got dimension size of {length}"
+            )
         count = max(1, -(-length // size)) if size > 0 else 1
         sizes = [min(size, length - i * size) for i in range(count)]
         return Split.apply(input, dim, sizes)
@@ -621,7 +629,9 @@ class Cat(Function):
 
 def _check_cat_inputs(tensors, dim: int, name: str) -> int:
     if not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{name}(): argument 'tensors' must be tuple of Tensors, not {type(tensors).__name__}")
+        raise TypeError(
+            f"{name}(): argument 'tensors' must be tuple of Tensors, not {type(tensors).__name__}"
+        )
     if len(tensors) == 0:
         raise ValueError(f"{name}(): expected a non-empty list of Tensors")
     for t in tensors:
