@@ -79,6 +79,8 @@ def dense_strides(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, ..
     """Strides for a copy that keeps the layout of a dense tensor (PyTorch's
     ``preserve_format``): a transposed matrix stays transposed. A tensor with
     gaps or overlaps gets row-major strides instead."""
+    if numel(shape) == 0:
+        return contiguous_strides(shape)
     order = sorted(range(len(shape)), key=lambda d: (strides[d], -d))
     expected = 1
     for d in order:

@@ -38,7 +38,13 @@ def _type_name(d) -> str:
 
 
 def check_inplace(target: Tensor) -> None:
-    """Refuse in-place changes that would corrupt autograd, with PyTorch's message."""
+    """Refuse in-place changes that would corrupt data or autograd, with PyTorch's message."""
+    overlap = any(size > 1 and stride == 0 for size, stride in zip(target.shape, target.stride()))
+    if overlap and target.numel() > 0:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
     if not is_grad_enabled():
         return
     if target.is_leaf and target.requires_grad:

@@ -35,8 +35,9 @@ def compute_binary(op: str, a, b, dtype=None) -> Tensor:
     check_tensor_or_number(b, "other")
     dtype = dtype or _dtype.result_type(a, b)
     shape = broadcast(a, b)
+    strides = output_strides(shape, a, b)
     a, b = as_operand(a, dtype), as_operand(b, dtype)
-    out = empty_tensor(shape, _dtype.bool_ if op in BOOL_RESULT_OPS else dtype)
+    out = empty_tensor(shape, _dtype.bool_ if op in BOOL_RESULT_OPS else dtype, strides)
     kernels.binary(op, out._strided(), strided_as(a, shape), strided_as(b, shape))
     return out
 
@@ -46,9 +47,21 @@ def compute_unary(op: str, a: Tensor, dtype=None) -> Tensor:
     if dtype is not None:
         a = cast(a, dtype)
     out_dtype = _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype
-    out = empty_tensor(a.shape, out_dtype)
+    out = empty_tensor(a.shape, out_dtype, output_strides(a.shape, a))
     kernels.unary(op, out._strided(), a._strided())
     return out
+
+
+def output_strides(shape, *operands):
+    """Strides for an elementwise result: those of the first operand with the
+    result's shape if it is dense (so ``x.t() + 1`` stays transposed, as in
+    PyTorch), row-major otherwise."""
+    from glasstorch._shape import contiguous_strides, dense_strides
+
+    for operand in operands:
+        if isinstance(operand, Tensor) and tuple(operand.shape) == tuple(shape):
+            return dense_strides(shape, operand.stride())
+    return contiguous_strides(shape)
 
 
 def _float_dtype(a: Tensor):

@@ -248,9 +248,23 @@ def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     return AMin.apply(input, dims, keepdim)
 
 
+class _ValuesIndices:
+    """Printed like PyTorch's ``torch.return_types.max(values=..., indices=...)``."""
+
+    def __repr__(self) -> str:
+        return (
+            f"torch.return_types.{type(self).__name__}(\nvalues={self.values!r},\n"
+            f"indices={self.indices!r})"
+        )
+
+
 #: What ``max(dim=...)`` and ``min(dim=...)`` return: values and their indices.
-MaxResult = namedtuple("max", ["values", "indices"])
-MinResult = namedtuple("min", ["values", "indices"])
+max_result = type(
+    "max", (_ValuesIndices, namedtuple("max", ["values", "indices"])), {"__slots__": ()}
+)
+min_result = type(
+    "min", (_ValuesIndices, namedtuple("min", ["values", "indices"])), {"__slots__": ()}
+)
 
 
 class MaxDim(Function):
@@ -298,9 +312,9 @@ def max(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
         return MaxAll.apply(input, tuple(range(input.dim())), False)
     dim = normalize_dim(dim, input.dim())
     if input.dim() == 0:
-        return MaxResult(*MaxDim.apply(input.reshape(1), 0, False))
+        return max_result(*MaxDim.apply(input.reshape(1), 0, False))
     _check_nonempty(input, (dim,), "max")
-    return MaxResult(*MaxDim.apply(input, dim, keepdim))
+    return max_result(*MaxDim.apply(input, dim, keepdim))
 
 
 def min(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
@@ -314,9 +328,9 @@ def min(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
         return MinAll.apply(input, tuple(range(input.dim())), False)
     dim = normalize_dim(dim, input.dim())
     if input.dim() == 0:
-        return MinResult(*MinDim.apply(input.reshape(1), 0, False))
+        return min_result(*MinDim.apply(input.reshape(1), 0, False))
     _check_nonempty(input, (dim,), "min")
-    return MinResult(*MinDim.apply(input, dim, keepdim))
+    return min_result(*MinDim.apply(input, dim, keepdim))
 
 
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
