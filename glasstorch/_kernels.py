@@ -272,6 +272,166 @@ class Kernels:
         """
         raise NotImplementedError
 
+    # --------------------------------------------------------- neural networks
+    def cross_entropy(
+        self,
+        losses: Strided,
+        log_probs: Strided,
+        logits: Strided,
+        target: Strided,
+        ignore_index: int,
+    ) -> None:
+        """Fused log-softmax and negative log-likelihood over class indices.
+
+        ``logits`` and ``log_probs`` are ``(N, C)``; ``target`` (int64) and
+        ``losses`` are ``(N,)``. Writes ``log_probs = log_softmax(logits, dim=1)``
+        (numerically safe, as :meth:`softmax`) and
+        ``losses[i] = -log_probs[i, target[i]]``, or 0 where
+        ``target[i] == ignore_index``. Targets are in range (checked by the
+        frontend). Weights, label smoothing and the reduction are the frontend's.
+        """
+        raise NotImplementedError
+
+    # -------------------------------------------------------------- optimizers
+    # One fused kernel per optimizer: it updates a parameter and its state
+    # buffers in place, element by element, following PyTorch's update rule.
+    # ``param`` comes first (it is the output); every buffer is a contiguous
+    # 1-D view of the same length and dtype; a buffer the configuration does not
+    # use is None. Each kernel applies ``maximize`` itself, as documented.
+    # Arithmetic is in the buffers' dtype; the order of operations is the one
+    # shown, so every tier gives the same numbers to float tolerance.
+    def sgd_step(
+        self,
+        param: Strided,
+        grad: Strided,
+        momentum_buffer: Strided | None,
+        lr: float,
+        weight_decay: float,
+        momentum: float,
+        dampening: float,
+        nesterov: bool,
+        maximize: bool,
+        first_step: bool,
+    ) -> None:
+        """One SGD step, per element::
+
+        g = -grad if maximize else grad
+        g = g + weight_decay * param
+        if momentum != 0:
+            buf = g if first_step else momentum * buf + (1 - dampening) * g
+            g = g + momentum * buf if nesterov else buf
+        param = param - lr * g
+        """
+        raise NotImplementedError
+
+    def adam_step(
+        self,
+        param: Strided,
+        grad: Strided,
+        exp_avg: Strided,
+        exp_avg_sq: Strided,
+        max_exp_avg_sq: Strided | None,
+        step: int,
+        lr: float,
+        beta1: float,
+        beta2: float,
+        eps: float,
+        weight_decay: float,
+        decoupled_weight_decay: bool,
+        amsgrad: bool,
+        maximize: bool,
+    ) -> None:
+        """One Adam (or, with ``decoupled_weight_decay``, AdamW) step; ``step`` counts from 1::
+
+        g = -grad if maximize else grad
+        if decoupled_weight_decay: param = param * (1 - lr * weight_decay)
+        else: g = g + weight_decay * param
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        if amsgrad: vmax = max(vmax, v); v_used = vmax  else: v_used = v
+        bias1 = 1 - beta1 ** step;  bias2 = 1 - beta2 ** step
+        denom = sqrt(v_used) / sqrt(bias2) + eps
+        param = param - (lr / bias1) * m / denom
+        """
+        raise NotImplementedError
+
+    def rmsprop_step(
+        self,
+        param: Strided,
+        grad: Strided,
+        square_avg: Strided,
+        momentum_buffer: Strided | None,
+        grad_avg: Strided | None,
+        lr: float,
+        alpha: float,
+        eps: float,
+        weight_decay: float,
+        momentum: float,
+        centered: bool,
+        maximize: bool,
+    ) -> None:
+        """One RMSprop step::
+
+        g = -grad if maximize else grad
+        g = g + weight_decay * param
+        sq = alpha * sq + (1 - alpha) * g * g
+        if centered:
+            ga = alpha * ga + (1 - alpha) * g
+            avg = sqrt(sq - ga * ga) + eps
+        else:
+            avg = sqrt(sq) + eps
+        if momentum > 0:
+            buf = momentum * buf + g / avg;  param = param - lr * buf
+        else:
+            param = param - lr * g / avg
+        """
+        raise NotImplementedError
+
+    def adagrad_step(
+        self,
+        param: Strided,
+        grad: Strided,
+        state_sum: Strided,
+        step: int,
+        lr: float,
+        lr_decay: float,
+        weight_decay: float,
+        eps: float,
+        maximize: bool,
+    ) -> None:
+        """One Adagrad step; ``step`` counts from 1::
+
+        g = -grad if maximize else grad
+        g = g + weight_decay * param
+        clr = lr / (1 + (step - 1) * lr_decay)
+        sum = sum + g * g
+        param = param - clr * g / (sqrt(sum) + eps)
+        """
+        raise NotImplementedError
+
+    def adadelta_step(
+        self,
+        param: Strided,
+        grad: Strided,
+        square_avg: Strided,
+        acc_delta: Strided,
+        lr: float,
+        rho: float,
+        eps: float,
+        weight_decay: float,
+        maximize: bool,
+    ) -> None:
+        """One Adadelta step::
+
+        g = -grad if maximize else grad
+        g = g + weight_decay * param
+        sq = rho * sq + (1 - rho) * g * g
+        delta = sqrt(acc + eps) / sqrt(sq + eps) * g
+        acc = rho * acc + (1 - rho) * delta * delta
+        param = param - lr * delta
+        """
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ random
     # Every random kernel draws from Philox 4x32-10 with a 64-bit ``seed`` (the
     # key) and a ``offset``: the index of the first 128-bit counter block to use.

@@ -12,6 +12,8 @@ The kernels are grouped by family, one module each:
 * :mod:`~glasstorch.reference.linalg`: matmul;
 * :mod:`~glasstorch.reference.indexing`: gather, scatter, index_select, index_put, nonzero;
 * :mod:`~glasstorch.reference.creation`: allocate, arange, linspace;
+* :mod:`~glasstorch.reference.nn`: the fused cross-entropy;
+* :mod:`~glasstorch.reference.optim`: one fused update per optimizer;
 * :mod:`~glasstorch.reference.random`: Philox 4x32-10 and the random kernels.
 """
 
@@ -21,6 +23,8 @@ from .creation import CreationKernels
 from .elementwise import ElementwiseKernels
 from .indexing import IndexingKernels
 from .linalg import LinalgKernels
+from .nn import NNKernels
+from .optim import OptimKernels
 from .random import RandomKernels
 from .reductions import ReductionKernels
 
@@ -31,6 +35,8 @@ class ReferenceKernels(
     ReductionKernels,
     LinalgKernels,
     IndexingKernels,
+    NNKernels,
+    OptimKernels,
     RandomKernels,
     Kernels,
 ):

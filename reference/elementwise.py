@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from glasstorch._kernels import Strided
+
 from .strided import converter, memory, positions
 
 inf, nan = math.inf, math.nan
@@ -207,5 +208,7 @@ class ElementwiseKernels:
     def where(self, out: Strided, cond: Strided, a: Strided, b: Strided) -> None:
         store = converter(out.buffer.dtype)
         out_mem, c_mem, a_mem, b_mem = memory(out), memory(cond), memory(a), memory(b)
-        for p_out, p_c, p_a, p_b in zip(positions(out), positions(cond), positions(a), positions(b)):
+        for p_out, p_c, p_a, p_b in zip(
+            positions(out), positions(cond), positions(a), positions(b)
+        ):
             out_mem[p_out] = store(a_mem[p_a] if c_mem[p_c] else b_mem[p_b])

@@ -28,7 +28,9 @@ class IndexingKernels:
             source = _with(i, dim, idx_mem[p_idx])
             out_mem[p_out] = store(a_mem[index_to_position(source, a.strides, a.offset)])
 
-    def scatter(self, out: Strided, dim: int, index: Strided, src: Strided, accumulate: bool) -> None:
+    def scatter(
+        self, out: Strided, dim: int, index: Strided, src: Strided, accumulate: bool
+    ) -> None:
         store = converter(out.buffer.dtype)
         out_mem, src_mem, idx_mem = memory(out), memory(src), memory(index)
         walk = zip(row_major_indices(index.shape), positions(index), positions(src))
@@ -45,7 +47,9 @@ class IndexingKernels:
             source = _with(i, dim, picks[i[dim]])
             out_mem[p_out] = store(a_mem[index_to_position(source, a.strides, a.offset)])
 
-    def index_put(self, out: Strided, dim: int, index: Strided, src: Strided, accumulate: bool) -> None:
+    def index_put(
+        self, out: Strided, dim: int, index: Strided, src: Strided, accumulate: bool
+    ) -> None:
         store = converter(out.buffer.dtype)
         out_mem, src_mem, idx_mem = memory(out), memory(src), memory(index)
         picks = [idx_mem[p] for p in positions(index)]
