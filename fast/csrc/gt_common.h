@@ -1,0 +1,98 @@
+/* gt_common.h: what every fast-tier kernel family shares.
+ *
+ * A tensor reaches C as a gt_view: the address of its storage buffer plus the
+ * shape, strides (in elements) and offset the frontend computed. Element
+ * (i0, i1, ...) lives at  ((T *)data)[offset + i0*strides[0] + i1*strides[1] + ...],
+ * exactly the formula of reference/strided.py.
+ *
+ * Only the block between "cffi-begin" and "cffi-end" is read by cffi (see
+ * fast/build.py): it must hold plain C declarations, no macros or includes.
+ */
+#ifndef GT_COMMON_H
+#define GT_COMMON_H
+
+#include <stdint.h>
+
+/* cffi-begin */
+typedef struct {
+    char *data;           /* start of the storage buffer (not of the view) */
+    int64_t offset;       /* position of element (0, 0, ...) in the buffer */
+    int32_t ndim;
+    int32_t dtype;        /* one of the GT_* codes below */
+    int64_t shape[16];
+    int64_t strides[16];  /* in elements, may be 0 (broadcast) */
+} gt_view;
+
+enum {
+    GT_BOOL = 0,
+    GT_UINT8 = 1,
+    GT_INT32 = 2,
+    GT_INT64 = 3,
+    GT_FLOAT32 = 4,
+    GT_FLOAT64 = 5
+};
+/* cffi-end */
+
+#define GT_MAX_DIMS 16
+
+/* Number of elements of a view. */
+static inline int64_t gt_numel(const gt_view *v)
+{
+    int64_t n = 1;
+    for (int d = 0; d < v->ndim; d++) n *= v->shape[d];
+    return n;
+}
+
+/* 1 when the view is row-major with no gaps (size-1 dims may have any stride). */
+static inline int gt_is_contiguous(const gt_view *v)
+{
+    int64_t expected = 1;
+    for (int d = v->ndim - 1; d >= 0; d--) {
+        if (v->shape[d] == 0) return 1;
+        if (v->shape[d] != 1 && v->strides[d] != expected) return 0;
+        expected *= v->shape[d];
+    }
+    return 1;
+}
+
+/* Buffer position of the element with row-major linear index `linear`:
+ * unravel the index one dimension at a time, last dimension fastest. Used by
+ * the general strided paths; the contiguous fast paths never call it. */
+static inline int64_t gt_position(const gt_view *v, int64_t linear)
+{
+    int64_t pos = v->offset;
+    for (int d = v->ndim - 1; d >= 0; d--) {
+        int64_t size = v->shape[d];
+        if (size == 0) return pos;
+        pos += (linear % size) * v->strides[d];
+        linear /= size;
+    }
+    return pos;
+}
+
+/* Bytes per element of a dtype code. */
+static inline int gt_itemsize(int32_t dtype)
+{
+    switch (dtype) {
+    case GT_BOOL: case GT_UINT8: return 1;
+    case GT_INT32: case GT_FLOAT32: return 4;
+    default: return 8;
+    }
+}
+
+/* The X-macro that lists every dtype with its C type: a kernel family writes
+ * its loop once as a macro taking (CODE, CTYPE) and expands it for each dtype,
+ * instead of copying the loop six times. bool is stored as one byte (0 or 1). */
+#define GT_FOR_EACH_DTYPE(X) \
+    X(GT_BOOL, uint8_t)      \
+    X(GT_UINT8, uint8_t)     \
+    X(GT_INT32, int32_t)     \
+    X(GT_INT64, int64_t)     \
+    X(GT_FLOAT32, float)     \
+    X(GT_FLOAT64, double)
+
+/* Work below this many elements runs on one thread: starting OpenMP threads
+ * costs a few microseconds, more than a small loop takes. */
+#define GT_PARALLEL_THRESHOLD 32768
+
+#endif /* GT_COMMON_H */
