@@ -313,7 +313,9 @@ class Kernels:
         maximize: bool,
         first_step: bool,
     ) -> None:
-        """One SGD step, per element::
+        """One SGD step.
+
+        Per element::
 
         g = -grad if maximize else grad
         g = g + weight_decay * param
@@ -341,7 +343,9 @@ class Kernels:
         amsgrad: bool,
         maximize: bool,
     ) -> None:
-        """One Adam (or, with ``decoupled_weight_decay``, AdamW) step; ``step`` counts from 1::
+        """One Adam (or, with ``decoupled_weight_decay``, AdamW) step; ``step`` counts from 1.
+
+        Per element::
 
         g = -grad if maximize else grad
         if decoupled_weight_decay: param = param * (1 - lr * weight_decay)
@@ -370,7 +374,9 @@ class Kernels:
         centered: bool,
         maximize: bool,
     ) -> None:
-        """One RMSprop step::
+        """One RMSprop step.
+
+        Per element::
 
         g = -grad if maximize else grad
         g = g + weight_decay * param
@@ -399,7 +405,9 @@ class Kernels:
         eps: float,
         maximize: bool,
     ) -> None:
-        """One Adagrad step; ``step`` counts from 1::
+        """One Adagrad step; ``step`` counts from 1.
+
+        Per element::
 
         g = -grad if maximize else grad
         g = g + weight_decay * param
@@ -421,7 +429,9 @@ class Kernels:
         weight_decay: float,
         maximize: bool,
     ) -> None:
-        """One Adadelta step::
+        """One Adadelta step.
+
+        Per element::
 
         g = -grad if maximize else grad
         g = g + weight_decay * param

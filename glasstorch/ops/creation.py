@@ -357,7 +357,7 @@ def randint(
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A random permutation of ``0 .. n-1``."""
+    """A random permutation of the integers ``0`` to ``n - 1``."""
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     out = empty_tensor((n,), _dtype.int64)

@@ -494,7 +494,9 @@ def getitem(x: Tensor, key) -> Tensor:
         )
     view, advanced = _apply_basic(x, _normalize_key(key))
     if not advanced:
-        return view if view is not x else x.view(x.shape)
+        from glasstorch.ops.views import alias
+
+        return view if view is not x else alias(x)
     out_shape, positions = _advanced_plan(view, advanced)
     return Index.apply(view, positions, out_shape)
 

@@ -283,6 +283,25 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     return SqueezeDim.apply(input, normalize_dims(dim, input.dim()))
 
 
+class Alias(Function):
+    """``x[...]`` and ``x[()]``: a new tensor object viewing exactly the same elements."""
+
+    backward_name = "AliasBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return _raw_view(a, a.shape, a.stride())
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def alias(input: Tensor) -> Tensor:
+    """A view of all of ``input`` with the same shape and strides."""
+    return Alias.apply(input)
+
+
 class Unsqueeze(Function):
     backward_name = "UnsqueezeBackward0"
 
@@ -307,7 +326,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    """Merge dimensions ``start_dim .. end_dim`` into one (a view when possible)."""
+    """Merge dimensions ``start_dim`` to ``end_dim`` into one (a view when possible)."""
     if input.dim() == 0:
         return reshape(input, (1,))
     start, end = normalize_dim(start_dim, input.dim()), normalize_dim(end_dim, input.dim())
@@ -507,8 +526,11 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into ``chunks`` pieces of equal size (the last may be smaller)."""
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
-    length = input.shape[normalize_dim(dim, input.dim())]
-    size = max(1, -(-length // chunks))
+    dim = normalize_dim(dim, input.dim())
+    length = input.shape[dim]
+    if length == 0:  # every chunk of an empty dimension is empty, as in PyTorch
+        return Split.apply(input, dim, [0] * chunks)
+    size = -(-length // chunks)
     return split(input, size, dim)
 
 

@@ -1,0 +1,74 @@
+# glasstorch: the two commands a newcomer needs are `make demo` and `make test`.
+# Both create (or refresh) a virtual environment in .venv and install glasstorch
+# into it in editable mode, which also compiles the fast tier's C extension.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+# Re-install when the packaging or the C sources change.
+INSTALL_DEPS := pyproject.toml setup.py fast/build.py $(wildcard fast/csrc/*.c fast/csrc/*.h)
+TEST_STAMP   := $(VENV)/.stamp-test
+DOCS_STAMP   := $(VENV)/.stamp-docs
+LINT_PATHS   := glasstorch reference fast shared_tests docs/conf.py setup.py
+
+.PHONY: help install demo test lint docs clean
+
+help:
+	@echo "make demo    fit a cubic to sin(x) with autograd on the active tier"
+	@echo "make test    ruff, then the conformance suite once per complete tier"
+	@echo "make docs    build the Sphinx site into docs/_build/html (warnings are errors)"
+	@echo "make clean   remove .venv and every build output"
+	@echo "Pick the tier with GLASSTORCH_TIER=reference|fast (default: reference)."
+
+# ------------------------------------------------------------------ environment
+$(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' || \
+	  { echo "glasstorch needs Python 3.10 or newer; '$(PYTHON)' is older." \
+	         "Run e.g. 'make PYTHON=python3.11 test'."; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+
+$(TEST_STAMP): $(INSTALL_DEPS) | $(PY)
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $@
+
+$(DOCS_STAMP): $(INSTALL_DEPS) | $(PY)
+	$(PY) -m pip install --quiet -e '.[test,docs]'
+	@touch $@
+
+install: $(TEST_STAMP)
+
+# ------------------------------------------------------------------------ demo
+demo: $(TEST_STAMP)
+	$(PY) -m glasstorch.demo
+
+# ------------------------------------------------------------------------ test
+lint: $(TEST_STAMP)
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+
+# Runs the suite once for every tier that implements the whole kernel contract
+# (as `python -m glasstorch.tiers` lists them), and fails if any tier fails.
+test: lint
+	@tiers="$$($(PY) -m glasstorch.tiers)" || exit 1; \
+	if [ -z "$$tiers" ]; then echo "no tier implements the whole kernel contract"; exit 1; fi; \
+	failed=""; \
+	for t in $$tiers; do \
+	  echo ""; \
+	  echo "=================== conformance suite: GLASSTORCH_TIER=$$t ==================="; \
+	  GLASSTORCH_TIER=$$t $(PY) -m pytest shared_tests -q || failed="$$failed $$t"; \
+	done; \
+	echo ""; \
+	if [ -n "$$failed" ]; then echo "FAILED on tier(s):$$failed"; exit 1; fi; \
+	echo "conformance suite passed on tier(s):" $$tiers
+
+# ------------------------------------------------------------------------ docs
+docs: $(DOCS_STAMP)
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
+	@echo "open docs/_build/html/index.html"
+
+# ----------------------------------------------------------------------- clean
+clean:
+	rm -rf $(VENV) build dist *.egg-info docs/_build docs/api/generated docs/tutorials \
+	       docs/jupyter_execute .pytest_cache .ruff_cache .hypothesis
+	rm -f fast/_native*.so fast/_native.c
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,106 @@
+"""Suite-wide configuration for the conformance suite (DESIGN.md section 4).
+
+* Every test carries exactly the topic markers listed in :data:`TOPICS`; a test
+  without one fails collection, because the classroom tooling maps topics onto
+  assignments and an unmarked test would silently fall out of every assignment.
+* The header names the tier under test and the PyTorch oracle, so a log always
+  says what was compared with what.
+* Hypothesis runs few, unhurried examples: the reference tier is pure Python and
+  the whole suite must finish in minutes. Set ``GLASSTORCH_HYPOTHESIS_PROFILE=thorough``
+  for a longer hunt.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+# The helpers (oracle.py, strategies.py) are imported by plain module name from
+# the test files, whatever pytest's import mode is.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+#: Topic markers, one per subject a learner studies. Each test carries at least one.
+TOPICS: dict[str, str] = {
+    "tensor": "Tensor basics that fit no narrower topic (clone, detach, metadata)",
+    "dtype": "dtypes, type promotion and conversions",
+    "creation": "factory functions: tensor, zeros, arange, linspace, eye, ...",
+    "views": "views and strides: view, reshape, permute, slicing, expand, ...",
+    "indexing": "advanced indexing, gather/scatter, masked_fill, where",
+    "math": "elementwise arithmetic, comparison and unary functions",
+    "reduction": "reductions: sum, mean, max, var, logsumexp, cumsum, ...",
+    "linalg": "matmul and friends, cat/stack, softmax",
+    "random": "random numbers, manual_seed and the Philox generator",
+    "autograd": "the autograd engine: grad_fn, backward, hooks, grad modes",
+    "gradcheck": "numerical gradient checks of differentiable ops",
+    "errors": "PyTorch's exception types and wording for common mistakes",
+    "interop": "NumPy and Python interop: numpy(), item, tolist, repr, ...",
+    "contract": "the kernel contract and tier selection",
+    "demo": "the end-to-end demo programs",
+    "nn": "nn.Module, layers, losses, nn.functional, nn.init and nn.utils",
+    "optim": "optimizers and learning-rate schedulers",
+    "data": "Dataset, samplers, collate and the DataLoader with workers",
+    "datasets": "bundled and standard datasets, file formats and transforms",
+    "serialization": "save and load",
+}
+
+_SUITE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+settings.register_profile(
+    "glasstorch",
+    max_examples=25,
+    deadline=None,
+    database=None,  # no .hypothesis/ folder in the checkout; failures print their example
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.register_profile(
+    "thorough",
+    max_examples=300,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.load_profile(os.environ.get("GLASSTORCH_HYPOTHESIS_PROFILE", "glasstorch"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, description in TOPICS.items():
+        config.addinivalue_line("markers", f"{name}: topic marker - {description}")
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    try:
+        import glasstorch
+
+        tier = str(glasstorch.tier)
+    except Exception as error:  # the header must print even when the import is broken
+        requested = os.environ.get("GLASSTORCH_TIER", "<default>")
+        tier = f"{requested} (import failed: {type(error).__name__}: {error})"
+    try:
+        import torch as real_torch
+
+        oracle = f"PyTorch {real_torch.__version__}"
+    except ImportError:
+        oracle = "not installed (NumPy oracle only)"
+    return [f"glasstorch tier: {tier}", f"torch oracle: {oracle}"]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse to run a suite in which some test carries no topic marker."""
+    unmarked = [
+        item.nodeid
+        for item in items
+        if os.path.abspath(str(item.path)).startswith(_SUITE_DIR)
+        and not any(mark.name in TOPICS for mark in item.iter_markers())
+    ]
+    if unmarked:
+        listing = "\n  ".join(unmarked)
+        raise pytest.UsageError(
+            f"{len(unmarked)} test(s) carry no topic marker. Add one of "
+            f"{', '.join(TOPICS)} (e.g. `pytestmark = pytest.mark.math` at the top of "
+            f"the file, or `@pytest.mark.math` on the test):\n  {listing}"
+        )

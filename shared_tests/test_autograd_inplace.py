@@ -1,0 +1,353 @@
+"""In-place operations, version counters and the errors autograd raises.
+
+Every tensor's storage carries a version counter that each in-place operation
+bumps, shared by all views of that storage. A node that saved a tensor remembers
+its version and refuses to run backward when it changed: PyTorch's answer to
+mutation is an error, never a silent copy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oracle import assert_close, assert_same_error, needs_torch, torch
+
+import glasstorch as gt
+
+pytestmark = pytest.mark.autograd
+
+
+def leaf(T, values, dtype=None):
+    return T.tensor(values, dtype=dtype or T.float64, requires_grad=True)
+
+
+# ---------------------------------------------------------------------- versions
+def test_version_counter_increments_on_inplace_ops():
+    t = gt.zeros(3)
+    assert t._version == 0
+    t.add_(1)
+    assert t._version == 1
+    t.mul_(2)
+    assert t._version == 2
+    t += 1
+    assert t._version == 3
+    (t + 1).exp()  # out-of-place ops leave it alone
+    assert t._version == 3
+
+
+def test_version_counter_shared_with_views():
+    t = gt.zeros(2, 3)
+    row = t[1]
+    col = t[:, 0]
+    flat = t.view(6)
+    row.mul_(2)
+    assert t._version == row._version == col._version == flat._version == 1
+    flat.add_(1)
+    assert t._version == row._version == col._version == 2
+    before = t._version
+    t[0, 0] = 5.0
+    assert t._version > before
+    assert row._version == t._version
+    before = t._version
+    t[gt.tensor([0, 1])] = 1.0
+    assert t._version > before
+
+
+def test_version_counter_not_shared_with_copies():
+    t = gt.zeros(3)
+    c = t.clone()
+    c.add_(1)
+    assert t._version == 0
+
+
+# -------------------------------------------------------------------- the errors
+@pytest.mark.errors
+@pytest.mark.parametrize(
+    "stmt",
+    ["x.add_(1)", "x.mul_(2)", "x.zero_()", "x += 1", "x.exp_()"],
+)
+def test_inplace_on_leaf_requiring_grad(stmt):
+    def program(T):
+        x = leaf(T, [1.0, 2.0, 3.0])
+        exec(stmt, {"x": x})
+
+    assert_same_error(
+        lambda: program(gt),
+        lambda: program(torch),
+        exc_type=RuntimeError,
+        match="a leaf Variable that requires grad is being used in an in-place operation.",
+    )
+
+
+@pytest.mark.errors
+def test_setitem_on_leaf_requiring_grad():
+    def program(T):
+        x = leaf(T, [1.0, 2.0, 3.0])
+        x[0] = 5.0
+
+    assert_same_error(
+        lambda: program(gt),
+        lambda: program(torch),
+        exc_type=RuntimeError,
+        match="a view of a leaf Variable that requires grad is being used in an in-place "
+        "operation.",
+    )
+
+
+@pytest.mark.errors
+@pytest.mark.parametrize("case", ["exp_result", "mul_input", "detached_alias", "view_of_saved"])
+def test_modified_saved_tensor(case):
+    def program(T):
+        x = leaf(T, [1.0, 2.0, 3.0])
+        if case == "exp_result":  # exp saves its result
+            y = x.exp()
+            y.add_(1)
+            out = y.sum()
+        elif case == "mul_input":  # a * a saves a
+            a = x * 1
+            out = (a * a).sum()
+            a.add_(1)
+        elif case == "detached_alias":  # detach shares the version counter
+            y = x.exp()
+            y.detach().zero_()
+            out = y.sum()
+        else:  # writing through a view bumps its base's version
+            a = x * 1
+            out = (a * a).sum()
+            a[1:].mul_(2)
+        out.backward()
+
+    assert_same_error(
+        lambda: program(gt),
+        lambda: program(torch),
+        exc_type=RuntimeError,
+        match="one of the variables needed for gradient computation has been modified by an "
+        "inplace operation",
+    )
+
+
+@pytest.mark.errors
+def test_second_backward_without_retain_graph():
+    def program(T):
+        x = leaf(T, [1.0, 2.0])
+        y = (x * x).sum()
+        y.backward()
+        y.backward()
+
+    assert_same_error(
+        lambda: program(gt),
+        lambda: program(torch),
+        exc_type=RuntimeError,
+        match="Trying to backward through the graph a second time",
+    )
+
+
+@pytest.mark.errors
+def test_second_backward_through_shared_subgraph():
+    def program(T):
+        x = leaf(T, [1.0, 2.0])
+        h = x.exp()
+        (h * 2).sum().backward()
+        (h * 3).sum().backward()  # ExpBackward0's saved result is gone
+
+    assert_same_error(
+        lambda: program(gt),
+        lambda: program(torch),
+        exc_type=RuntimeError,
+        match="Trying to backward through the graph a second time",
+    )
+
+
+def test_second_backward_through_graph_without_saved_tensors_is_allowed():
+    # PyTorch frees saved tensors, not the graph: add and sum save none.
+    x = leaf(gt, [1.0, 2.0])
+    y = (x + 1).sum()
+    y.backward()
+    y.backward()
+    assert_close(x.grad, np.array([2.0, 2.0]))
+
+
+@pytest.mark.errors
+def test_backward_on_tensor_without_grad():
+    assert_same_error(
+        lambda: gt.ones(2).sum().backward(),
+        lambda: torch.ones(2).sum().backward(),
+        exc_type=RuntimeError,
+        match="element 0 of tensors does not require grad and does not have a grad_fn",
+    )
+    assert_same_error(
+        lambda: gt.autograd.grad(gt.ones(2).sum(), [gt.ones(2, requires_grad=True)]),
+        lambda: torch.autograd.grad(torch.ones(2).sum(), [torch.ones(2, requires_grad=True)]),
+        exc_type=RuntimeError,
+        match="element 0 of tensors does not require grad and does not have a grad_fn",
+    )
+
+
+@pytest.mark.errors
+def test_backward_on_detached_result():
+    def program(T):
+        x = leaf(T, [1.0])
+        (x * 2).detach().sum().backward()
+
+    assert_same_error(
+        lambda: program(gt),
+        lambda: program(torch),
+        exc_type=RuntimeError,
+        match="element 0 of tensors does not require grad and does not have a grad_fn",
+    )
+
+
+@pytest.mark.errors
+def test_non_scalar_backward_without_gradient():
+    def program(T):
+        x = leaf(T, [1.0, 2.0])
+        (x * 2).backward()
+
+    assert_same_error(
+        lambda: program(gt),
+        lambda: program(torch),
+        exc_type=RuntimeError,
+        match="grad can be implicitly created only for scalar outputs",
+    )
+
+
+@pytest.mark.errors
+def test_backward_gradient_of_wrong_shape():
+    def program(T):
+        x = leaf(T, [1.0, 2.0, 3.0])
+        (x * 2).backward(T.ones(4, dtype=T.float64))
+
+    assert_same_error(
+        lambda: program(gt),
+        lambda: program(torch),
+        exc_type=RuntimeError,
+        match=r"Mismatch in shape: grad_output\[0\] has a shape of",
+    )
+
+
+# ------------------------------------------------------- in-place inside graphs
+def test_inplace_on_non_leaf():
+    x = leaf(gt, [1.0, 2.0, 3.0])
+    y = x * 2
+    y.add_(1)
+    y.mul_(gt.tensor([1.0, -2.0, 3.0], dtype=gt.float64))
+    y.sum().backward()
+    assert_close(x.grad, 2 * np.array([1.0, -2.0, 3.0]))
+
+
+def test_inplace_on_non_leaf_saving_itself():
+    x = leaf(gt, [0.5, 1.0])
+    y = x * 3
+    y.mul_(2)
+    y.exp_()  # saves its own result: d/dx exp(6x) = 6 exp(6x)
+    y.sum().backward()
+    assert_close(x.grad, 6 * np.exp(6 * np.array([0.5, 1.0])))
+
+
+def test_inplace_mul_by_tensor_requiring_grad():
+    # d(y * w)/dw needs y's value from before the in-place update.
+    x = leaf(gt, [1.0, 2.0])
+    w = gt.tensor(3.0, dtype=gt.float64, requires_grad=True)
+    y = x * 1
+    y.mul_(w)
+    y.sum().backward()
+    assert_close(x.grad, np.array([3.0, 3.0]))
+    assert_close(w.grad, np.float64(3.0))
+
+
+def test_inplace_div_by_tensor_requiring_grad():
+    x = leaf(gt, [1.0, 2.0])
+    w = gt.tensor(4.0, dtype=gt.float64, requires_grad=True)
+    y = x * 1
+    y.div_(w)
+    y.sum().backward()
+    assert_close(x.grad, np.array([0.25, 0.25]))
+    assert_close(w.grad, np.float64(-3.0 / 16.0))
+
+
+def test_inplace_mul_on_view_by_tensor_requiring_grad():
+    x = leaf(gt, [[1.0, 2.0], [3.0, 4.0]])
+    w = gt.tensor(2.0, dtype=gt.float64, requires_grad=True)
+    y = x * 1
+    y[0].mul_(w)
+    y.sum().backward()
+    assert_close(x.grad, np.array([[2.0, 2.0], [1.0, 1.0]]))
+    assert_close(w.grad, np.float64(3.0))
+
+
+def test_setitem_on_view_of_non_leaf():
+    x = leaf(gt, [1.0, 2.0, 3.0])
+    y = x * 1
+    y[0] = 0
+    assert not y.is_leaf and y.requires_grad
+    y.sum().backward()
+    assert_close(x.grad, np.array([0.0, 1.0, 1.0]))
+
+
+def test_inplace_on_slice_view_of_non_leaf():
+    x = leaf(gt, [[1.0, 2.0], [3.0, 4.0]])
+    y = x * 1
+    y[:, 1].mul_(5)
+    y.sum().backward()
+    assert_close(x.grad, np.array([[1.0, 5.0], [1.0, 5.0]]))
+
+
+def test_setitem_makes_constant_require_grad():
+    w = gt.tensor(2.0, dtype=gt.float64, requires_grad=True)
+    z = gt.zeros(3, dtype=gt.float64)
+    z[1] = w * 2
+    assert z.requires_grad
+    assert not z.is_leaf
+    assert z.grad_fn is not None
+    (z * gt.tensor([1.0, 10.0, 100.0], dtype=gt.float64)).sum().backward()
+    assert_close(w.grad, np.float64(20.0))
+
+
+def test_setitem_with_tensor_index_in_graph():
+    x = leaf(gt, [1.0, 2.0, 3.0, 4.0])
+    src = leaf(gt, [10.0, 20.0])
+    y = x * 1
+    y[gt.tensor([0, 2])] = src
+    (y * gt.tensor([1.0, 2.0, 3.0, 4.0], dtype=gt.float64)).sum().backward()
+    assert_close(x.grad, np.array([0.0, 2.0, 0.0, 4.0]))
+    assert_close(src.grad, np.array([1.0, 3.0]))
+
+
+@needs_torch
+@pytest.mark.parametrize("case", range(5))
+def test_inplace_programs_match_torch(case):
+    def program(T):
+        x = leaf(T, [[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+        w = leaf(T, [1.0, 2.0, 3.0])
+        if case == 0:
+            y = x * w
+            y[1] = y[0] * 2
+            out = y.sum()
+        elif case == 1:
+            y = x.clone()
+            y[:, 0].add_(w[0])
+            y.t()[2].mul_(w[1])
+            out = (y**2).sum()
+        elif case == 2:
+            y = x.exp()
+            z = y * 1
+            z.masked_fill_(x > 1.0, 0.0)
+            out = (z * w).sum()
+        elif case == 3:
+            y = x + 0
+            y[x < 0] = w[2]
+            out = (y * y).sum()
+        else:
+            y = gt_or_torch_zeros(T)
+            y[0, :] = x[1] * w
+            y[1:] += x[:1]
+            out = y.tanh().sum()
+        out.backward()
+        return out, x.grad, w.grad
+
+    for mine, theirs in zip(program(gt), program(torch), strict=True):
+        assert_close(mine, theirs, rtol=1e-9, atol=1e-12)
+
+
+def gt_or_torch_zeros(T):
+    return T.zeros(3, 3, dtype=T.float64)

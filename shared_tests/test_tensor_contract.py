@@ -1,0 +1,78 @@
+"""The kernel contract and tier selection (DESIGN.md section 2)."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+
+import pytest
+
+import glasstorch as gt
+from glasstorch import _tier
+from glasstorch._kernels import Kernels, contract_kernel_names
+
+pytestmark = pytest.mark.contract
+
+CONTRACT = contract_kernel_names()
+
+
+def test_tier_names_the_active_tier():
+    expected = os.environ.get("GLASSTORCH_TIER", "reference").strip().lower() or "reference"
+    assert gt.tier == expected
+    assert _tier.kernels.name == gt.tier
+
+
+def test_contract_is_not_empty():
+    assert {"allocate", "copy", "unary", "binary", "reduce", "matmul"} <= set(CONTRACT)
+
+
+@pytest.mark.parametrize("name", CONTRACT)
+def test_active_tier_implements_every_kernel(name):
+    kernels = _tier.kernels
+    assert isinstance(kernels, Kernels)
+    implementation = getattr(type(kernels), name)
+    assert implementation is not getattr(Kernels, name), (
+        f"the {gt.tier} tier does not override Kernels.{name}: no silent fallback is allowed"
+    )
+    assert callable(getattr(kernels, name))
+
+
+@pytest.mark.parametrize("name", CONTRACT)
+def test_kernel_signatures_match_the_contract(name):
+    contract = inspect.signature(getattr(Kernels, name))
+    implementation = inspect.signature(getattr(type(_tier.kernels), name))
+    assert list(implementation.parameters) == list(contract.parameters)
+
+
+def _import_with_tier(value):
+    env = dict(os.environ, GLASSTORCH_TIER=value)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    return subprocess.run(
+        [sys.executable, "-c", "import glasstorch; print(glasstorch.tier)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_unknown_tier_is_refused_with_the_valid_names():
+    result = _import_with_tier("bogus")
+    assert result.returncode != 0
+    assert "bogus" in result.stderr
+    assert "reference" in result.stderr and "fast" in result.stderr
+
+
+def test_reference_tier_is_selected_by_environment():
+    result = _import_with_tier("reference")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "reference"
+
+
+def test_reference_tier_refuses_cuda_and_says_how_to_switch():
+    if gt.tier != "reference":
+        pytest.skip("checks the reference tier")
+    with pytest.raises(Exception, match="GLASSTORCH_TIER"):
+        gt.zeros(2, device="cuda")

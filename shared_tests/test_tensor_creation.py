@@ -1,0 +1,240 @@
+"""Factory functions: tensor, as_tensor, from_numpy, zeros/ones/full/empty (+ _like), arange,
+linspace and eye."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oracle import assert_close, contiguous_strides, dtype_name, gt_dtype, needs_torch, torch
+from strategies import ALL_DTYPES
+
+import glasstorch as gt
+
+pytestmark = pytest.mark.creation
+
+
+# ---------------------------------------------------------------------- tensor
+@pytest.mark.parametrize(
+    "data, dtype",
+    [
+        ([1, 2, 3], "int64"),
+        ([1.0, 2.0], "float32"),
+        ([True, False], "bool"),
+        ([1, 2.5], "float32"),  # mixed int and float: float
+        ([True, 2], "int64"),  # mixed bool and int: int
+        ([[1, 2], [3, 4]], "int64"),
+        ([[[1.0], [2.0]], [[3.0], [4.0]]], "float32"),
+        (5, "int64"),
+        (2.5, "float32"),
+        (True, "bool"),
+        ([], "float32"),  # an empty list is float
+        ([[], []], "float32"),
+    ],
+)
+def test_tensor_infers_dtype_and_shape(data, dtype):
+    x = gt.tensor(data)
+    assert_close(x, np.array(data, dtype=dtype))
+    assert x.is_contiguous()
+    if torch is not None:
+        assert_close(x, torch.tensor(data), check_stride=True)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_tensor_with_dtype(dtype):
+    x = gt.tensor([[0, 1], [2, 3]], dtype=gt_dtype(dtype))
+    assert_close(x, np.array([[0, 1], [2, 3]]).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_tensor_from_numpy_array_copies_and_keeps_dtype(dtype):
+    array = np.array([[1, 0, 3]]).astype(dtype)
+    x = gt.tensor(array)
+    assert_close(x, array)
+    array[0, 0] = 0  # a copy: the tensor does not see later writes
+    assert x[0, 0].item() == 1
+
+
+def test_tensor_of_non_contiguous_numpy_array():
+    array = np.arange(12.0).reshape(3, 4)[::2, 1:]
+    x = gt.tensor(array)
+    assert_close(x, array.copy())
+    array[0, 0] = -1.0
+    assert x[0, 0].item() == 1.0
+
+
+# ------------------------------------------------------------------- as_tensor
+def test_as_tensor_shares_numpy_memory_when_it_can():
+    array = np.array([1.0, 2.0, 3.0])
+    x = gt.as_tensor(array)
+    assert x.dtype == gt.float64
+    array[0] = 10.0
+    assert x[0].item() == 10.0
+    y = gt.as_tensor(array, dtype=gt.float32)  # a different dtype needs a copy
+    array[1] = 20.0
+    assert_close(y, np.array([10.0, 2.0, 3.0], dtype=np.float32))
+
+
+def test_as_tensor_of_tensor_and_list():
+    x = gt.tensor([1, 2])
+    assert gt.as_tensor(x) is x
+    assert gt.as_tensor(x, dtype=gt.float32).dtype == gt.float32
+    assert_close(gt.as_tensor([[1.0, 2.0]]), np.array([[1.0, 2.0]], dtype=np.float32))
+
+
+# ------------------------------------------------------------------ from_numpy
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_from_numpy_shares_memory_both_ways(dtype):
+    array = np.zeros((2, 3), dtype=dtype)
+    x = gt.from_numpy(array)
+    assert_close(x, array, check_stride=True)
+    array[1, 2] = 1
+    assert x[1, 2].item() == 1
+    x[0, 1] = 1
+    assert array[0, 1] == 1
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: np.arange(12.0).reshape(3, 4)[:, ::2],
+        lambda: np.arange(12.0).reshape(3, 4).T,
+        lambda: np.arange(24, dtype=np.int32).reshape(2, 3, 4)[1:, :, 1:3],
+    ],
+    ids=["step", "transposed", "offset"],
+)
+def test_from_numpy_keeps_strides(make):
+    array = make()
+    x = gt.from_numpy(array)
+    assert_close(x, array, check_stride=True)
+    array[(0,) * array.ndim] = -1
+    assert x[(0,) * array.ndim].item() == -1
+
+
+# ---------------------------------------------------------- filled factories
+@pytest.mark.parametrize("factory, value", [("zeros", 0), ("ones", 1)])
+@pytest.mark.parametrize("size", [(), (0,), (3,), (2, 3), (1, 0, 2)])
+def test_zeros_ones(factory, value, size):
+    fn = getattr(gt, factory)
+    expected = np.full(size, value, dtype=np.float32)
+    assert_close(fn(size), expected)
+    assert fn(size).stride() == contiguous_strides(size)
+    if size:
+        assert_close(fn(*size), expected)
+    assert_close(fn(list(size)), expected)
+    for dtype in ALL_DTYPES:
+        assert_close(fn(size, dtype=gt_dtype(dtype)), expected.astype(dtype))
+
+
+@pytest.mark.parametrize(
+    "fill, dtype", [(2, "int64"), (1.5, "float32"), (True, "bool"), (-3, "int64")]
+)
+def test_full_infers_dtype(fill, dtype):
+    assert_close(gt.full((2, 2), fill), np.full((2, 2), fill, dtype=dtype))
+    assert_close(gt.full((3,), fill, dtype=gt.float64), np.full((3,), fill, dtype=np.float64))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_empty(dtype):
+    x = gt.empty(2, 3, dtype=gt_dtype(dtype))
+    assert x.shape == (2, 3)
+    assert dtype_name(x.dtype) == dtype
+    assert x.stride() == (3, 1)
+    assert gt.empty((0, 4)).shape == (0, 4)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_like_factories(dtype):
+    x = gt.tensor([[1, 0, 1]], dtype=gt_dtype(dtype))
+    assert_close(gt.zeros_like(x), np.zeros((1, 3), dtype=dtype))
+    assert_close(gt.ones_like(x), np.ones((1, 3), dtype=dtype))
+    assert_close(gt.full_like(x, 1), np.full((1, 3), 1, dtype=dtype))
+    e = gt.empty_like(x)
+    assert e.shape == (1, 3) and e.dtype == x.dtype
+    assert gt.zeros_like(x, dtype=gt.float64).dtype == gt.float64
+
+
+@needs_torch
+@pytest.mark.parametrize("factory", ["zeros_like", "ones_like", "empty_like"])
+def test_like_factories_preserve_dense_strides(factory):
+    for make in (lambda lib: lib.ones(2, 3).t(), lambda lib: lib.ones(4, 6)[:, ::2]):
+        expected = getattr(torch, factory)(make(torch))
+        actual = getattr(gt, factory)(make(gt))
+        assert actual.shape == expected.shape
+        assert actual.stride() == expected.stride()
+
+
+def test_factories_are_fresh_storage():
+    x = gt.zeros(3)
+    y = gt.zeros(3)
+    x[0] = 1.0
+    assert y[0].item() == 0.0
+
+
+# ---------------------------------------------------------------------- arange
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [
+        ((5,), {}),
+        ((0,), {}),
+        ((2, 7), {}),
+        ((1, 10, 3), {}),
+        ((5, 0, -2), {}),
+        ((5.0,), {}),
+        ((0, 1, 0.25), {}),
+        ((0, 1, 0.1), {}),
+        ((-1.5, 1.0, 0.5), {}),
+        ((1, 2.5), {}),
+        ((3,), {"dtype": "float64"}),
+        ((0, 3, 0.5), {"dtype": "float64"}),
+        ((4,), {"dtype": "int32"}),
+        ((0.0, 4.0), {"dtype": "int64"}),
+        ((6,), {"dtype": "uint8"}),
+    ],
+)
+def test_arange(args, kwargs):
+    dtype = kwargs.get("dtype")
+    gt_kwargs = {"dtype": gt_dtype(dtype)} if dtype else {}
+    x = gt.arange(*args, **gt_kwargs)
+    if dtype is None:
+        all_int = all(isinstance(a, int) for a in args)
+        dtype = "int64" if all_int else "float32"
+    assert_close(x, np.arange(*args, dtype=np.float64).astype(dtype))
+    if torch is not None:
+        torch_kwargs = {"dtype": getattr(torch, kwargs["dtype"])} if "dtype" in kwargs else {}
+        assert_close(x, torch.arange(*args, **torch_kwargs), check_stride=True)
+
+
+def test_arange_keywords():
+    assert_close(gt.arange(start=1, end=4), np.array([1, 2, 3]))
+    assert_close(gt.arange(0, 6, step=2), np.array([0, 2, 4]))
+
+
+# -------------------------------------------------------------------- linspace
+@pytest.mark.parametrize(
+    "start, end, steps, dtype",
+    [
+        (0, 1, 5, None),
+        (-1.0, 1.0, 7, None),
+        (2, -2, 4, None),
+        (0, 1, 1, None),
+        (0, 1, 0, None),
+        (0, 10, 6, "float64"),
+        (0.1, 0.9, 9, "float64"),
+    ],
+)
+def test_linspace(start, end, steps, dtype):
+    kwargs = {"dtype": gt_dtype(dtype)} if dtype else {}
+    x = gt.linspace(start, end, steps, **kwargs)
+    assert_close(x, np.linspace(start, end, steps).astype(dtype or "float32"))
+    if torch is not None:
+        torch_kwargs = {"dtype": getattr(torch, dtype)} if dtype else {}
+        assert_close(x, torch.linspace(start, end, steps, **torch_kwargs))
+    assert_close(gt.linspace(start, end, steps=steps, **kwargs), x.numpy())
+
+
+# ------------------------------------------------------------------------- eye
+@pytest.mark.parametrize("args", [(3,), (2, 4), (4, 2), (0,), (1, 1)])
+@pytest.mark.parametrize("dtype", [None, "float64", "int64", "bool"])
+def test_eye(args, dtype):
+    kwargs = {"dtype": gt_dtype(dtype)} if dtype else {}
+    assert_close(gt.eye(*args, **kwargs), np.eye(*args).astype(dtype or "float32"))
