@@ -1,0 +1,670 @@
+"""Saving and loading tensors and containers of them: ``glasstorch.save`` / ``glasstorch.load``.
+
+PyTorch's ``torch.save`` pickles the object, and ``torch.load`` unpickles it. Unpickling
+can run any code the file names, which is why ``torch.load`` grew ``weights_only``.
+glasstorch never unpickles: a checkpoint describes its object tree as JSON data, and
+:func:`load` rebuilds only the node kinds listed below. A file naming anything else is
+refused, so loading a file from a stranger can never execute code.
+
+The file format (version 1)
+---------------------------
+A checkpoint is a zip archive whose entries are *stored* (not compressed):
+
+``manifest.json``
+    A UTF-8 JSON object::
+
+        {"format": "glasstorch.save", "version": 1, "byteorder": "little",
+         "storages": [{"dtype": "float32", "numel": 6, "location": "cpu"}, ...],
+         "root": <node>}
+
+``storages/<k>``
+    The raw bytes of storage ``k``: ``numel`` elements of ``dtype``, little-endian,
+    one after another. A storage is saved once however many tensors view it.
+
+A ``<node>`` is a JSON object with a ``"kind"``:
+
+=================  =================================================================
+kind               fields
+=================  =================================================================
+``none``           (none)
+``bool``           ``value``: true or false
+``int``            ``value``: a JSON integer (any size)
+``float``          ``value``: ``repr(x)`` as a string, so ``nan``/``inf`` and every bit
+                   of the double survive
+``str``            ``value``: the string
+``bytes``          ``value``: the bytes in base64
+``list``           ``items``: list of nodes
+``tuple``          ``items``: list of nodes
+``size``           ``items``: list of ints (a ``torch.Size``)
+``dict``           ``items``: list of ``[key node, value node]`` pairs (keys may be
+                   ints, as in optimizer state dicts)
+``ordered_dict``   like ``dict``; loads as :class:`collections.OrderedDict`
+``dtype``          ``name``: a dtype name (``"float32"``)
+``device``         ``type``, ``index``
+``tensor``         ``id`` (an integer), ``storage`` (index into ``storages``), ``dtype``,
+                   ``shape``, ``stride``, ``offset``, ``requires_grad`` and
+                   ``parameter`` (whether it was an ``nn.Parameter``)
+``tensor_ref``     ``id``: the same tensor *object* as an earlier ``tensor`` node
+=================  =================================================================
+
+So, as with ``torch.save``: a tensor keeps its shape, strides and storage offset;
+two tensors that view one storage load back viewing one storage (writes to one show
+in the other); one tensor object saved twice loads back as one object; and
+``requires_grad`` is saved (a loaded tensor is always a leaf).
+
+Safety and errors
+-----------------
+:func:`load` checks everything before it builds anything: the zip's CRCs, the magic
+and version, every node kind, dtype names, that each storage entry has exactly the
+bytes its manifest promises, and that every view lies inside its storage. A problem
+raises :class:`SerializationError` (a ``RuntimeError``) that says what is wrong and,
+for a file of another kind (a real PyTorch checkpoint, a pickle, a NumPy file, a text
+file, ...), what the file seems to be.
+
+Saving to a path is atomic: the checkpoint is written to a temporary file in the same
+folder, flushed to disk (``fsync``), then moved over the target with ``os.replace``.
+A crash in the middle leaves any old file intact and removes the temporary file.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import io
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Callable
+from typing import IO, Any, BinaryIO
+
+import numpy as np
+
+from glasstorch import _dtype
+from glasstorch.tensor import Size, Storage, Tensor, check_device, device
+
+__all__ = ["SerializationError", "save", "load"]
+
+FORMAT = "glasstorch.save"
+VERSION = 1
+MANIFEST = "manifest.json"
+STORAGE_PREFIX = "storages/"
+
+#: How deeply containers may nest (a state dict nests 3 or 4 levels). The limit keeps
+#: saving and loading well inside Python's recursion limit.
+MAX_DEPTH = 100
+
+# Every entry gets this timestamp, so saving the same object twice gives the same bytes.
+_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+FileLike = str | os.PathLike | BinaryIO | IO[bytes]
+MapLocation = None | str | device | dict | Callable[[Storage, str], Any]
+
+
+class SerializationError(RuntimeError):
+    """A file could not be loaded: it is truncated, corrupt, or not a glasstorch checkpoint."""
+
+
+# ---------------------------------------------------------------------------- saving
+class _Writer:
+    """Turns an object tree into manifest nodes, collecting the storages it meets."""
+
+    def __init__(self):
+        self.storages: list[Storage] = []
+        self._storage_index: dict[int, int] = {}  # id(Storage) -> index
+        self._tensor_ids: dict[int, int] = {}  # id(Tensor) -> node id
+        self._keep_alive: list[Any] = []  # so that ids stay unique while writing
+        self._open: set[int] = set()  # containers being written (to refuse cycles)
+
+    def node(self, obj: Any) -> dict:
+        if obj is None:
+            return {"kind": "none"}
+        if isinstance(obj, (bool, np.bool_)):
+            return {"kind": "bool", "value": bool(obj)}
+        if isinstance(obj, (int, np.integer)):
+            return {"kind": "int", "value": int(obj)}
+        if isinstance(obj, (float, np.floating)):
+            return {"kind": "float", "value": repr(float(obj))}
+        if isinstance(obj, str):
+            return {"kind": "str", "value": obj}
+        if isinstance(obj, (bytes, bytearray)):
+            return {"kind": "bytes", "value": base64.b64encode(bytes(obj)).decode("ascii")}
+        if isinstance(obj, Tensor):
+            return self._tensor(obj)
+        if isinstance(obj, _dtype.dtype):
+            return {"kind": "dtype", "name": obj.name}
+        if isinstance(obj, device):
+            return {"kind": "device", "type": obj.type, "index": obj.index}
+        if isinstance(obj, Size):
+            return {"kind": "size", "items": [int(n) for n in obj]}
+        if isinstance(obj, (list, tuple, dict)):
+            if id(obj) in self._open:
+                raise ValueError("glasstorch.save cannot save a container that contains itself")
+            if len(self._open) >= MAX_DEPTH:
+                raise ValueError(
+                    f"glasstorch.save cannot save containers nested more than {MAX_DEPTH} deep"
+                )
+            self._open.add(id(obj))
+            try:
+                return self._container(obj)
+            finally:
+                self._open.discard(id(obj))
+        raise TypeError(
+            f"glasstorch.save cannot save an object of type {type(obj).__module__}."
+            f"{type(obj).__qualname__}. It saves tensors, dtypes, devices, None, bool, int, "
+            "float, str, bytes and lists, tuples, dicts and OrderedDicts of these (a "
+            "state_dict, for example), so that loading never has to run code."
+        )
+
+    def _container(self, obj) -> dict:
+        if isinstance(obj, (list, tuple)):
+            if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+                raise TypeError(
+                    f"glasstorch.save cannot save the named tuple {type(obj).__qualname__}: "
+                    "loading it would mean importing its class. Save tuple(x) or x._asdict()."
+                )
+            kind = "list" if isinstance(obj, list) else "tuple"
+            return {"kind": kind, "items": [self.node(item) for item in obj]}
+        kind = "ordered_dict" if isinstance(obj, collections.OrderedDict) else "dict"
+        return {"kind": kind, "items": [[self.node(k), self.node(v)] for k, v in obj.items()]}
+
+    def _tensor(self, t: Tensor) -> dict:
+        if id(t) in self._tensor_ids:
+            return {"kind": "tensor_ref", "id": self._tensor_ids[id(t)]}
+        node_id = len(self._tensor_ids)
+        self._tensor_ids[id(t)] = node_id
+        self._keep_alive.append(t)
+        storage = t.untyped_storage()
+        if id(storage) not in self._storage_index:
+            self._storage_index[id(storage)] = len(self.storages)
+            self.storages.append(storage)
+        return {
+            "kind": "tensor",
+            "id": node_id,
+            "storage": self._storage_index[id(storage)],
+            "dtype": t.dtype.name,
+            "shape": list(t.shape),
+            "stride": list(t.stride()),
+            "offset": t.storage_offset(),
+            "requires_grad": bool(t.requires_grad),
+            "parameter": _is_parameter(t),
+        }
+
+
+def _is_parameter(t: Tensor) -> bool:
+    """Whether ``t`` is an ``nn.Parameter`` (checked without importing nn)."""
+    return any(
+        cls.__name__ == "Parameter" and cls.__module__.startswith("glasstorch.nn")
+        for cls in type(t).__mro__
+    )
+
+
+def _storage_bytes(storage: Storage) -> bytes:
+    """The storage's elements as little-endian bytes (the on-disk form)."""
+    buffer = np.ascontiguousarray(storage.buffer)
+    return buffer.astype(buffer.dtype.newbyteorder("<"), copy=False).tobytes()
+
+
+def _write_checkpoint(obj: Any, stream: BinaryIO) -> None:
+    """Write the zip archive for ``obj`` to an open binary stream."""
+    writer = _Writer()
+    root = writer.node(obj)
+    storages = [
+        {"dtype": _dtype.from_numpy_dtype(s.buffer.dtype).name, "numel": len(s), "location": "cpu"}
+        for s in writer.storages
+    ]
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "byteorder": "little",
+        "storages": storages,
+        "root": root,
+    }
+    with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED) as archive:
+        archive.writestr(
+            zipfile.ZipInfo(MANIFEST, _ZIP_DATE), json.dumps(manifest, indent=1).encode("utf-8")
+        )
+        for index, storage in enumerate(writer.storages):
+            info = zipfile.ZipInfo(f"{STORAGE_PREFIX}{index}", _ZIP_DATE)
+            archive.writestr(info, _storage_bytes(storage))
+
+
+def save(obj: Any, f: FileLike) -> None:
+    """Save ``obj`` (tensors, state dicts, nested containers) to a file.
+
+    Args:
+        obj: a tensor, a number, a string, ``None``, bytes, or a list, tuple, dict or
+            OrderedDict nesting these, such as ``model.state_dict()`` or
+            ``optimizer.state_dict()``. Other types raise ``TypeError``.
+        f: a path (``str`` or ``pathlib.Path``) or a binary file object open for
+            writing (``io.BytesIO``, ``open(..., "wb")``).
+
+    Saving to a path is atomic: either the new checkpoint is complete at ``f``, or
+    the old file (if any) is still there, untouched.
+
+    Example::
+
+        >>> glasstorch.save({"weight": glasstorch.ones(2, 3)}, "checkpoint.pt")
+        >>> glasstorch.load("checkpoint.pt")["weight"].shape
+        torch.Size([2, 3])
+    """
+    if isinstance(f, (str, os.PathLike)):
+        _save_atomically(obj, os.fspath(f))
+    elif hasattr(f, "write"):
+        _write_checkpoint(obj, f)
+    else:
+        raise TypeError(f"save() expects a path or a writable binary file, got {type(f).__name__}")
+
+
+def _save_atomically(obj: Any, path: str) -> None:
+    """Write to a temporary file beside ``path``, fsync it, then ``os.replace`` it in."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise RuntimeError(f"Parent directory {folder} does not exist.")
+    fd, temp_path = tempfile.mkstemp(
+        dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
+    )
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            _write_checkpoint(obj, stream)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temp_path, _new_file_mode(path))
+        os.replace(temp_path, path)
+    except BaseException:
+        if os.path.exists(temp_path):
+            os.unlink(temp_path)
+        raise
+    _fsync_folder(folder)
+
+
+def _new_file_mode(path: str) -> int:
+    """The permissions the file would get from ``open(path, "wb")``.
+
+    ``mkstemp`` creates files readable by their owner only; a checkpoint keeps the
+    mode of the file it replaces, or else gets the usual ``0o666`` less the umask.
+    """
+    try:
+        return os.stat(path).st_mode & 0o777
+    except FileNotFoundError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+def _fsync_folder(folder: str) -> None:
+    """Make the rename itself durable (POSIX); a no-op where folders cannot be opened."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------- loading
+def load(
+    f: FileLike,
+    map_location: MapLocation = None,
+    pickle_module: Any = None,
+    *,
+    weights_only: bool | None = True,
+    mmap: bool | None = None,
+    **pickle_load_args: Any,
+) -> Any:
+    """Load an object saved by :func:`save`.
+
+    Args:
+        f: a path (``str`` or ``pathlib.Path``) or a binary file object; a file object
+            is read from its current position.
+        map_location: where to put the storages: ``"cpu"``, a ``glasstorch.device``,
+            a dict mapping saved locations to new ones (``{"cuda:0": "cpu"}``), or a
+            callable ``fn(storage, location)`` returning a storage (or ``None`` to keep
+            it). Only the CPU exists, so mapping to ``"cuda"`` raises the same error
+            as ``glasstorch.zeros(1, device="cuda")``.
+        pickle_module: must be ``None``: glasstorch never unpickles.
+        weights_only: accepted for PyTorch compatibility. glasstorch's loader is
+            always "weights only": it never unpickles, whatever the value.
+        mmap: accepted for PyTorch compatibility; the file is always read into memory.
+        pickle_load_args: only ``encoding`` is accepted (and ignored), as PyTorch
+            accepts it for old pickles.
+
+    Raises:
+        SerializationError: the file is truncated, corrupt, or not a glasstorch
+            checkpoint (the message says what it seems to be).
+
+    Example::
+
+        >>> state = glasstorch.load("checkpoint.pt", map_location="cpu")
+    """
+    unknown = set(pickle_load_args) - {"encoding"}
+    if unknown:
+        raise TypeError(f"load() got unexpected keyword arguments {sorted(unknown)}")
+    if pickle_module is not None:
+        raise SerializationError("glasstorch.load never unpickles; pickle_module is not supported")
+    name, data = _read_all(f)
+    archive = _open_archive(data, name)
+    with archive:
+        manifest = _read_manifest(archive, name)
+        return _Reader(archive, manifest, name, map_location).build()
+
+
+def _read_all(f: FileLike) -> tuple[str, bytes]:
+    """The file's name (for messages) and its bytes."""
+    if isinstance(f, (str, os.PathLike)):
+        path = os.fspath(f)
+        with open(path, "rb") as stream:
+            return repr(path), stream.read()
+    if hasattr(f, "read"):
+        data = f.read()
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError("load() needs a file opened in binary mode ('rb')")
+        return repr(getattr(f, "name", type(f).__name__)), bytes(data)
+    raise TypeError(f"load() expects a path or a readable binary file, got {type(f).__name__}")
+
+
+def _open_archive(data: bytes, name: str) -> zipfile.ZipFile:
+    if not data:
+        raise SerializationError(f"{name} is empty: it is not a glasstorch checkpoint")
+    if not data.startswith(b"PK\x03\x04"):
+        raise SerializationError(f"{name} is not a glasstorch checkpoint: it {_what_is_it(data)}.")
+    try:
+        return zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, ValueError, OSError) as error:
+        raise SerializationError(
+            f"{name} starts like a zip archive (the container glasstorch checkpoints use) but "
+            f"is truncated or corrupt ({error}); it cannot be loaded"
+        ) from error
+
+
+def _what_is_it(data: bytes) -> str:
+    """A guess at a file's kind from its first bytes, for error messages."""
+    head = data[:16]
+    if head[:1] == b"\x80" and len(head) > 1 and 2 <= head[1] <= 5:
+        return (
+            "looks like a Python pickle (perhaps a legacy torch.save file or a pickled "
+            "object); glasstorch.load never unpickles, because unpickling can run code"
+        )
+    if head.startswith(b"\x93NUMPY"):
+        return "looks like a NumPy .npy file: load it with numpy.load and glasstorch.from_numpy"
+    if head.startswith(b"\x1f\x8b"):
+        return "looks like a gzip-compressed file"
+    if head.startswith(b"\x89HDF"):
+        return "looks like an HDF5 file"
+    try:
+        text = data[:4096].decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and all(c.isprintable() or c in "\r\n\t" for c in text):
+        return "looks like a text file"
+    return f"has unrecognised binary content (first bytes {head!r})"
+
+
+def _read_manifest(archive: zipfile.ZipFile, name: str) -> dict:
+    names = set(archive.namelist())
+    if MANIFEST not in names:
+        if any(n.endswith("data.pkl") for n in names):
+            raise SerializationError(
+                f"{name} looks like a PyTorch checkpoint (a zip archive holding data.pkl, "
+                "written by torch.save). glasstorch.load reads only files written by "
+                "glasstorch.save, because PyTorch's format is a pickle and unpickling can run "
+                "code. Convert it in PyTorch: load it, turn tensors into NumPy arrays, and save "
+                "them with glasstorch.save(glasstorch.from_numpy(...))."
+            )
+        raise SerializationError(
+            f"{name} is a zip archive but not a glasstorch checkpoint (it has no {MANIFEST})"
+        )
+    raw = _read_entry(archive, MANIFEST, name)
+    try:
+        manifest = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise SerializationError(f"{name}: {MANIFEST} is not valid JSON ({error})") from error
+    except RecursionError:
+        raise SerializationError(f"{name}: {MANIFEST} is nested too deeply to read") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise SerializationError(
+            f"{name}: {MANIFEST} does not name the format {FORMAT!r}; not a glasstorch checkpoint"
+        )
+    version = manifest.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise SerializationError(f"{name}: the manifest's version is not an integer")
+    if version > VERSION:
+        raise SerializationError(
+            f"{name} was written in checkpoint format version {version}; this glasstorch reads "
+            f"versions up to {VERSION}. Upgrade glasstorch to load it."
+        )
+    if version < 1 or manifest.get("byteorder") != "little":
+        raise SerializationError(f"{name}: unsupported version or byte order in the manifest")
+    return manifest
+
+
+def _read_entry(archive: zipfile.ZipFile, entry: str, name: str) -> bytes:
+    try:
+        return archive.read(entry)
+    except KeyError as error:
+        raise SerializationError(f"{name} is corrupt: the entry {entry!r} is missing") from error
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as error:
+        raise SerializationError(
+            f"{name} is truncated or corrupt: reading {entry!r} failed ({error})"
+        ) from error
+
+
+def _resolve_location(map_location: MapLocation, storage: Storage, location: str) -> Storage:
+    """Apply ``map_location`` to one storage saved at ``location``."""
+    if map_location is None:
+        target = location
+    elif isinstance(map_location, (str, device)):
+        target = map_location
+    elif isinstance(map_location, dict):
+        target = map_location.get(location, location)
+    elif callable(map_location):
+        result = map_location(storage, location)
+        if result is None:
+            return storage
+        if not isinstance(result, Storage):
+            raise TypeError(
+                "a map_location function must return a storage (or None), "
+                f"got {type(result).__name__}"
+            )
+        return result
+    else:
+        raise TypeError(
+            "map_location should be None, a string, a glasstorch.device, a dict or a callable, "
+            f"got {type(map_location).__name__}"
+        )
+    check_device(str(target) if isinstance(target, device) else target)
+    return storage
+
+
+class _Reader:
+    """Checks a manifest and rebuilds the object tree it describes."""
+
+    def __init__(self, archive: zipfile.ZipFile, manifest: dict, name: str, map_location):
+        self.archive = archive
+        self.name = name
+        self.map_location = map_location
+        self.manifest = manifest
+        self.tensors: dict[int, Tensor] = {}
+        self.storages = self._load_storages(manifest.get("storages"))
+
+    def fail(self, what: str) -> SerializationError:
+        return SerializationError(f"{self.name} is corrupt: {what}")
+
+    def _load_storages(self, specs) -> list[Storage]:
+        if not isinstance(specs, list):
+            raise self.fail("the manifest has no list of storages")
+        storages = []
+        for index, spec in enumerate(specs):
+            if not isinstance(spec, dict):
+                raise self.fail(f"storage {index} is not described by an object")
+            dtype = self._dtype(spec.get("dtype"))
+            numel = self._count(spec.get("numel"), f"storage {index}'s numel")
+            location = spec.get("location", "cpu")
+            if not isinstance(location, str):
+                raise self.fail(f"storage {index}'s location is not a string")
+            data = _read_entry(self.archive, f"{STORAGE_PREFIX}{index}", self.name)
+            expected = numel * dtype.itemsize
+            if len(data) != expected:
+                raise self.fail(
+                    f"storage {index} should hold {numel} {dtype.name} elements ({expected} "
+                    f"bytes) but has {len(data)} bytes"
+                )
+            little = dtype.numpy.newbyteorder("<")
+            buffer = np.frombuffer(data, dtype=little).astype(dtype.numpy)  # a writable copy
+            storage = _resolve_location(self.map_location, Storage(buffer), location)
+            storages.append(storage)
+        return storages
+
+    def _dtype(self, name) -> _dtype.dtype:
+        if not isinstance(name, str) or name not in _dtype._BY_NAME:
+            raise self.fail(f"unknown dtype {name!r}")
+        return _dtype._BY_NAME[name]
+
+    def _count(self, value, what: str) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise self.fail(f"{what} is not a non-negative integer ({value!r})")
+        return value
+
+    def build(self) -> Any:
+        return self.node(self.manifest.get("root"), depth=0)
+
+    def node(self, node, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise self.fail(f"the object tree is nested more than {MAX_DEPTH} levels deep")
+        if not isinstance(node, dict) or not isinstance(node.get("kind"), str):
+            raise self.fail(f"expected a node object with a 'kind', got {_short(node)}")
+        kind = node["kind"]
+        build = self._BUILDERS.get(kind)
+        if build is None:
+            raise self.fail(
+                f"unknown node kind {kind!r}. glasstorch.load rebuilds only "
+                f"{', '.join(sorted(self._BUILDERS))}; it never imports or calls anything a "
+                "file names"
+            )
+        try:
+            return build(self, node, depth)
+        except SerializationError:
+            raise
+        except (KeyError, TypeError, ValueError) as error:
+            raise self.fail(f"malformed {kind!r} node {_short(node)} ({error!r})") from error
+
+    def _value(self, node, types, kind):
+        value = node["value"]
+        if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
+            raise self.fail(f"a {kind!r} node holds {_short(value)}")
+        return value
+
+    def _items(self, node, depth):
+        items = node["items"]
+        if not isinstance(items, list):
+            raise self.fail(f"a {node['kind']!r} node's items are not a list")
+        return [self.node(item, depth + 1) for item in items]
+
+    def _pairs(self, node, depth):
+        items = node["items"]
+        if not isinstance(items, list) or not all(
+            isinstance(p, list) and len(p) == 2 for p in items
+        ):
+            raise self.fail(f"a {node['kind']!r} node's items are not [key, value] pairs")
+        pairs = []
+        for key_node, value_node in items:
+            key = self.node(key_node, depth + 1)
+            try:
+                hash(key)
+            except TypeError:
+                raise self.fail(f"a dict key is unhashable ({type(key).__name__})") from None
+            pairs.append((key, self.node(value_node, depth + 1)))
+        return pairs
+
+    def _tensor(self, node, depth) -> Tensor:
+        node_id = node["id"]
+        if not isinstance(node_id, int) or node_id in self.tensors:
+            raise self.fail(f"tensor id {node_id!r} is invalid or repeated")
+        dtype = self._dtype(node["dtype"])
+        index = node["storage"]
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise self.fail(f"storage index {index!r} is not an integer")
+        if not 0 <= index < len(self.storages):
+            raise self.fail(f"a tensor refers to storage {index}, which does not exist")
+        storage = self.storages[index]
+        if storage.buffer.dtype != dtype.numpy:
+            raise self.fail(f"a {dtype.name} tensor views a {storage.buffer.dtype} storage")
+        shape = node["shape"]
+        stride = node["stride"]
+        if not isinstance(shape, list) or not isinstance(stride, list) or len(shape) != len(stride):
+            raise self.fail("a tensor's shape and stride are not lists of one length")
+        shape = [self._count(n, "a size") for n in shape]
+        stride = [self._count(n, "a stride") for n in stride]
+        offset = self._count(node["offset"], "a storage offset")
+        if all(shape):
+            last = offset + sum((n - 1) * s for n, s in zip(shape, stride))
+            if last >= len(storage):
+                raise self.fail(
+                    f"a tensor of shape {tuple(shape)}, stride {tuple(stride)} and offset "
+                    f"{offset} reaches element {last} of a storage of {len(storage)} elements"
+                )
+        elif offset > len(storage):
+            raise self.fail("an empty tensor's offset lies past the end of its storage")
+        tensor = Tensor._make(storage, shape, stride, offset, dtype)
+        requires_grad = node["requires_grad"]
+        if not isinstance(requires_grad, bool):
+            raise self.fail("requires_grad is not true or false")
+        if requires_grad and not dtype.is_floating_point:
+            raise self.fail(f"a {dtype.name} tensor cannot require gradients")
+        if node.get("parameter", False) is True:
+            tensor = _make_parameter(tensor, requires_grad)
+        else:
+            tensor._requires_grad = requires_grad
+        self.tensors[node_id] = tensor
+        return tensor
+
+    def _tensor_ref(self, node, depth) -> Tensor:
+        node_id = node["id"]
+        if node_id not in self.tensors:
+            raise self.fail(f"a reference to tensor {node_id!r}, which comes later or not at all")
+        return self.tensors[node_id]
+
+    def _device(self, node, depth) -> device:
+        kind, index = node["type"], node["index"]
+        if kind not in ("cpu", "cuda") or not (index is None or isinstance(index, int)):
+            raise self.fail("a malformed device node")
+        return device(kind, index)
+
+    _BUILDERS: dict[str, Callable[..., Any]] = {
+        "none": lambda self, node, depth: None,
+        "bool": lambda self, node, depth: self._value(node, (bool,), "bool"),
+        "int": lambda self, node, depth: self._value(node, (int,), "int"),
+        "float": lambda self, node, depth: float(self._value(node, (str,), "float")),
+        "str": lambda self, node, depth: self._value(node, (str,), "str"),
+        "bytes": lambda self, node, depth: base64.b64decode(
+            self._value(node, (str,), "bytes"), validate=True
+        ),
+        "list": lambda self, node, depth: self._items(node, depth),
+        "tuple": lambda self, node, depth: tuple(self._items(node, depth)),
+        "size": lambda self, node, depth: Size(self._count(n, "a size") for n in node["items"]),
+        "dict": lambda self, node, depth: dict(self._pairs(node, depth)),
+        "ordered_dict": lambda self, node, depth: collections.OrderedDict(self._pairs(node, depth)),
+        "dtype": lambda self, node, depth: self._dtype(node["name"]),
+        "device": _device,
+        "tensor": _tensor,
+        "tensor_ref": _tensor_ref,
+    }
+
+
+def _make_parameter(tensor: Tensor, requires_grad: bool) -> Tensor:
+    """An ``nn.Parameter`` over ``tensor``'s storage (a plain tensor if nn is unavailable)."""
+    try:
+        from glasstorch.nn import Parameter
+    except ImportError:
+        tensor._requires_grad = requires_grad
+        return tensor
+    return Parameter(tensor, requires_grad=requires_grad)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
