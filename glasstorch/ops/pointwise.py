@@ -99,31 +99,23 @@ def _scaled(b, alpha, dtype):
 class Add(Function):
     backward_name = "AddBackward0"
     operand_positions = (0, 1)
+    op, sign = "add", 1  # Sub reuses everything but the kernel and the sign
 
-    @staticmethod
-    def forward(ctx, a, b, alpha=1):
+    @classmethod
+    def forward(cls, ctx, a, b, alpha=1):
         ctx.alpha = alpha
         dtype = _dtype.result_type(a, b)
-        return compute_binary("add", a, _scaled(b, alpha, dtype), dtype)
+        return compute_binary(cls.op, a, _scaled(b, alpha, dtype), dtype)
 
-    @staticmethod
-    def backward(ctx, grad):
-        return grad, (grad * ctx.alpha if ctx.alpha != 1 else grad), None
+    @classmethod
+    def backward(cls, ctx, grad):
+        scale = cls.sign * ctx.alpha
+        return grad, (grad if scale == 1 else grad * scale), None
 
 
-class Sub(Function):
+class Sub(Add):
     backward_name = "SubBackward0"
-    operand_positions = (0, 1)
-
-    @staticmethod
-    def forward(ctx, a, b, alpha=1):
-        ctx.alpha = alpha
-        dtype = _dtype.result_type(a, b)
-        return compute_binary("sub", a, _scaled(b, alpha, dtype), dtype)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad, -grad * ctx.alpha, None
+    op, sign = "sub", -1
 
 
 class Rsub(Function):

@@ -298,57 +298,56 @@ class MinDim(MaxDim):
     op = "min"
 
 
+def _extreme(input: Tensor, dim, keepdim: bool, name: str):
+    """max or min: of everything, with ``dim`` as (values, indices), or elementwise."""
+    from glasstorch.ops import pointwise
+
+    whole, along, result, elementwise = {
+        "max": (MaxAll, MaxDim, max_result, pointwise.maximum),
+        "min": (MinAll, MinDim, min_result, pointwise.minimum),
+    }[name]
+    if isinstance(dim, Tensor):  # max(a, b) is maximum(a, b)
+        return elementwise(input, dim)
+    if dim is None:
+        _check_nonempty(input, (), name, whole=True)
+        return whole.apply(input, tuple(range(input.dim())), False)
+    dim = normalize_dim(dim, input.dim())
+    if input.dim() == 0:
+        return result(*along.apply(input.reshape(1), 0, False))
+    _check_nonempty(input, (dim,), name)
+    return result(*along.apply(input, dim, keepdim))
+
+
 def max(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
     """The largest element; with ``dim``, a named tuple ``(values, indices)`` along it.
 
     ``max(a, b)`` with two tensors is :func:`maximum`.
     """
-    if isinstance(dim, Tensor):
-        from glasstorch.ops.pointwise import maximum
-
-        return maximum(input, dim)
-    if dim is None:
-        _check_nonempty(input, (), "max", whole=True)
-        return MaxAll.apply(input, tuple(range(input.dim())), False)
-    dim = normalize_dim(dim, input.dim())
-    if input.dim() == 0:
-        return max_result(*MaxDim.apply(input.reshape(1), 0, False))
-    _check_nonempty(input, (dim,), "max")
-    return max_result(*MaxDim.apply(input, dim, keepdim))
+    return _extreme(input, dim, keepdim, "max")
 
 
 def min(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
     """The smallest element; with ``dim``, a named tuple ``(values, indices)`` along it."""
-    if isinstance(dim, Tensor):
-        from glasstorch.ops.pointwise import minimum
+    return _extreme(input, dim, keepdim, "min")
 
-        return minimum(input, dim)
+
+def _arg_extreme(input: Tensor, dim, keepdim: bool, name: str) -> Tensor:
+    """argmax or argmin: the index of the extreme (of the flattened tensor without dim)."""
     if dim is None:
-        _check_nonempty(input, (), "min", whole=True)
-        return MinAll.apply(input, tuple(range(input.dim())), False)
-    dim = normalize_dim(dim, input.dim())
-    if input.dim() == 0:
-        return min_result(*MinDim.apply(input.reshape(1), 0, False))
-    _check_nonempty(input, (dim,), "min")
-    return min_result(*MinDim.apply(input, dim, keepdim))
+        _check_nonempty(input, (), "arg" + name, whole=True)
+        return _extreme(input.detach().reshape(-1), 0, False, name).indices
+    _check_nonempty(input, (normalize_dim(dim, input.dim()),), "arg" + name)
+    return _extreme(input.detach(), dim, keepdim, name).indices
 
 
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index of the largest element (of the flattened tensor when ``dim`` is None)."""
-    if dim is None:
-        _check_nonempty(input, (), "argmax", whole=True)
-        return max(input.detach().reshape(-1), 0).indices
-    _check_nonempty(input, (normalize_dim(dim, input.dim()),), "argmax")
-    return max(input.detach(), dim, keepdim).indices
+    return _arg_extreme(input, dim, keepdim, "max")
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index of the smallest element (of the flattened tensor when ``dim`` is None)."""
-    if dim is None:
-        _check_nonempty(input, (), "argmin", whole=True)
-        return min(input.detach().reshape(-1), 0).indices
-    _check_nonempty(input, (normalize_dim(dim, input.dim()),), "argmin")
-    return min(input.detach(), dim, keepdim).indices
+    return _arg_extreme(input, dim, keepdim, "min")
 
 
 # ------------------------------------------------------------- var and std
@@ -507,12 +506,13 @@ def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
 
 class Softmax(Function):
     backward_name = "SoftmaxBackward0"
+    log = False  # LogSoftmax runs the same fused kernel with log=True
 
-    @staticmethod
-    def forward(ctx, a, dim):
+    @classmethod
+    def forward(cls, ctx, a, dim):
         ctx.dim = dim
         out = empty_tensor(a.shape, a.dtype)
-        kernels.softmax(out._strided(), a._strided(), dim, False)
+        kernels.softmax(out._strided(), a._strided(), dim, cls.log)
         ctx.save_for_backward(out)
         return out
 
@@ -523,20 +523,14 @@ class Softmax(Function):
         return y * (grad - (grad * y).sum(ctx.dim, keepdim=True)), None
 
 
-class LogSoftmax(Function):
+class LogSoftmax(Softmax):
     backward_name = "LogSoftmaxBackward0"
-
-    @staticmethod
-    def forward(ctx, a, dim):
-        ctx.dim = dim
-        out = empty_tensor(a.shape, a.dtype)
-        kernels.softmax(out._strided(), a._strided(), dim, True)
-        ctx.save_for_backward(out)
-        return out
+    log = True
 
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
+        # d log_softmax: g - softmax * sum(g), and softmax = exp(y).
         return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
 
 
