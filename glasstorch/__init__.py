@@ -87,6 +87,7 @@ from glasstorch.ops.pointwise import (
     div,
     eq,
     equal,
+    erf,
     exp,
     expm1,
     floor,
@@ -212,3 +213,8 @@ def is_floating_point(input: Tensor) -> _builtins.bool:
 def numel(input: Tensor) -> _builtins.int:
     """Number of elements of ``input``."""
     return input.numel()
+
+
+# The training stack, imported last: these packages build on everything above.
+from glasstorch import nn  # noqa: E402
+from glasstorch.serialization import load, save  # noqa: E402

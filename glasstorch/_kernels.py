@@ -61,6 +61,7 @@ UNARY_OPS = (
     "cos",
     "tanh",
     "sigmoid",
+    "erf",  # the error function, for the exact GELU
     "relu",
     "sign",
     "floor",

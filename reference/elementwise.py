@@ -99,6 +99,7 @@ UNARY = {
     "cos": _finite_only(math.cos),
     "tanh": math.tanh,
     "sigmoid": _sigmoid,
+    "erf": math.erf,
     "relu": lambda x: 0 if x < 0 else x,  # NaN passes through, as in PyTorch
     "sign": lambda x: (x > 0) - (x < 0) if x == x else x,
     "floor": _rounding(math.floor),

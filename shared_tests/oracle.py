@@ -91,7 +91,7 @@ def from_torch(tensor: Any) -> Any:
     """A glasstorch tensor with the values and dtype of a real PyTorch tensor (a copy)."""
     import glasstorch
 
-    return glasstorch.from_numpy(np.ascontiguousarray(tensor.detach().cpu().numpy()))
+    return glasstorch.from_numpy(np.array(tensor.detach().cpu().numpy(), copy=True))
 
 
 # ------------------------------------------------------------------ assertions

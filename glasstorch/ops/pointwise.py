@@ -7,6 +7,8 @@ input's dtype, so the backward formulas below never have to.
 
 from __future__ import annotations
 
+import math
+
 from glasstorch import _dtype
 from glasstorch._kernels import BOOL_RESULT_OPS
 from glasstorch._tier import kernels
@@ -229,8 +231,6 @@ class RPow(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        import math
-
         log_base = math.log(ctx.base) if ctx.base > 0 else float("nan")
         if ctx.base == 0:
             return None, grad * 0
@@ -545,6 +545,12 @@ Tanh = _unary_function(
 Sigmoid = _unary_function(
     "Sigmoid", "sigmoid", lambda g, x, y: g * y * (1 - y), floating=True, save="output"
 )
+Erf = _unary_function(
+    "Erf",
+    "erf",
+    lambda g, x, y: g * (-(x * x)).exp() * (2.0 / math.sqrt(math.pi)),
+    floating=True,
+)
 Relu = _unary_function("Relu", "relu", lambda g, x, y: g * (y > 0), floating=False, save="output")
 # Piecewise-constant functions have a zero derivative almost everywhere.
 Sign = _unary_function("Sign", "sign", lambda g, x, y: g * 0, floating=False)
@@ -605,6 +611,7 @@ sin = _public_unary(Sin, "Sine, elementwise.")
 cos = _public_unary(Cos, "Cosine, elementwise.")
 tanh = _public_unary(Tanh, "Hyperbolic tangent, elementwise.")
 sigmoid = _public_unary(Sigmoid, "Logistic sigmoid ``1 / (1 + exp(-input))``.")
+erf = _public_unary(Erf, "The error function ``2/sqrt(pi) * integral from 0 to x of exp(-t^2)``.")
 relu = _public_unary(Relu, "``max(input, 0)``, elementwise.")
 sign = _public_unary(Sign, "-1, 0 or 1 by the sign of each element.")
 floor = _public_unary(Floor, "Round down, elementwise.")

@@ -1,0 +1,82 @@
+"""``glasstorch.nn``: modules, layers, losses, initialisers and utilities.
+
+``import glasstorch as torch`` then ``torch.nn.Linear``, ``torch.nn.functional``
+(usually imported as ``F``), ``torch.nn.init`` and ``torch.nn.utils``, as in
+PyTorch. Every layer is a :class:`Module` whose ``forward`` calls a function
+of :mod:`glasstorch.nn.functional`; the functions are built from glasstorch's
+differentiable tensor operations, so autograd needs nothing extra.
+"""
+
+from glasstorch.nn import functional, init, utils
+from glasstorch.nn.modules import (
+    ELU,
+    GELU,
+    BatchNorm1d,
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    Dropout,
+    Embedding,
+    Flatten,
+    HuberLoss,
+    Identity,
+    L1Loss,
+    LayerNorm,
+    LeakyReLU,
+    Linear,
+    LogSigmoid,
+    LogSoftmax,
+    Module,
+    ModuleDict,
+    ModuleList,
+    MSELoss,
+    NLLLoss,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    SiLU,
+    SmoothL1Loss,
+    Softmax,
+    Softplus,
+    Tanh,
+    Unflatten,
+)
+from glasstorch.nn.parameter import Parameter
+
+__all__ = [
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "BatchNorm1d",
+    "CrossEntropyLoss",
+    "Dropout",
+    "ELU",
+    "Embedding",
+    "Flatten",
+    "GELU",
+    "HuberLoss",
+    "Identity",
+    "L1Loss",
+    "LayerNorm",
+    "LeakyReLU",
+    "Linear",
+    "LogSigmoid",
+    "LogSoftmax",
+    "MSELoss",
+    "Module",
+    "ModuleDict",
+    "ModuleList",
+    "NLLLoss",
+    "Parameter",
+    "ReLU",
+    "Sequential",
+    "SiLU",
+    "Sigmoid",
+    "SmoothL1Loss",
+    "Softmax",
+    "Softplus",
+    "Tanh",
+    "Unflatten",
+    "functional",
+    "init",
+    "utils",
+]

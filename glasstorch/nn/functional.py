@@ -1,0 +1,871 @@
+"""``nn.functional``: the layers, activations and losses as plain functions.
+
+Every ``nn`` Module calls one of these in its ``forward``. Most are short
+compositions of tensor operations, whose autograd comes for free. Where PyTorch
+defines its own derivative (the activations with a kink or a threshold, the
+embedding's padding row, the losses' stable forms), the function is an
+:class:`~glasstorch.autograd.Function` with ``forward`` and ``backward`` side by
+side, named after PyTorch's node (``GeluBackward0``, ...).
+
+Cross-entropy over class indices runs the fused ``cross_entropy`` kernel of the
+contract (log-softmax and negative log-likelihood in one pass).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+from glasstorch import _dtype
+from glasstorch._tier import kernels
+from glasstorch.autograd.function import Function
+from glasstorch.autograd.grad_mode import no_grad
+from glasstorch.ops import inplace as _inplace
+from glasstorch.ops import pointwise
+from glasstorch.ops.creation import arange, rand, zeros
+from glasstorch.ops.indexing import masked_select
+from glasstorch.ops.pointwise import where
+from glasstorch.ops.reduction import log_softmax as _log_softmax
+from glasstorch.ops.reduction import softmax as _softmax
+from glasstorch.tensor import Tensor, empty_tensor
+
+__all__ = [
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "batch_norm",
+    "cross_entropy",
+    "dropout",
+    "elu",
+    "embedding",
+    "erf",
+    "gelu",
+    "huber_loss",
+    "l1_loss",
+    "layer_norm",
+    "leaky_relu",
+    "linear",
+    "log_softmax",
+    "logsigmoid",
+    "mse_loss",
+    "nll_loss",
+    "one_hot",
+    "relu",
+    "sigmoid",
+    "silu",
+    "smooth_l1_loss",
+    "softmax",
+    "softplus",
+    "tanh",
+]
+
+
+def _maybe_inplace(input: Tensor, inplace: bool, compute) -> Tensor:
+    """``compute()``, written back into ``input`` when ``inplace`` (PyTorch's ``inplace=True``)."""
+    if inplace:
+        return _inplace.apply_inplace(input, compute)
+    return compute()
+
+
+# ================================================================== layers
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias``: the affine map of :class:`nn.Linear`.
+
+    Shape:
+        - input: ``(*, in_features)``; weight: ``(out_features, in_features)``;
+          bias: ``(out_features,)``.
+        - output: ``(*, out_features)``.
+    """
+    output = input.matmul(weight.t())
+    return output if bias is None else output + bias
+
+
+class Embedding(Function):
+    """Rows of ``weight`` picked by integer indices; the padding row gets no gradient."""
+
+    backward_name = "EmbeddingBackward0"
+
+    @staticmethod
+    def forward(ctx, weight, indices, padding_idx):
+        flat = indices.reshape(-1)
+        rows = weight.index_select(0, flat)
+        ctx.save_for_backward(flat)
+        ctx.weight_rows = weight.shape[0]
+        ctx.padding_idx = padding_idx
+        return rows.reshape(*indices.shape, weight.shape[1])
+
+    @staticmethod
+    def backward(ctx, grad):
+        (flat,) = ctx.saved_tensors
+        grad_rows = grad.reshape(-1, grad.shape[-1])
+        if ctx.padding_idx is not None:
+            keep = (flat != ctx.padding_idx).unsqueeze(1)
+            grad_rows = grad_rows * keep
+        grad_weight = zeros(ctx.weight_rows, grad.shape[-1], dtype=grad.dtype)
+        return grad_weight.index_add(0, flat, grad_rows), None, None
+
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """Look up rows of ``weight`` by the integer indices in ``input``.
+
+    Args:
+        input: int64 (or int32) indices of any shape.
+        weight: the table, ``(num_embeddings, embedding_dim)``.
+        padding_idx: a row whose gradient stays zero.
+
+    Shape:
+        - output: ``(*input.shape, embedding_dim)``.
+    """
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError(
+            "embedding: max_norm, scale_grad_by_freq and sparse are not supported in glasstorch"
+        )
+    if input.dtype not in (_dtype.int64, _dtype.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {input.type()} instead (while checking arguments for "
+            "embedding)"
+        )
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return Embedding.apply(weight, input.long(), padding_idx)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+    The mask comes from glasstorch's Philox generator (``torch.manual_seed``
+    makes it repeatable). Outside training, ``input`` is returned unchanged.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        scale = zeros(input.shape, dtype=input.dtype)
+    else:
+        keep = rand(input.shape, dtype=input.dtype) >= p
+        scale = keep.to(input.dtype) * (1.0 / (1.0 - p))
+    return _maybe_inplace(input, inplace, lambda: input * scale)
+
+
+def _check_normalized_shape(input: Tensor, normalized_shape: tuple[int, ...]) -> None:
+    trailing = tuple(input.shape[input.dim() - len(normalized_shape) :])
+    if input.dim() < len(normalized_shape) or trailing != normalized_shape:
+        expected = ", ".join(["*"] + [str(s) for s in normalized_shape])
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[{expected}], but got input of size{list(input.shape)}"
+        )
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize over the last ``len(normalized_shape)`` dimensions, then scale and shift.
+
+    ``(x - mean) / sqrt(var + eps) * weight + bias``, with the biased variance.
+    """
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    _check_normalized_shape(input, normalized_shape)
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    mean = input.mean(dims, keepdim=True)
+    centered = input - mean
+    variance = (centered * centered).mean(dims, keepdim=True)
+    output = centered * (variance + eps).rsqrt()
+    if weight is not None:
+        output = output * weight
+    if bias is not None:
+        output = output + bias
+    return output
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each channel (dimension 1) with batch or running statistics.
+
+    In training the batch's mean and biased variance normalize the input, and
+    the running statistics (when given) move toward the batch's mean and
+    *unbiased* variance: ``running = (1 - momentum) * running + momentum * batch``.
+    Otherwise the running statistics normalize the input.
+
+    Shape:
+        - input: ``(N, C)`` or ``(N, C, L)``; statistics, weight, bias: ``(C,)``.
+    """
+    channels = input.shape[1]
+    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+        if stat is None and not training:
+            raise RuntimeError(f"batch_norm in evaluation mode needs {name}")
+        if stat is not None and stat.numel() != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {stat.numel()}")
+    dims = (0,) + tuple(range(2, input.dim()))
+    per_channel = (1, channels) + (1,) * (input.dim() - 2)
+    if training:
+        count = input.numel() // channels
+        if count <= 1:
+            raise ValueError(
+                "Expected more than 1 value per channel when training, got input size "
+                f"{input.shape}"
+            )
+        mean = input.mean(dims)
+        centered = input - mean.reshape(per_channel)
+        variance = (centered * centered).mean(dims)
+        if running_mean is not None and running_var is not None:
+            with no_grad():
+                running_mean.mul_(1 - momentum).add_(mean.detach() * momentum)
+                unbiased = variance.detach() * (count / (count - 1))
+                running_var.mul_(1 - momentum).add_(unbiased * momentum)
+    else:
+        centered = input - running_mean.reshape(per_channel)
+        variance = running_var
+    output = centered * (variance + eps).rsqrt().reshape(per_channel)
+    if weight is not None:
+        output = output * weight.reshape(per_channel)
+    if bias is not None:
+        output = output + bias.reshape(per_channel)
+    return output
+
+
+# ============================================================= activations
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(input, 0)``, elementwise."""
+    return _maybe_inplace(input, inplace, input.relu)
+
+
+class LeakyRelu(Function):
+    """``x`` where positive, ``negative_slope * x`` elsewhere."""
+
+    backward_name = "LeakyReluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, negative_slope):
+        ctx.save_for_backward(x)
+        ctx.negative_slope = negative_slope
+        return where(x > 0, x, x * negative_slope)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return where(x > 0, grad, grad * ctx.negative_slope), None
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``input`` where positive, ``negative_slope * input`` elsewhere."""
+    return _maybe_inplace(input, inplace, lambda: LeakyRelu.apply(input, negative_slope))
+
+
+class Elu(Function):
+    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere."""
+
+    backward_name = "EluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.save_for_backward(x)
+        ctx.alpha = alpha
+        return where(x > 0, x, x.expm1() * alpha)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return where(x > 0, grad, grad * x.exp() * ctx.alpha), None
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """Exponential linear unit: ``input`` if positive, else ``alpha * (exp(input) - 1)``."""
+    return _maybe_inplace(input, inplace, lambda: Elu.apply(input, alpha))
+
+
+class Silu(Function):
+    """``x * sigmoid(x)`` (the swish)."""
+
+    backward_name = "SiluBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x.sigmoid()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        s = x.sigmoid()
+        return grad * s * (1 + x * (1 - s))
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * sigmoid(input)``, elementwise."""
+    return _maybe_inplace(input, inplace, lambda: Silu.apply(input))
+
+
+class Softplus(Function):
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` itself once ``beta * x > threshold``."""
+
+    backward_name = "SoftplusBackward0"
+
+    @staticmethod
+    def forward(ctx, x, beta, threshold):
+        ctx.save_for_backward(x)
+        ctx.beta, ctx.threshold = beta, threshold
+        scaled = x * beta
+        return where(scaled > threshold, x, scaled.exp().log1p() / beta)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        scaled = x * ctx.beta
+        return where(scaled > ctx.threshold, grad, grad * scaled.sigmoid()), None, None
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """A smooth ReLU: ``log(1 + exp(beta * input)) / beta`` (linear above ``threshold``)."""
+    return Softplus.apply(input, beta, threshold)
+
+
+class LogSigmoid(Function):
+    """``log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))``, stable for any ``x``."""
+
+    backward_name = "LogSigmoidBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(max=0) - (-x.abs()).exp().log1p()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * (-x).sigmoid()
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(input))``, computed without overflow."""
+    return LogSigmoid.apply(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent, elementwise."""
+    return input.tanh()
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """Logistic sigmoid ``1 / (1 + exp(-input))``, elementwise."""
+    return input.sigmoid()
+
+
+# ------------------------------------------------------------------ erf, GELU
+
+
+def erf(input: Tensor) -> Tensor:
+    """The error function, elementwise (integer inputs compute in the default float)."""
+    return pointwise.erf(input)
+
+
+_SQRT_HALF = math.sqrt(0.5)
+_SQRT_TWO_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_TWO_PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_CUBIC = 0.044715
+
+
+class Gelu(Function):
+    """``x * Phi(x)``, Phi the standard normal CDF; or its tanh approximation."""
+
+    backward_name = "GeluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, approximate):
+        ctx.save_for_backward(x)
+        ctx.approximate = approximate
+        if approximate == "tanh":
+            inner = (x + x * x * x * _GELU_CUBIC) * _SQRT_TWO_OVER_PI
+            return x * 0.5 * (inner.tanh() + 1)
+        return x * 0.5 * (erf(x * _SQRT_HALF) + 1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        if ctx.approximate == "tanh":
+            inner = (x + x * x * x * _GELU_CUBIC) * _SQRT_TWO_OVER_PI
+            t = inner.tanh()
+            d_inner = (x * x * (3 * _GELU_CUBIC) + 1) * _SQRT_TWO_OVER_PI
+            return grad * (0.5 * (t + 1) + x * 0.5 * (1 - t * t) * d_inner), None
+        cdf = (erf(x * _SQRT_HALF) + 1) * 0.5
+        pdf = (x * x * -0.5).exp() * _INV_SQRT_TWO_PI
+        return grad * (cdf + x * pdf), None
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit: ``input * Phi(input)``.
+
+    Args:
+        approximate: ``'none'`` (exact, through :func:`erf`) or ``'tanh'``
+            (``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``).
+    """
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return Gelu.apply(input, approximate)
+
+
+# ---------------------------------------------------------------- softmax
+
+
+def _implicit_softmax_dim(ndim: int, name: str) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim``."""
+    if dim is None:
+        dim = _implicit_softmax_dim(input.dim(), "softmax")
+    return _softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``log(softmax(x))`` along ``dim``, computed stably."""
+    if dim is None:
+        dim = _implicit_softmax_dim(input.dim(), "log_softmax")
+    return _log_softmax(input, dim, dtype=dtype)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot encoding: ``out[..., c] = 1 if tensor[...] == c``.
+
+    ``num_classes=-1`` uses ``tensor.max() + 1``.
+    """
+    if tensor.dtype is not _dtype.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
+    if tensor.numel() and (int(tensor.min().item()) < 0):
+        raise RuntimeError("Class values must be non-negative.")
+    if tensor.numel() and int(tensor.max().item()) >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return (tensor.unsqueeze(-1) == arange(num_classes)).long()
+
+
+# ================================================================== losses
+
+
+def _reduce(losses: Tensor, reduction: str) -> Tensor:
+    """Apply ``reduction``: ``'none'`` (as is), ``'mean'`` or ``'sum'``."""
+    if reduction == "none":
+        return losses
+    if reduction == "mean":
+        return losses.mean()
+    if reduction == "sum":
+        return losses.sum()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_reduction(reduction: str) -> None:
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _warn_on_broadcast(input: Tensor, target: Tensor) -> None:
+    if target.shape != input.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean squared error: ``(input - target) ** 2``, reduced."""
+    _check_reduction(reduction)
+    _warn_on_broadcast(input, target)
+    difference = input - target
+    return _reduce(difference * difference, reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean absolute error: ``|input - target|``, reduced."""
+    _check_reduction(reduction)
+    _warn_on_broadcast(input, target)
+    return _reduce((input - target).abs(), reduction)
+
+
+def smooth_l1_loss(
+    input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0
+) -> Tensor:
+    """``0.5 d^2 / beta`` where ``|d| < beta``, ``|d| - 0.5 beta`` elsewhere (``d = input - target``).
+
+    With ``beta = 0`` it is the L1 loss.
+    """
+    _check_reduction(reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _warn_on_broadcast(input, target)
+    distance = (input - target).abs()
+    if beta == 0:
+        return _reduce(distance, reduction)
+    losses = where(distance < beta, distance * distance * (0.5 / beta), distance - 0.5 * beta)
+    return _reduce(losses, reduction)
+
+
+def huber_loss(
+    input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0
+) -> Tensor:
+    """``0.5 d^2`` where ``|d| < delta``, ``delta (|d| - 0.5 delta)`` elsewhere.
+
+    Equal to ``delta * smooth_l1_loss(beta=delta)``.
+    """
+    _check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _warn_on_broadcast(input, target)
+    distance = (input - target).abs()
+    losses = where(distance < delta, distance * distance * 0.5, (distance - 0.5 * delta) * delta)
+    return _reduce(losses, reduction)
+
+
+# ------------------------------------------------------ class-index losses
+
+
+def _check_class_target(input: Tensor, target: Tensor) -> Tensor:
+    """Validate an integer class target against ``input``'s shape; return it as int64."""
+    if target.dtype.is_floating_point:
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {target.dtype.legacy_name[:-6]}"
+        )
+    if input.dim() >= 2 and target.dim() >= 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+            f"({target.shape[0]})."
+        )
+    expected = tuple(input.shape[:1]) + tuple(input.shape[2:]) if input.dim() >= 2 else ()
+    if tuple(target.shape) != expected:
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
+    return target.long()
+
+
+def _rows_of_classes(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+    """Move the class dimension last and flatten: ``(M, C)`` scores, ``(M,)`` targets.
+
+    ``(C,)`` with a 0-d target is one row; ``(N, C, d1, ...)`` gives ``N*d1*...`` rows.
+    """
+    if input.dim() == 1:
+        return input.unsqueeze(0), target.reshape(1)
+    if input.dim() > 2:
+        order = (0,) + tuple(range(2, input.dim())) + (1,)
+        input = input.permute(order)
+    return input.reshape(-1, input.shape[-1]), target.reshape(-1)
+
+
+def _check_targets_in_range(target: Tensor, classes: int, ignore_index: int) -> None:
+    bad = (target != ignore_index) & ((target < 0) | (target >= classes))
+    if bad.any():
+        first = masked_select(target, bad)[0].item()
+        raise IndexError(f"Target {first} is out of bounds.")
+
+
+def _check_weight(weight: Tensor | None, classes: int) -> None:
+    if weight is not None and (weight.dim() != 1 or weight.shape[0] != classes):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {classes} classes or no classes "
+            f"but got weight tensor of shape: {list(weight.shape)}"
+        )
+
+
+def _sample_weights(target: Tensor, weight: Tensor | None, ignore_index: int, dtype):
+    """Each row's weight: ``weight[target]`` (or 1), and 0 for ignored rows."""
+    kept = target != ignore_index
+    if weight is None:
+        return kept.to(dtype)
+    safe = where(kept, target, 0)
+    return weight.index_select(0, safe) * kept
+
+
+def _reduce_weighted(losses: Tensor, weights: Tensor, reduction: str, shape) -> Tensor:
+    """PyTorch's class-loss reductions: the weighted mean divides by the weights' sum."""
+    if reduction == "none":
+        return losses if tuple(losses.shape) == tuple(shape) else losses.reshape(shape)
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / weights.sum()
+
+
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood: ``-weight[t] * input[i, t]`` for each sample's class ``t``.
+
+    Args:
+        input: log-probabilities, ``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``.
+        target: class indices, ``(N,)``, ``(N, d1, ...)`` or ``()``.
+        weight: a weight per class, ``(C,)``.
+        ignore_index: a target value that contributes nothing (not even to the mean).
+        reduction: ``'mean'`` divides by the summed weights of the counted samples.
+    """
+    _check_reduction(reduction)
+    target = _check_class_target(input, target)
+    rows, flat_target = _rows_of_classes(input, target)
+    classes = rows.shape[1]
+    _check_weight(weight, classes)
+    _check_targets_in_range(flat_target, classes, ignore_index)
+    kept = flat_target != ignore_index
+    picked = rows.gather(1, where(kept, flat_target, 0).unsqueeze(1)).squeeze(1)
+    weights = _sample_weights(flat_target, weight, ignore_index, rows.dtype)
+    return _reduce_weighted(-picked * weights, weights, reduction, target.shape)
+
+
+class CrossEntropyIndices(Function):
+    """Per-row cross-entropy over class indices, through the fused kernel.
+
+    Forward: ``losses[i] = logsumexp(x[i]) - x[i, t_i]`` (0 where ignored), with
+    ``log_probs = log_softmax(x)`` computed on the way. Backward: the gradient
+    of each row is ``(softmax(x[i]) - one_hot(t_i)) * grad[i]``, from the
+    saved ``log_probs``. (``log_probs`` is saved as a constant, so a second
+    derivative through this node is not supported.)
+    """
+
+    backward_name = "NllLossBackward0"
+
+    @staticmethod
+    def forward(ctx, logits, target, ignore_index):
+        rows, classes = logits.shape
+        losses = empty_tensor((rows,), logits.dtype)
+        log_probs = empty_tensor((rows, classes), logits.dtype)
+        kernels.cross_entropy(
+            losses._strided(),
+            log_probs._strided(),
+            logits._strided(),
+            target._strided(),
+            ignore_index,
+        )
+        ctx.save_for_backward(log_probs, target)
+        ctx.ignore_index = ignore_index
+        return losses
+
+    @staticmethod
+    def backward(ctx, grad):
+        log_probs, target = ctx.saved_tensors
+        classes = log_probs.shape[1]
+        one_hot_target = (target.unsqueeze(1) == arange(classes)).to(log_probs.dtype)
+        kept = (target != ctx.ignore_index).unsqueeze(1)
+        return (log_probs.exp() - one_hot_target) * (grad.unsqueeze(1) * kept), None, None
+
+
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """Cross-entropy between ``softmax(input)`` along dimension 1 and the targets.
+
+    Args:
+        input: unnormalized scores (logits), ``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``.
+        target: class indices (int64, the shape of ``input`` without dimension 1),
+            or class probabilities (float, ``input``'s shape).
+        weight: a weight per class, ``(C,)``.
+        ignore_index: a class-index target value that contributes nothing.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``. With class indices the
+            mean divides by the summed weights of the counted samples; with
+            probabilities it divides by the number of samples.
+        label_smoothing: mix the targets with the uniform distribution:
+            ``(1 - eps) * target + eps / C``.
+
+    Example::
+
+        >>> logits = torch.randn(3, 5, requires_grad=True)
+        >>> F.cross_entropy(logits, torch.tensor([1, 0, 4])).backward()
+    """
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 0 if input.dim() == 1 else 1
+    classes = input.shape[class_dim]
+    _check_weight(weight, classes)
+    if target.dtype.is_floating_point and target.shape == input.shape:
+        return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing)
+    target = _check_class_target(input, target)
+    if label_smoothing > 0:
+        return _cross_entropy_smoothed(
+            input, target, weight, ignore_index, reduction, label_smoothing
+        )
+    rows, flat_target = _rows_of_classes(input, target)
+    _check_targets_in_range(flat_target, classes, ignore_index)
+    losses = CrossEntropyIndices.apply(rows, flat_target, ignore_index)
+    weights = _sample_weights(flat_target, weight, ignore_index, rows.dtype)
+    if weight is not None:
+        losses = losses * weights
+    return _reduce_weighted(losses, weights, reduction, target.shape)
+
+
+def _class_weights_along(weight: Tensor, input: Tensor, class_dim: int) -> Tensor:
+    """``weight`` shaped to broadcast along ``input``'s class dimension."""
+    shape = [1] * input.dim()
+    shape[class_dim] = weight.shape[0]
+    return weight.reshape(shape)
+
+
+def _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing):
+    """Cross-entropy against class probabilities: ``-sum_c w_c p_c log q_c`` per sample."""
+    class_dim = 0 if input.dim() == 1 else 1
+    classes = input.shape[class_dim]
+    log_probs = _log_softmax(input, class_dim)
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    products = log_probs * target
+    if weight is not None:
+        products = products * _class_weights_along(weight, input, class_dim)
+    if reduction == "none":
+        return -products.sum(class_dim)
+    if reduction == "sum":
+        return -products.sum()
+    return -products.sum() / (input.numel() / classes)
+
+
+def _cross_entropy_smoothed(input, target, weight, ignore_index, reduction, label_smoothing):
+    """Class-index cross-entropy with label smoothing, as PyTorch defines it.
+
+    ``(1 - eps) * nll + (eps / C) * smooth``, where ``smooth`` is each sample's
+    ``-sum_c w_c log q_c`` (0 where ignored), reduced like ``nll``: the mean
+    divides by the summed ``w[target]`` of the counted samples.
+    """
+    class_dim = 0 if input.dim() == 1 else 1
+    classes = input.shape[class_dim]
+    log_probs = _log_softmax(input, class_dim)
+    nll = nll_loss(log_probs, target, weight, ignore_index, reduction)
+    weighted = log_probs
+    if weight is not None:
+        weighted = log_probs * _class_weights_along(weight, input, class_dim)
+    smooth = -weighted.sum(class_dim)
+    smooth = smooth * (target != ignore_index)
+    if reduction == "none":
+        total = smooth
+    elif reduction == "sum":
+        total = smooth.sum()
+    else:
+        flat_target = target.reshape(-1)
+        weights = _sample_weights(flat_target, weight, ignore_index, input.dtype)
+        total = smooth.sum() / weights.sum()
+    return nll * (1 - label_smoothing) + total * (label_smoothing / classes)
+
+
+# --------------------------------------------------------- binary losses
+
+#: PyTorch clamps BCE's logarithms at -100 so that a 0 or 1 prediction stays finite.
+_LOG_FLOOR = -100.0
+#: ... and keeps the gradient's denominator ``x (1 - x)`` at least this large: 1e-12
+#: rounded to float32, which is how PyTorch stores the constant.
+_BCE_GRAD_EPS = 9.999999960041972e-13
+
+
+class BinaryCrossEntropy(Function):
+    """Elementwise ``-(t log x + (1 - t) log(1 - x))`` with the logs clamped at -100."""
+
+    backward_name = "BinaryCrossEntropyBackward0"
+
+    @staticmethod
+    def forward(ctx, x, t):
+        ctx.save_for_backward(x, t)
+        log_x = x.log().clamp(min=_LOG_FLOOR)
+        log_1mx = (1 - x).log().clamp(min=_LOG_FLOOR)
+        return -(t * log_x + (1 - t) * log_1mx)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        grad_x = grad * (x - t) / (x * (1 - x)).clamp(min=_BCE_GRAD_EPS)
+        grad_t = None
+        if ctx.needs_input_grad[1]:
+            log_x = x.log().clamp(min=_LOG_FLOOR)
+            log_1mx = (1 - x).log().clamp(min=_LOG_FLOOR)
+            grad_t = grad * (log_1mx - log_x)
+        return grad_x, grad_t
+
+
+def binary_cross_entropy(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
+) -> Tensor:
+    """Binary cross-entropy between probabilities ``input`` and targets in ``[0, 1]``.
+
+    ``-weight * (target * log(input) + (1 - target) * log(1 - input))``, with
+    each logarithm clamped at -100, reduced.
+    """
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}) is deprecated. Please ensure they have the same size."
+        )
+    if input.numel() and bool(((input < 0) | (input > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    losses = BinaryCrossEntropy.apply(input, target)
+    if weight is not None:
+        losses = losses * weight
+    return _reduce(losses, reduction)
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """Binary cross-entropy on logits: ``sigmoid`` and BCE in one stable formula.
+
+    ``loss = (1 - t) x - l log(sigmoid(x))`` with ``l = 1 + (pos_weight - 1) t``
+    (``l = 1`` without ``pos_weight``); ``log(sigmoid(x))`` is computed without
+    overflow (:func:`logsigmoid`), so large logits are safe.
+
+    Args:
+        pos_weight: weight of the positive term, broadcast along the last
+            dimension (one per class).
+    """
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Target size ({target.shape}) must be the same as input size ({input.shape})"
+        )
+    if pos_weight is None:
+        positive = 1.0
+    else:
+        positive = (pos_weight - 1) * target + 1
+    losses = (1 - target) * input - positive * logsigmoid(input)
+    if weight is not None:
+        losses = losses * weight
+    return _reduce(losses, reduction)

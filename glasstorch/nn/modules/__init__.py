@@ -1,0 +1,66 @@
+"""The building blocks of ``glasstorch.nn``, one file per family."""
+
+from glasstorch.nn.modules.activation import (
+    ELU,
+    GELU,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    ReLU,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Tanh,
+)
+from glasstorch.nn.modules.batchnorm import BatchNorm1d
+from glasstorch.nn.modules.container import ModuleDict, ModuleList, Sequential
+from glasstorch.nn.modules.dropout import Dropout
+from glasstorch.nn.modules.linear import Flatten, Identity, Linear, Unflatten
+from glasstorch.nn.modules.loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
+from glasstorch.nn.modules.module import Module
+from glasstorch.nn.modules.normalization import LayerNorm
+from glasstorch.nn.modules.sparse import Embedding
+
+__all__ = [
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "BatchNorm1d",
+    "CrossEntropyLoss",
+    "Dropout",
+    "ELU",
+    "Embedding",
+    "Flatten",
+    "GELU",
+    "HuberLoss",
+    "Identity",
+    "L1Loss",
+    "LayerNorm",
+    "LeakyReLU",
+    "Linear",
+    "LogSigmoid",
+    "LogSoftmax",
+    "MSELoss",
+    "Module",
+    "ModuleDict",
+    "ModuleList",
+    "NLLLoss",
+    "ReLU",
+    "Sequential",
+    "SiLU",
+    "Sigmoid",
+    "SmoothL1Loss",
+    "Softmax",
+    "Softplus",
+    "Tanh",
+    "Unflatten",
+]

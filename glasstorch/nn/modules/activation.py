@@ -1,0 +1,275 @@
+"""Activation modules: each wraps one function of :mod:`glasstorch.nn.functional`."""
+
+from __future__ import annotations
+
+from glasstorch.nn import functional as F
+from glasstorch.nn.modules.module import Module
+from glasstorch.tensor import Tensor
+
+
+class ReLU(Module):
+    """``max(x, 0)``, elementwise.
+
+    Args:
+        inplace: overwrite the input. Default: ``False``.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Example::
+
+        >>> nn.ReLU()(torch.tensor([-1.0, 2.0]))
+        tensor([0., 2.])
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.relu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class LeakyReLU(Module):
+    """``x`` where positive, ``negative_slope * x`` elsewhere.
+
+    Args:
+        negative_slope: slope for negative inputs. Default: 0.01.
+        inplace: overwrite the input. Default: ``False``.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Example::
+
+        >>> nn.LeakyReLU(0.1)(torch.tensor([-1.0, 2.0]))
+        tensor([-0.1000,  2.0000])
+    """
+
+    def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
+        super().__init__()
+        self.negative_slope = negative_slope
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self) -> str:
+        suffix = ", inplace=True" if self.inplace else ""
+        return f"negative_slope={self.negative_slope}{suffix}"
+
+
+class GELU(Module):
+    """Gaussian error linear unit: ``x * Phi(x)``, Phi the standard normal CDF.
+
+    Args:
+        approximate: ``'none'`` for the exact form (through erf) or ``'tanh'``
+            for ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Example::
+
+        >>> nn.GELU()(torch.tensor([0.0, 1.0]))
+        tensor([0.0000, 0.8413])
+    """
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class SiLU(Module):
+    """``x * sigmoid(x)`` (also called swish).
+
+    Args:
+        inplace: overwrite the input. Default: ``False``.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Example::
+
+        >>> nn.SiLU()(torch.tensor([0.0, 1.0]))
+        tensor([0.0000, 0.7311])
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.silu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class ELU(Module):
+    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere.
+
+    Args:
+        alpha: the limit for very negative inputs is ``-alpha``. Default: 1.0.
+        inplace: overwrite the input. Default: ``False``.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Example::
+
+        >>> nn.ELU()(torch.tensor([-1.0, 2.0]))
+        tensor([-0.6321,  2.0000])
+    """
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        suffix = ", inplace=True" if self.inplace else ""
+        return f"alpha={self.alpha}{suffix}"
+
+
+class Softplus(Module):
+    """``log(1 + exp(beta * x)) / beta``: a smooth ReLU.
+
+    Args:
+        beta: sharpness. Default: 1.0.
+        threshold: above ``beta * x > threshold`` the output is ``x`` itself
+            (the difference is below float precision). Default: 20.0.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Example::
+
+        >>> nn.Softplus()(torch.tensor([0.0]))
+        tensor([0.6931])
+    """
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Tanh(Module):
+    """Hyperbolic tangent, elementwise.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Example::
+
+        >>> nn.Tanh()(torch.tensor([0.0]))
+        tensor([0.])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input.tanh()
+
+
+class Sigmoid(Module):
+    """Logistic sigmoid ``1 / (1 + exp(-x))``, elementwise.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Example::
+
+        >>> nn.Sigmoid()(torch.tensor([0.0]))
+        tensor([0.5000])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input.sigmoid()
+
+
+class LogSigmoid(Module):
+    """``log(sigmoid(x))``, computed without overflow.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Example::
+
+        >>> nn.LogSigmoid()(torch.tensor([0.0]))
+        tensor([-0.6931])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.logsigmoid(input)
+
+
+class Softmax(Module):
+    """``exp(x) / sum(exp(x))`` along ``dim``: each slice becomes a probability distribution.
+
+    Args:
+        dim: the dimension that sums to 1. ``None`` picks one the deprecated
+            way (with a warning): 0 for 0-, 1- and 3-D inputs, else 1.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Example::
+
+        >>> nn.Softmax(dim=1)(torch.zeros(2, 4))
+        tensor([[0.2500, 0.2500, 0.2500, 0.2500],
+                [0.2500, 0.2500, 0.2500, 0.2500]])
+    """
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmax(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Module):
+    """``log(softmax(x))`` along ``dim``, computed stably (pair it with ``NLLLoss``).
+
+    Args:
+        dim: the dimension to normalise over (see :class:`Softmax`).
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Example::
+
+        >>> nn.LogSoftmax(dim=1)(torch.zeros(1, 2))
+        tensor([[-0.6931, -0.6931]])
+    """
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.log_softmax(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"

@@ -1,0 +1,292 @@
+"""Loss modules: each holds its options and calls one function of ``nn.functional``.
+
+Every loss takes ``reduction``: ``'mean'`` (default) averages the elementwise
+losses, ``'sum'`` adds them, ``'none'`` returns them unreduced.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from glasstorch.nn import functional as F
+from glasstorch.nn.modules.module import Module
+from glasstorch.tensor import Tensor
+
+
+def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
+    """Translate PyTorch's deprecated ``size_average``/``reduce`` flags into ``reduction``.
+
+    Both default to true; ``reduce=False`` means ``'none'``, otherwise
+    ``size_average`` picks ``'mean'`` over ``'sum'``.
+    """
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    reduction = ("mean" if size_average else "sum") if reduce else "none"
+    warnings.warn(
+        "size_average and reduce args will be deprecated, please use "
+        f"reduction='{reduction}' instead.",
+        UserWarning,
+        stacklevel=4,
+    )
+    return reduction
+
+
+class _Loss(Module):
+    """Base of the losses: keeps ``reduction``.
+
+    The first two positional parameters of most PyTorch losses are the
+    deprecated ``size_average`` and ``reduce``; they are accepted here too, so
+    positional calls line up with PyTorch's.
+    """
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__()
+        if size_average is not None or reduce is not None:
+            reduction = _legacy_reduction(size_average, reduce)
+        self.reduction = reduction
+
+
+class _WeightedLoss(_Loss):
+    """A loss with an optional per-class ``weight``, kept as a buffer."""
+
+    def __init__(
+        self, weight: Tensor | None = None, size_average=None, reduce=None, reduction="mean"
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+class MSELoss(_Loss):
+    """Mean squared error ``(input - target) ** 2``.
+
+    Args:
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Shape:
+        - Input and target: ``(*)``, the same shape.
+        - Output: a scalar, or ``(*)`` with ``reduction='none'``.
+
+    Example::
+
+        >>> nn.MSELoss()(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 4.0]))
+        tensor(2.)
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    """Mean absolute error ``|input - target|``.
+
+    Args:
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Shape:
+        - Input and target: ``(*)``, the same shape.
+        - Output: a scalar, or ``(*)`` with ``reduction='none'``.
+
+    Example::
+
+        >>> nn.L1Loss()(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 4.0]))
+        tensor(1.)
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """Squared error below ``beta``, absolute error above: ``0.5 d^2 / beta`` or ``|d| - 0.5 beta``.
+
+    Args:
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+        beta: where the loss turns from quadratic to linear. Default: 1.0.
+
+    Shape:
+        - Input and target: ``(*)``, the same shape.
+        - Output: a scalar, or ``(*)`` with ``reduction='none'``.
+
+    Example::
+
+        >>> nn.SmoothL1Loss()(torch.tensor([0.0, 3.0]), torch.zeros(2))
+        tensor(1.2500)
+    """
+
+    def __init__(
+        self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Squared error below ``delta``, scaled absolute error above: ``0.5 d^2`` or ``delta (|d| - 0.5 delta)``.
+
+    Args:
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+        delta: where the loss turns from quadratic to linear. Default: 1.0.
+
+    Shape:
+        - Input and target: ``(*)``, the same shape.
+        - Output: a scalar, or ``(*)`` with ``reduction='none'``.
+
+    Example::
+
+        >>> nn.HuberLoss(delta=2.0)(torch.tensor([3.0]), torch.zeros(1))
+        tensor(4.)
+    """
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class NLLLoss(_WeightedLoss):
+    """Negative log-likelihood of the target classes, given log-probabilities.
+
+    Args:
+        weight: a weight per class, ``(C,)``.
+        ignore_index: a target value that is skipped (also in the mean). Default: -100.
+        reduction: ``'none'``, ``'mean'`` (divides by the summed weights of the
+            counted samples) or ``'sum'``.
+
+    Shape:
+        - Input: ``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``: log-probabilities.
+        - Target: ``(N,)``, ``(N, d1, ...)`` or ``()``: class indices (int64).
+        - Output: a scalar, or the target's shape with ``reduction='none'``.
+
+    Example::
+
+        >>> logp = torch.log_softmax(torch.randn(3, 5), dim=1)
+        >>> nn.NLLLoss()(logp, torch.tensor([1, 0, 4]))
+    """
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average=None,
+        ignore_index: int = -100,
+        reduce=None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.nll_loss(
+            input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction
+        )
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """Cross-entropy between ``softmax(input)`` and the targets (log-softmax plus NLL).
+
+    Args:
+        weight: a weight per class, ``(C,)``.
+        ignore_index: a class-index target that is skipped. Default: -100.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+        label_smoothing: mix the targets with a uniform distribution by this
+            amount, in ``[0, 1]``. Default: 0.0.
+
+    Shape:
+        - Input: ``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``: unnormalised scores.
+        - Target: class indices of shape ``(N,)``, ``(N, d1, ...)`` or ``()``;
+          or class probabilities of the input's shape.
+        - Output: a scalar, or one loss per sample with ``reduction='none'``.
+
+    Example::
+
+        >>> loss = nn.CrossEntropyLoss()
+        >>> logits = torch.randn(3, 5, requires_grad=True)
+        >>> loss(logits, torch.tensor([1, 0, 4])).backward()
+    """
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average=None,
+        ignore_index: int = -100,
+        reduce=None,
+        reduction: str = "mean",
+        label_smoothing: float = 0.0,
+    ) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.cross_entropy(
+            input,
+            target,
+            self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )
+
+
+class BCELoss(_WeightedLoss):
+    """Binary cross-entropy between probabilities and targets in ``[0, 1]``.
+
+    ``-weight * (t log(x) + (1 - t) log(1 - x))``, each log clamped at -100.
+
+    Args:
+        weight: rescales each element's loss (broadcast to the input).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Shape:
+        - Input and target: ``(*)``, the same shape.
+        - Output: a scalar, or ``(*)`` with ``reduction='none'``.
+
+    Example::
+
+        >>> nn.BCELoss()(torch.tensor([0.8, 0.1]), torch.tensor([1.0, 0.0]))
+        tensor(0.1643)
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Sigmoid plus binary cross-entropy in one numerically stable formula.
+
+    Args:
+        weight: rescales each element's loss (broadcast to the input).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+        pos_weight: weight of positive examples, one per class (broadcast along
+            the last dimension); above 1 it raises recall.
+
+    Shape:
+        - Input and target: ``(*)``, the same shape.
+        - Output: a scalar, or ``(*)`` with ``reduction='none'``.
+
+    Example::
+
+        >>> nn.BCEWithLogitsLoss()(torch.tensor([2.0, -1.0]), torch.tensor([1.0, 0.0]))
+        tensor(0.2201)
+    """
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average=None,
+        reduce=None,
+        reduction: str = "mean",
+        pos_weight: Tensor | None = None,
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.binary_cross_entropy_with_logits(
+            input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight
+        )

@@ -1,0 +1,754 @@
+"""Learning-rate schedulers: change each parameter group's ``lr`` as training goes on.
+
+A scheduler is built on an optimizer and stepped once per epoch (or per batch,
+for :class:`OneCycleLR`), after ``optimizer.step()``::
+
+    for epoch in range(epochs):
+        train_one_epoch(model, optimizer)
+        scheduler.step()
+
+Building a scheduler already takes its first step (epoch 0): it records each
+group's starting rate as ``group["initial_lr"]`` (kept in ``base_lrs``) and sets
+``lr`` for epoch 0. Every later ``step()`` adds one to ``last_epoch`` and writes
+the new rates into the groups. Most schedulers compute the new rate from the
+current one ("chainable" form), exactly as PyTorch does, so that two schedulers
+on one optimizer compose and the floating-point values match PyTorch's step by
+step.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+import warnings
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from glasstorch.optim.optimizer import Optimizer
+from glasstorch.tensor import Tensor
+
+__all__ = [
+    "LRScheduler",
+    "LambdaLR",
+    "StepLR",
+    "MultiStepLR",
+    "ExponentialLR",
+    "CosineAnnealingLR",
+    "OneCycleLR",
+    "ReduceLROnPlateau",
+]
+
+_EPOCH_ARGUMENT_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
+    "where possible. Please use `scheduler.step()` to step the scheduler. During the "
+    "deprecation, if epoch is different from None, the closed form is used instead of the "
+    "new chainable form, where available."
+)
+
+
+def _copy(value):
+    """A copy of a tensor hyper-parameter (so groups never alias), or the number itself."""
+    return value.clone() if isinstance(value, Tensor) else value
+
+
+def _group_values(optimizer: Optimizer, key: str) -> list:
+    """``group[key]`` for every parameter group, tensors copied."""
+    return [_copy(group[key]) for group in optimizer.param_groups]
+
+
+def _set_group_value(group: dict[str, Any], key: str, value) -> None:
+    """Store ``value`` in ``group[key]``; a tensor entry is filled in place."""
+    if isinstance(group[key], Tensor):
+        group[key].fill_(float(value))
+    else:
+        group[key] = value
+
+
+def _per_group(name: str, optimizer: Optimizer, value) -> list:
+    """One value per parameter group: ``value`` repeated, or a list checked for length."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(optimizer.param_groups):
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. {name} has "
+                f"{len(value)} values, param_groups has {len(optimizer.param_groups)}."
+            )
+        return [_copy(v) for v in value]
+    return [_copy(value) for _ in optimizer.param_groups]
+
+
+def _check_optimizer(optimizer) -> None:
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+
+
+class LRScheduler:
+    """Base class of the learning-rate schedulers.
+
+    A subclass implements :meth:`get_lr`, which returns the rates for epoch
+    ``self.last_epoch`` (already advanced), usually from the groups' current
+    ``lr``; it may add ``_get_closed_form_lr``, a formula in ``base_lrs`` and
+    ``last_epoch`` used when ``step(epoch)`` jumps to an epoch.
+
+    Args:
+        optimizer: the optimizer whose rates are scheduled.
+        last_epoch: index of the last epoch seen. Leave it at ``-1`` to start a
+            schedule; pass the saved epoch only when resuming, in which case every
+            group must already have an ``"initial_lr"``.
+
+    Attributes:
+        optimizer: as given.
+        base_lrs: each group's ``initial_lr``.
+        last_epoch: the number of ``step()`` calls since the start (0 after building).
+    """
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1):
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", _copy(group["lr"]))
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
+                        "scheduler with last_epoch >= 0.\nLoad the optimizer's state dict "
+                        "(which holds initial_lr) before building the scheduler, or leave "
+                        "last_epoch at -1 for a fresh run."
+                    )
+        self.base_lrs: list = _group_values(optimizer, "initial_lr")
+        self.last_epoch = last_epoch
+        self._get_lr_called_within_step = False
+        # The first step, to epoch 0; get_lr can tell it apart with _is_initial.
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
+
+    # ------------------------------------------------------------- interface
+    def get_lr(self) -> list:
+        """The rates for epoch ``last_epoch``, one per group (called by :meth:`step`).
+
+        To read the current rates, use :meth:`get_last_lr`.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not implement get_lr()")
+
+    def get_last_lr(self) -> list:
+        """The rates the last :meth:`step` set, one per parameter group."""
+        return self._last_lr
+
+    def step(self, epoch: int | None = None) -> None:
+        """Advance to the next epoch and set each group's ``lr``.
+
+        Args:
+            epoch: deprecated (as in PyTorch): jump to this epoch, using the
+                closed-form schedule where the scheduler has one.
+        """
+        self._step_count += 1
+        if epoch is not None:
+            warnings.warn(_EPOCH_ARGUMENT_WARNING, UserWarning, stacklevel=2)
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed_form = getattr(self, "_get_closed_form_lr", None)
+                values = closed_form() if closed_form is not None else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            _set_group_value(group, "lr", lr)
+        self._last_lr = _group_values(self.optimizer, "lr")
+
+    def _warn_if_called_outside_step(self) -> None:
+        if not self._get_lr_called_within_step:
+            warnings.warn(
+                "To get the last learning rate computed by the scheduler, please use "
+                "`get_last_lr()`.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    # ------------------------------------------------------------ checkpoints
+    def state_dict(self) -> dict[str, Any]:
+        """Every attribute of the scheduler except the optimizer, as a dict."""
+        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore attributes saved by :meth:`state_dict`."""
+        self.__dict__.update(state_dict)
+
+
+#: PyTorch's older name for :class:`LRScheduler`.
+_LRScheduler = LRScheduler
+
+
+class LambdaLR(LRScheduler):
+    """Set each group's rate to its initial rate times a function of the epoch.
+
+    ``lr = initial_lr * lr_lambda(epoch)``.
+
+    Args:
+        optimizer: the optimizer.
+        lr_lambda: a function of the epoch (an int), or a list of them, one per group.
+        last_epoch: see :class:`LRScheduler`.
+
+    Example::
+
+        >>> warmup = LambdaLR(opt, lr_lambda=lambda epoch: min(1.0, (epoch + 1) / 5))
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+        last_epoch: int = -1,
+    ):
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(
+                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
+                )
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        """``initial_lr * lr_lambda(last_epoch)`` for each group."""
+        self._warn_if_called_outside_step()
+        return [
+            base_lr * lmbda(self.last_epoch)
+            for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)
+        ]
+
+    def state_dict(self) -> dict[str, Any]:
+        """The scheduler's attributes; functions are not saved (``None``), but the
+        attributes of callable objects are."""
+        state = {
+            key: value
+            for key, value in self.__dict__.items()
+            if key not in ("optimizer", "lr_lambdas")
+        }
+        state["lr_lambdas"] = [
+            None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+            for fn in self.lr_lambdas
+        ]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the attributes; the functions stay those given to the constructor."""
+        state_dict = dict(state_dict)
+        saved_lambdas = state_dict.pop("lr_lambdas")
+        self.__dict__.update(state_dict)
+        for fn, saved in zip(self.lr_lambdas, saved_lambdas):
+            if saved is not None:
+                fn.__dict__.update(saved)
+
+
+class StepLR(LRScheduler):
+    """Multiply each group's rate by ``gamma`` every ``step_size`` epochs.
+
+    ``lr = initial_lr * gamma ** (epoch // step_size)``.
+
+    Args:
+        optimizer: the optimizer.
+        step_size: epochs between two decays.
+        gamma: multiplicative factor (default 0.1).
+        last_epoch: see :class:`LRScheduler`.
+
+    Example::
+
+        >>> sched = StepLR(opt, step_size=30, gamma=0.1)  # 0.05 for 30 epochs, then 0.005...
+    """
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch=-1):
+        self.step_size = step_size
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        """The current rates, times ``gamma`` on each multiple of ``step_size``."""
+        self._warn_if_called_outside_step()
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return _group_values(self.optimizer, "lr")
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [
+            base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs
+        ]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply each group's rate by ``gamma`` at each milestone epoch.
+
+    Args:
+        optimizer: the optimizer.
+        milestones: epochs at which to decay (a milestone listed twice decays twice).
+        gamma: multiplicative factor (default 0.1).
+        last_epoch: see :class:`LRScheduler`.
+
+    Example::
+
+        >>> sched = MultiStepLR(opt, milestones=[30, 80], gamma=0.1)
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1, last_epoch=-1
+    ):
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        """The current rates, times ``gamma`` (per occurrence) at a milestone."""
+        self._warn_if_called_outside_step()
+        if self.last_epoch not in self.milestones:
+            return _group_values(self.optimizer, "lr")
+        factor = self.gamma ** self.milestones[self.last_epoch]
+        return [group["lr"] * factor for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        passed = bisect_right(sorted(self.milestones.elements()), self.last_epoch)
+        return [base_lr * self.gamma**passed for base_lr in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply each group's rate by ``gamma`` every epoch: ``lr = initial_lr * gamma ** epoch``.
+
+    Args:
+        optimizer: the optimizer.
+        gamma: multiplicative factor per epoch.
+        last_epoch: see :class:`LRScheduler`.
+
+    Example::
+
+        >>> sched = ExponentialLR(opt, gamma=0.95)
+    """
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        """The current rates times ``gamma`` (unchanged on the initial step)."""
+        self._warn_if_called_outside_step()
+        if self._is_initial:
+            return _group_values(self.optimizer, "lr")
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Anneal each group's rate along a cosine from ``initial_lr`` down to ``eta_min``.
+
+    The schedule follows ``eta_min + (initial_lr - eta_min) * (1 + cos(pi * t / T_max)) / 2``
+    for epoch ``t``, and keeps going past ``T_max`` (back up to ``initial_lr`` at
+    ``2 * T_max``: it is periodic, without restarts).
+
+    Like PyTorch, each step computes the new rate from the current one, so that
+    a rate changed by someone else (another scheduler) is carried along::
+
+        lr_t = eta_min + (lr_{t-1} - eta_min)
+                         * (1 + cos(pi * t / T_max)) / (1 + cos(pi * (t - 1) / T_max))
+
+    At the bottom of the cosine (where that ratio would divide by zero) the
+    step adds ``(initial_lr - eta_min) * (1 - cos(pi / T_max)) / 2`` instead.
+    The floating-point values therefore match PyTorch's step by step, and differ
+    from the closed formula in the last bits.
+
+    Args:
+        optimizer: the optimizer.
+        T_max: epochs of one half-period (from the top to the bottom).
+        eta_min: the lowest rate (default 0).
+        last_epoch: see :class:`LRScheduler`.
+
+    Example::
+
+        >>> sched = CosineAnnealingLR(opt, T_max=100, eta_min=1e-5)
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1
+    ):  # noqa: N803 - PyTorch's argument name
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        """The next rates by the recursive formula above."""
+        self._warn_if_called_outside_step()
+        t, period, eta_min = self.last_epoch, self.T_max, self.eta_min
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return _group_values(self.optimizer, "lr")
+        if self._step_count == 1 and t > 0:  # resumed at epoch t: use the closed formula
+            return [
+                eta_min + (base_lr - eta_min) * (1 + math.cos(t * math.pi / period)) / 2
+                for base_lr in self.base_lrs
+            ]
+        if (t - 1 - period) % (2 * period) == 0:  # leaving the bottom of the cosine
+            return [
+                group["lr"] + (base_lr - eta_min) * (1 - math.cos(math.pi / period)) / 2
+                for base_lr, group in zip(self.base_lrs, groups)
+            ]
+        ratio = (1 + math.cos(math.pi * t / period)) / (1 + math.cos(math.pi * (t - 1) / period))
+        return [ratio * (group["lr"] - eta_min) + eta_min for group in groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [
+            self.eta_min
+            + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+            for base_lr in self.base_lrs
+        ]
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (Smith): warm the rate up to ``max_lr``, then anneal it far below.
+
+    Stepped once per *batch*. The rate starts at ``max_lr / div_factor``, rises
+    to ``max_lr`` over the first ``pct_start`` of the ``total_steps`` steps, then
+    falls to ``initial_lr / final_div_factor``. With ``three_phase`` it first
+    falls back to the initial rate (over as many steps as it rose) and only then
+    to the minimum. Each phase anneals by a half cosine (``"cos"``) or a straight
+    line (``"linear"``).
+
+    With ``cycle_momentum`` the momentum moves the opposite way, between
+    ``max_momentum`` and ``base_momentum``: the optimizer's ``momentum`` (SGD,
+    RMSprop) or the first of its ``betas`` (Adam, AdamW).
+
+    Each group receives ``initial_lr``, ``max_lr`` and ``min_lr`` entries (and
+    ``max_momentum``, ``base_momentum`` when cycling momentum).
+
+    Args:
+        optimizer: the optimizer.
+        max_lr: the peak rate, or one per group.
+        total_steps: the number of steps in the cycle; or give ``epochs`` and
+            ``steps_per_epoch`` and it is their product.
+        epochs, steps_per_epoch: see ``total_steps``.
+        pct_start: the fraction of the cycle spent rising (default 0.3).
+        anneal_strategy: ``"cos"`` (default) or ``"linear"``.
+        cycle_momentum: cycle the momentum too (default True).
+        base_momentum: the lowest momentum, reached at the peak rate (default 0.85).
+        max_momentum: the highest momentum, at the start and end (default 0.95).
+        div_factor: ``initial_lr = max_lr / div_factor`` (default 25).
+        final_div_factor: ``min_lr = initial_lr / final_div_factor`` (default 1e4).
+        three_phase: use three phases instead of two (default False).
+        last_epoch: the number of batches already done, when resuming (default -1).
+
+    Raises:
+        ValueError: a bad argument, or stepping past ``total_steps``.
+
+    Example::
+
+        >>> sched = OneCycleLR(opt, max_lr=0.1, epochs=10, steps_per_epoch=len(loader))
+        >>> for epoch in range(10):
+        ...     for batch in loader:
+        ...         train_batch(batch)
+        ...         sched.step()
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        max_lr: float | list[float],
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum: float | list[float] = 0.85,
+        max_momentum: float | list[float] = 0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ):
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        self.total_steps = self._count_total_steps(total_steps, epochs, steps_per_epoch)
+        self._schedule_phases = self._phases(pct_start, three_phase)
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
+            )
+        self._anneal_func_type = anneal_strategy
+
+        max_lrs = _per_group("max_lr", optimizer, max_lr)
+        if last_epoch == -1:
+            for group, peak in zip(optimizer.param_groups, max_lrs):
+                group["initial_lr"] = peak / div_factor
+                group["max_lr"] = peak
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
+            self.use_beta1 = "betas" in optimizer.defaults
+            max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for group, high, low in zip(optimizer.param_groups, max_momentums, base_momentums):
+                    self._set_momentum(group, high)
+                    group["max_momentum"] = high
+                    group["base_momentum"] = low
+        super().__init__(optimizer, last_epoch)
+
+    @staticmethod
+    def _count_total_steps(total_steps, epochs, steps_per_epoch) -> int:
+        """``total_steps``, or ``epochs * steps_per_epoch``, checked."""
+        if total_steps is not None:
+            if not isinstance(total_steps, int) or total_steps <= 0:
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            return total_steps
+        if epochs is not None and steps_per_epoch is not None:
+            if not isinstance(epochs, int) or epochs <= 0:
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+                raise ValueError(
+                    f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
+                )
+            return epochs * steps_per_epoch
+        raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+
+    def _phases(self, pct_start: float, three_phase: bool) -> list[dict[str, Any]]:
+        """The phases of the cycle: the step each ends on, and the group keys it goes between."""
+        rise_end = float(pct_start * self.total_steps) - 1
+        last = self.total_steps - 1
+        if three_phase:
+            return [
+                self._phase(rise_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                self._phase(
+                    float(2 * pct_start * self.total_steps) - 2,
+                    "max_lr",
+                    "initial_lr",
+                    "base_momentum",
+                    "max_momentum",
+                ),
+                self._phase(last, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
+            ]
+        return [
+            self._phase(rise_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+            self._phase(last, "max_lr", "min_lr", "base_momentum", "max_momentum"),
+        ]
+
+    @staticmethod
+    def _phase(end_step, start_lr, end_lr, start_momentum, end_momentum) -> dict[str, Any]:
+        return {
+            "end_step": end_step,
+            "start_lr": start_lr,
+            "end_lr": end_lr,
+            "start_momentum": start_momentum,
+            "end_momentum": end_momentum,
+        }
+
+    def _anneal(self, start: float, end: float, pct: float) -> float:
+        """The value ``pct`` (0 to 1) of the way from ``start`` to ``end``."""
+        if self._anneal_func_type == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def _set_momentum(self, group: dict[str, Any], momentum: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (momentum, *group["betas"][1:])
+        else:
+            group["momentum"] = momentum
+
+    def get_lr(self) -> list:
+        """The rates for step ``last_epoch`` (and, with cycle_momentum, set the momentum)."""
+        self._warn_if_called_outside_step()
+        step_num = self.last_epoch
+        if step_num > self.total_steps:
+            raise ValueError(
+                f"Tried to step {step_num} times. The specified number of total steps is "
+                f"{self.total_steps}"
+            )
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end_step = phase["end_step"]
+                if step_num <= end_step or i == len(self._schedule_phases) - 1:
+                    pct = (step_num - start_step) / (end_step - start_step)
+                    lrs.append(self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct))
+                    if self.cycle_momentum:
+                        momentum = self._anneal(
+                            group[phase["start_momentum"]], group[phase["end_momentum"]], pct
+                        )
+                        self._set_momentum(group, momentum)
+                    break
+                start_step = end_step
+        return lrs
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Divide the rates when a watched metric stops improving.
+
+    Call ``scheduler.step(metric)`` once per epoch with, for example, the
+    validation loss. When ``patience`` epochs in a row bring no improvement
+    (by more than ``threshold``), each group's rate becomes
+    ``max(lr * factor, min_lr)``, and ``cooldown`` epochs pass before bad epochs
+    are counted again.
+
+    An epoch improves on the best value ``best`` when the metric is below
+    ``best * (1 - threshold)`` (mode ``"min"``, threshold_mode ``"rel"``),
+    below ``best - threshold`` (``"min"``, ``"abs"``), above
+    ``best * (1 + threshold)`` (``"max"``, ``"rel"``) or above
+    ``best + threshold`` (``"max"``, ``"abs"``).
+
+    Args:
+        optimizer: the optimizer.
+        mode: ``"min"`` (default) when lower is better, ``"max"`` when higher is.
+        factor: multiplier of the rate on a plateau (default 0.1; must be < 1).
+        patience: bad epochs tolerated before reducing (default 10).
+        threshold: the least change that counts as an improvement (default 1e-4).
+        threshold_mode: ``"rel"`` (default) or ``"abs"``.
+        cooldown: epochs to wait after a reduction before counting again (default 0).
+        min_lr: the lowest rate, or one per group (default 0).
+        eps: a reduction smaller than this is skipped (default 1e-8).
+
+    Example::
+
+        >>> sched = ReduceLROnPlateau(opt, mode="min", patience=5)
+        >>> for epoch in range(100):
+        ...     train(...)
+        ...     sched.step(validation_loss())
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: float | list[float] = 0,
+        eps: float = 1e-8,
+    ):
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(
+                    f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}"
+                )
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = _group_values(optimizer, "lr")
+        self._init_is_better(mode, threshold, threshold_mode)
+        self._reset()
+
+    def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
+        """Check and store how improvement is measured."""
+        if mode not in ("min", "max"):
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+
+    def _reset(self) -> None:
+        """Forget the best value and the bad-epoch and cooldown counters."""
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    @property
+    def in_cooldown(self) -> bool:
+        """Whether the scheduler is waiting after a reduction."""
+        return self.cooldown_counter > 0
+
+    def is_better(self, a: float, best: float) -> bool:
+        """Whether metric value ``a`` improves on ``best`` (see the class docstring)."""
+        if self.mode == "min" and self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold)
+        if self.mode == "min":
+            return a < best - self.threshold
+        if self.threshold_mode == "rel":
+            return a > best * (self.threshold + 1.0)
+        return a > best + self.threshold
+
+    def step(self, metrics, epoch: int | None = None) -> None:  # type: ignore[override]
+        """Record this epoch's metric and reduce the rates after too many bad epochs.
+
+        Args:
+            metrics: the watched value (a number or a one-element tensor).
+            epoch: deprecated: the epoch number to record.
+        """
+        current = float(metrics)
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(_EPOCH_ARGUMENT_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = epoch
+
+        if self.is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs during the cooldown do not count
+
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = _group_values(self.optimizer, "lr")
+
+    def _reduce_lr(self) -> None:
+        """Multiply each group's rate by ``factor``, not below its ``min_lr``."""
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` ({len(groups)}) differs "
+                    f"from when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), "
+                    "usually due to a new param group being added to the optimizer. Please "
+                    "modify the `min_lrs` field to match the length of the `optimizer` param "
+                    "groups."
+                )
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for group, min_lr in zip(groups, self.min_lrs):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, min_lr)
+            if old_lr - new_lr > self.eps:
+                _set_group_value(group, "lr", new_lr)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore attributes saved by :meth:`state_dict`."""
+        self.__dict__.update(state_dict)
+        self._init_is_better(self.mode, self.threshold, self.threshold_mode)

@@ -1,0 +1,385 @@
+"""Losses: values and gradients against PyTorch for every reduction and option,
+closed forms with NumPy, gradcheck in float64, and PyTorch's errors."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from oracle import assert_close, assert_same_error, needs_torch, torch
+
+import glasstorch as gt
+import glasstorch.nn as gnn
+import glasstorch.nn.functional as F
+from glasstorch.autograd import gradcheck
+
+pytestmark = pytest.mark.nn
+
+RNG = np.random.default_rng(99)
+REDUCTIONS = ["none", "mean", "sum"]
+
+
+def compare(call, arrays, *, grad_of=(0,), rtol=None, atol=None):
+    """Run ``call(lib, F, *tensors)`` on glasstorch and on torch; compare value and grads.
+
+    ``arrays`` are NumPy arrays; those at positions ``grad_of`` require grad.
+    """
+    gt_in = [gt.tensor(a, requires_grad=i in grad_of) for i, a in enumerate(arrays)]
+    t_in = [torch.tensor(a, requires_grad=i in grad_of) for i, a in enumerate(arrays)]
+    yg = call(gt, F, *gt_in)
+    yt = call(torch, torch.nn.functional, *t_in)
+    assert_close(yg, yt, rtol=rtol, atol=atol)
+    seed = RNG.standard_normal(tuple(yt.shape))
+    yt.backward(torch.tensor(seed, dtype=yt.dtype))
+    yg.backward(gt.tensor(seed).to(yg.dtype))
+    for i in grad_of:
+        assert_close(gt_in[i].grad, t_in[i].grad, rtol=rtol, atol=atol)
+    return yg
+
+
+def floats(*shape, dtype=np.float32, low=-2.0, high=2.0):
+    return RNG.uniform(low, high, size=shape).astype(dtype)
+
+
+# ---------------------------------------------------------- regression losses
+
+REGRESSION = {
+    "mse": lambda lib, F, a, b, r: F.mse_loss(a, b, reduction=r),
+    "l1": lambda lib, F, a, b, r: F.l1_loss(a, b, reduction=r),
+    "smooth_l1": lambda lib, F, a, b, r: F.smooth_l1_loss(a, b, reduction=r, beta=0.7),
+    "smooth_l1_beta0": lambda lib, F, a, b, r: F.smooth_l1_loss(a, b, reduction=r, beta=0.0),
+    "huber": lambda lib, F, a, b, r: F.huber_loss(a, b, reduction=r, delta=0.6),
+    "mse_module": lambda lib, F, a, b, r: lib.nn.MSELoss(reduction=r)(a, b),
+    "l1_module": lambda lib, F, a, b, r: lib.nn.L1Loss(reduction=r)(a, b),
+    "smooth_l1_module": lambda lib, F, a, b, r: lib.nn.SmoothL1Loss(reduction=r, beta=1.5)(a, b),
+    "huber_module": lambda lib, F, a, b, r: lib.nn.HuberLoss(reduction=r, delta=1.5)(a, b),
+}
+
+
+def _with_nn(lib):
+    """glasstorch.nn is not yet attached to the top-level package; look it up here."""
+    return lib if lib is not gt else _GT_WITH_NN
+
+
+class _GtWithNN:
+    nn = gnn
+
+
+_GT_WITH_NN = _GtWithNN()
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(REGRESSION))
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_regression_losses_match_torch(name, reduction, dtype):
+    loss = REGRESSION[name]
+    compare(
+        lambda lib, F, a, b: loss(_with_nn(lib), F, a, b, reduction),
+        [floats(3, 4, dtype=dtype), floats(3, 4, dtype=dtype)],
+        grad_of=(0, 1),
+    )
+
+
+def test_regression_closed_forms():
+    a, b = floats(5, dtype=np.float64), floats(5, dtype=np.float64)
+    d = a - b
+    ga, gb = gt.tensor(a), gt.tensor(b)
+    assert_close(F.mse_loss(ga, gb), np.mean(d**2))
+    assert_close(F.l1_loss(ga, gb, reduction="sum"), np.sum(np.abs(d)))
+    smooth = np.where(np.abs(d) < 0.5, 0.5 * d**2 / 0.5, np.abs(d) - 0.25)
+    assert_close(F.smooth_l1_loss(ga, gb, reduction="none", beta=0.5), smooth)
+    huber = np.where(np.abs(d) < 0.5, 0.5 * d**2, 0.5 * (np.abs(d) - 0.25))
+    assert_close(F.huber_loss(ga, gb, reduction="none", delta=0.5), huber)
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSION))
+def test_regression_gradcheck(name):
+    a = gt.tensor(floats(2, 3, dtype=np.float64), requires_grad=True)
+    b = gt.tensor(floats(2, 3, dtype=np.float64), requires_grad=True)
+    assert gradcheck(lambda a, b: REGRESSION[name](_GT_WITH_NN, F, a, b, "mean"), (a, b))
+
+
+@needs_torch
+def test_broadcasting_target_warns_like_torch():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        F.mse_loss(gt.ones(3, 1), gt.ones(3))
+        torch.nn.functional.mse_loss(torch.ones(3, 1), torch.ones(3))
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 2 and messages[0] == messages[1]
+
+
+@needs_torch
+def test_bad_reduction_error_matches_torch():
+    assert_same_error(
+        lambda: F.mse_loss(gt.ones(2), gt.ones(2), reduction="foo"),
+        lambda: torch.nn.functional.mse_loss(torch.ones(2), torch.ones(2), reduction="foo"),
+        match="foo is not a valid value for reduction",
+    )
+
+
+# -------------------------------------------------------------- cross-entropy
+
+
+def _targets(n, classes, ignore=None):
+    target = RNG.integers(0, classes, size=n)
+    if ignore is not None:
+        target[0] = ignore
+    return target
+
+
+CE_OPTIONS = [
+    {},
+    {"weight": True},
+    {"ignore_index": 1},
+    {"ignore_index": -100, "with_ignored": True},
+    {"label_smoothing": 0.2},
+    {"label_smoothing": 0.1, "weight": True, "with_ignored": True},
+]
+
+
+def _ce_call(options, reduction, module=False):
+    ignore_index = options.get("ignore_index", -100)
+    label_smoothing = options.get("label_smoothing", 0.0)
+
+    def call(lib, F, logits, target, weight=None):
+        kwargs = dict(ignore_index=ignore_index, reduction=reduction)
+        if label_smoothing:
+            kwargs["label_smoothing"] = label_smoothing
+        if module:
+            nn = gnn if lib is gt else lib.nn
+            return nn.CrossEntropyLoss(weight, **kwargs)(logits, target)
+        return F.cross_entropy(logits, target, weight, **kwargs)
+
+    return call
+
+
+@needs_torch
+@pytest.mark.parametrize("options", CE_OPTIONS, ids=lambda o: "-".join(o) or "plain")
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 2)])
+def test_cross_entropy_with_class_indices_matches_torch(options, reduction, shape):
+    n, classes = shape[0], shape[1]
+    logits = floats(*shape, dtype=np.float64)
+    target = RNG.integers(0, classes, size=(n,) + shape[2:])
+    if options.get("with_ignored"):
+        target.reshape(-1)[0] = options.get("ignore_index", -100)
+    if options.get("ignore_index") == 1:
+        target.reshape(-1)[-1] = 1
+    arrays = [logits, target]
+    if options.get("weight"):
+        arrays.append(RNG.uniform(0.5, 2.0, size=classes))
+    compare(_ce_call(options, reduction), arrays)
+
+
+@needs_torch
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_cross_entropy_module_float32_matches_torch(reduction):
+    compare(_ce_call({}, reduction, module=True), [floats(5, 4), _targets(5, 4)])
+
+
+@needs_torch
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("options", [{}, {"weight": True}, {"label_smoothing": 0.3}])
+def test_cross_entropy_with_probabilities_matches_torch(reduction, options):
+    logits = floats(3, 4, dtype=np.float64)
+    probs = RNG.uniform(0, 1, size=(3, 4))
+    probs /= probs.sum(1, keepdims=True)
+    arrays = [logits, probs]
+    if options.get("weight"):
+        arrays.append(RNG.uniform(0.5, 2.0, size=4))
+    compare(_ce_call(options, reduction), arrays, grad_of=(0, 1))
+
+
+@needs_torch
+def test_cross_entropy_unbatched_matches_torch():
+    compare(_ce_call({}, "mean"), [floats(4, dtype=np.float64), np.array(2)])
+    compare(_ce_call({}, "none"), [floats(4, dtype=np.float64), np.array(1)])
+
+
+def test_cross_entropy_closed_form_and_gradient():
+    logits = floats(3, 4, dtype=np.float64)
+    target = np.array([0, 3, 1])
+    log_probs = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    expected = -log_probs[np.arange(3), target]
+    x = gt.tensor(logits, requires_grad=True)
+    losses = F.cross_entropy(x, gt.tensor(target), reduction="none")
+    assert_close(losses.detach(), expected)
+    assert losses.grad_fn.name() == "NllLossBackward0"
+    losses.sum().backward()
+    one_hot = np.eye(4)[target]
+    assert_close(x.grad, np.exp(log_probs) - one_hot)
+
+
+def test_cross_entropy_all_ignored_mean_is_nan():
+    loss = F.cross_entropy(gt.ones(2, 3), gt.tensor([-100, -100]))
+    assert np.isnan(loss.item())
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"weight": True}, {"label_smoothing": 0.2}, {"soft": True}]
+)
+def test_cross_entropy_gradcheck(options):
+    logits = gt.tensor(floats(3, 4, dtype=np.float64), requires_grad=True)
+    weight = gt.tensor(RNG.uniform(0.5, 2, size=4)) if options.get("weight") else None
+    if options.get("soft"):
+        target = gt.tensor(RNG.dirichlet(np.ones(4), size=3))
+    else:
+        target = gt.tensor([0, 2, 3])
+    smoothing = options.get("label_smoothing", 0.0)
+    assert gradcheck(
+        lambda x: F.cross_entropy(x, target, weight, label_smoothing=smoothing), (logits,)
+    )
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "case",
+    ["too_big", "negative", "batch", "float_target", "nll_too_big", "nll_float"],
+)
+def test_cross_entropy_errors_match_torch(case):
+    def attempt(lib, F):
+        calls = {
+            "too_big": lambda: F.cross_entropy(lib.ones(2, 3), lib.tensor([0, 5])),
+            "negative": lambda: F.cross_entropy(lib.ones(2, 3), lib.tensor([0, -2])),
+            "batch": lambda: F.cross_entropy(lib.ones(2, 3), lib.tensor([0, 1, 2])),
+            "float_target": lambda: F.cross_entropy(lib.ones(2, 3), lib.tensor([0.0, 1.0])),
+            "nll_too_big": lambda: F.nll_loss(lib.ones(2, 3), lib.tensor([0, 5])),
+            "nll_float": lambda: F.nll_loss(lib.ones(2, 3), lib.tensor([0.0, 1.0])),
+        }
+        return calls[case]()
+
+    gt_error = assert_same_error(
+        lambda: attempt(gt, F), lambda: attempt(torch, torch.nn.functional)
+    )
+    with pytest.raises(Exception) as torch_error:
+        attempt(torch, torch.nn.functional)
+    assert str(gt_error) == str(torch_error.value)
+
+
+# ------------------------------------------------------------------ NLL loss
+
+
+@needs_torch
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 2)])
+def test_nll_loss_matches_torch(reduction, weighted, shape):
+    log_probs = floats(*shape, dtype=np.float64, low=-3, high=0)
+    target = RNG.integers(0, shape[1], size=(shape[0],) + shape[2:])
+    target.reshape(-1)[0] = 2  # ignored below
+    arrays = [log_probs, target]
+    if weighted:
+        arrays.append(RNG.uniform(0.5, 2.0, size=shape[1]))
+
+    def call(lib, F, x, t, w=None):
+        nn = gnn if lib is gt else lib.nn
+        return nn.NLLLoss(w, ignore_index=2, reduction=reduction)(x, t)
+
+    compare(call, arrays)
+
+
+def test_nll_loss_closed_form_and_gradcheck():
+    log_probs = floats(3, 4, dtype=np.float64, low=-3, high=0)
+    target = np.array([1, 0, 3])
+    weight = np.array([0.5, 1.0, 2.0, 1.5])
+    picked = log_probs[np.arange(3), target] * weight[target]
+    loss = F.nll_loss(gt.tensor(log_probs), gt.tensor(target), gt.tensor(weight))
+    assert_close(loss, -picked.sum() / weight[target].sum())
+    x = gt.tensor(log_probs, requires_grad=True)
+    assert gradcheck(lambda x: F.nll_loss(x, gt.tensor(target), gt.tensor(weight)), (x,))
+
+
+# ------------------------------------------------------------ binary losses
+
+
+@needs_torch
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_binary_cross_entropy_matches_torch(reduction, weighted, dtype):
+    probs = RNG.uniform(0.05, 0.95, size=(3, 2)).astype(dtype)
+    target = RNG.uniform(0, 1, size=(3, 2)).astype(dtype)
+    arrays = [probs, target]
+    if weighted:
+        arrays.append(RNG.uniform(0.5, 2, size=(2,)).astype(dtype))
+
+    def call(lib, F, x, t, w=None):
+        nn = gnn if lib is gt else lib.nn
+        return nn.BCELoss(w, reduction=reduction)(x, t)
+
+    compare(call, arrays, grad_of=(0, 1))
+
+
+@needs_torch
+def test_binary_cross_entropy_clamps_logs_like_torch():
+    compare(
+        lambda lib, F, x, t: F.binary_cross_entropy(x, t, reduction="none"),
+        [np.array([0.0, 1.0, 0.5, 1.0]), np.array([1.0, 0.0, 1.0, 1.0])],
+    )
+
+
+@needs_torch
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("options", [{}, {"weight": True}, {"pos_weight": True}])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bce_with_logits_matches_torch(reduction, options, dtype):
+    logits = floats(3, 2, dtype=dtype, low=-30, high=30)  # large logits stay finite
+    target = RNG.uniform(0, 1, size=(3, 2)).astype(dtype)
+    weight = RNG.uniform(0.5, 2, size=(2,)).astype(dtype) if options.get("weight") else None
+    pos = RNG.uniform(0.5, 3, size=(2,)).astype(dtype) if options.get("pos_weight") else None
+
+    def call(lib, F, x, t):
+        nn = gnn if lib is gt else lib.nn
+        w = None if weight is None else lib.tensor(weight)
+        p = None if pos is None else lib.tensor(pos)
+        return nn.BCEWithLogitsLoss(w, reduction=reduction, pos_weight=p)(x, t)
+
+    compare(call, [logits, target], grad_of=(0, 1))
+
+
+def test_binary_losses_closed_form_and_gradcheck():
+    x = RNG.uniform(-3, 3, size=4)
+    t = RNG.uniform(0, 1, size=4)
+    p = 1 / (1 + np.exp(-x))
+    expected = -(t * np.log(p) + (1 - t) * np.log(1 - p))
+    assert_close(
+        F.binary_cross_entropy_with_logits(gt.tensor(x), gt.tensor(t), reduction="none"),
+        expected,
+    )
+    assert_close(F.binary_cross_entropy(gt.tensor(p), gt.tensor(t), reduction="none"), expected)
+    xg = gt.tensor(x, requires_grad=True)
+    tg = gt.tensor(t, requires_grad=True)
+    pos = gt.tensor([2.0, 0.5, 1.0, 3.0], dtype=gt.float64, requires_grad=True)
+    assert gradcheck(
+        lambda a, b, c: F.binary_cross_entropy_with_logits(a, b, pos_weight=c), (xg, tg, pos)
+    )
+    pg = gt.tensor(p, requires_grad=True)
+    assert gradcheck(lambda a, b: F.binary_cross_entropy(a, b), (pg, tg))
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ["out_of_range", "bce_shape", "logits_shape"])
+def test_binary_loss_errors_match_torch(case):
+    def attempt(lib, F):
+        calls = {
+            "out_of_range": lambda: F.binary_cross_entropy(
+                lib.tensor([0.5, 2.0]), lib.tensor([0.0, 1.0])
+            ),
+            "bce_shape": lambda: F.binary_cross_entropy(
+                lib.tensor([0.5, 0.2]), lib.tensor([[0.0, 1.0]])
+            ),
+            "logits_shape": lambda: F.binary_cross_entropy_with_logits(
+                lib.tensor([0.5, 0.2]), lib.tensor([[0.0, 1.0, 1.0]])
+            ),
+        }
+        return calls[case]()
+
+    gt_error = assert_same_error(
+        lambda: attempt(gt, F), lambda: attempt(torch, torch.nn.functional)
+    )
+    with pytest.raises(Exception) as torch_error:
+        attempt(torch, torch.nn.functional)
+    assert str(gt_error) == str(torch_error.value)
