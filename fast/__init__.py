@@ -1,12 +1,21 @@
 """The fast tier: the kernel contract in C (through cffi) and CUDA (through CuPy).
 
-**Under construction.** This package holds the build machinery and a small C
-extension, ``glasstorch.fast._native``, that reports how it was built; the
-kernels themselves arrive in a later issue (one C file per kernel family in
-``fast/csrc/``, CUDA sources in ``fast/cuda/``). Until then the fast tier does
-not implement the contract, ``python -m glasstorch.tiers`` does not list it,
-and programs run on the reference tier (``GLASSTORCH_TIER=reference``, the
-default).
+Select it with ``GLASSTORCH_TIER=fast``. Every kernel of
+:mod:`glasstorch._kernels` is a C function in ``fast/csrc/`` (one file per
+kernel family), compiled into one extension, ``glasstorch.fast._native``. The
+Python side is one thin mixin per family, binding each contract method to its C
+function:
+
+* :mod:`~glasstorch.fast.elementwise`: fill, copy, unary, binary, where;
+* :mod:`~glasstorch.fast.creation`: allocate, arange, linspace;
+* :mod:`~glasstorch.fast.rng`: Philox 4x32-10 and the random kernels;
+* :mod:`~glasstorch.fast.optim`: one fused update per optimizer;
+* :mod:`~glasstorch.fast.reductions`, :mod:`~glasstorch.fast.linalg`,
+  :mod:`~glasstorch.fast.indexing`, :mod:`~glasstorch.fast.nn`: the rest.
+
+:func:`make_kernels` composes them into one :class:`~glasstorch._kernels.Kernels`.
+There is no fallback to Python loops: a family that is missing makes the tier
+fail to load, with a message naming it.
 
 The extension is compiled by ``pip install -e .`` (or ``make``), from
 ``fast/build.py``. Set ``GLASSTORCH_PORTABLE=1`` while building to leave out
@@ -65,13 +74,52 @@ def build_info() -> dict[str, int | bool]:
     }
 
 
+#: Each kernel family: (module in this package, mixin class name).
+FAMILIES = (
+    ("creation", "CreationKernels"),
+    ("elementwise", "ElementwiseKernels"),
+    ("reductions", "ReductionKernels"),
+    ("linalg", "LinalgKernels"),
+    ("indexing", "IndexingKernels"),
+    ("nn", "NNKernels"),
+    ("optim", "OptimKernels"),
+    ("rng", "RandomKernels"),
+)
+
+
 def make_kernels():
-    """The fast tier's kernel object, once it exists.
+    """The fast tier's kernel object: one class made of every family's mixin.
 
     Raises:
-        NotImplementedError: always, for now: the C kernels are not written yet.
+        ImportError: when the C extension is not built (saying how to build it),
+            or when a kernel family's Python module is missing (naming it).
     """
-    raise NotImplementedError(
-        "The fast tier (GLASSTORCH_TIER=fast) is under construction: its C kernels "
-        "are not written yet. Use GLASSTORCH_TIER=reference."
-    )
+    import importlib
+
+    from glasstorch._kernels import Kernels
+
+    load_native()
+    mixins, missing = [], []
+    for module_name, class_name in FAMILIES:
+        try:
+            module = importlib.import_module(f"{__name__}.{module_name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{module_name}":
+                raise  # the module exists but imports something missing
+            missing.append(f"glasstorch.fast.{module_name}.{class_name}")
+            continue
+        mixin = getattr(module, class_name, None)
+        if mixin is None:
+            missing.append(f"glasstorch.fast.{module_name}.{class_name}")
+        else:
+            mixins.append(mixin)
+    if missing:
+        raise ImportError(
+            "the fast tier is incomplete: missing kernel families "
+            + ", ".join(missing)
+            + ". Use GLASSTORCH_TIER=reference until they are written."
+        )
+    fast_kernels = type("FastKernels", (*mixins, Kernels), {"name": "fast"})
+    fast_kernels.__module__ = __name__
+    fast_kernels.__doc__ = "The whole contract in C, one family of kernels per base class."
+    return fast_kernels()

@@ -384,7 +384,7 @@ class Kernels:
         sq = alpha * sq + (1 - alpha) * g * g
         if centered:
             ga = alpha * ga + (1 - alpha) * g
-            avg = sqrt(sq - ga * ga) + eps
+            avg = sqrt(max(sq - ga * ga, 0)) + eps  # rounding may dip below 0
         else:
             avg = sqrt(sq) + eps
         if momentum > 0:
