@@ -50,12 +50,18 @@ def missing_kernels(kernels: Kernels) -> list[str]:
 
 
 def complete_tiers() -> list[str]:
-    """The tiers that load here and implement the whole kernel contract."""
+    """The tiers that load here and implement the whole kernel contract.
+
+    A tier that fails to load is left out, with the reason on stderr.
+    """
+    import sys
+
     names = []
     for name in TIERS:
         try:
             kernels = load_tier(name)
-        except (ImportError, NotImplementedError):
+        except Exception as error:  # noqa: BLE001 - any failure means "not usable here"
+            print(f"glasstorch: tier {name!r} is not available: {error}", file=sys.stderr)
             continue
         if not missing_kernels(kernels):
             names.append(name)
