@@ -1,0 +1,31 @@
+"""The demo programs run end to end on the active tier and learn what they should."""
+
+from __future__ import annotations
+
+import pytest
+
+import glasstorch
+from glasstorch import demo, polynomial
+
+pytestmark = pytest.mark.demo
+
+
+def test_digit_classifier_learns(capsys):
+    # A shortened run of `make demo`: fewer epochs and a narrower layer, same code.
+    accuracy = demo.run(glasstorch, epochs=3, batch_size=64, hidden=32, lr=1e-2, seed=0)
+    assert accuracy >= 0.85
+    printed = capsys.readouterr().out
+    assert "test accuracy" in printed
+    assert "same accuracy" in printed  # the saved and reloaded weights score the same
+    if glasstorch.tier == "reference":
+        assert "reference tier runs every kernel as a Python loop" in printed
+
+
+def test_polynomial_fit_matches_the_taylor_shape(capsys):
+    a, b, c, d = polynomial.run(glasstorch, steps=400, lr=0.8, points=200)
+    # sin is odd: the even coefficients vanish, the odd ones sit near 0.86 and -0.093
+    # (the least-squares cubic on [-pi, pi], not the Taylor one).
+    assert abs(a) < 1e-3 and abs(c) < 1e-3
+    assert b == pytest.approx(0.856, abs=0.01)
+    assert d == pytest.approx(-0.093, abs=0.003)
+    assert "loss" in capsys.readouterr().out
