@@ -1,0 +1,54 @@
+"""Datasets, samplers and the DataLoader: ``glasstorch.utils.data`` (``torch.utils.data``).
+
+* :mod:`~glasstorch.utils.data.dataset`: ``Dataset``, ``IterableDataset``,
+  ``TensorDataset``, ``Subset``, ``ConcatDataset``, ``ChainDataset``, ``random_split``.
+* :mod:`~glasstorch.utils.data.sampler`: ``Sampler``, ``SequentialSampler``,
+  ``RandomSampler``, ``SubsetRandomSampler``, ``BatchSampler``.
+* :mod:`~glasstorch.utils.data.collate`: ``default_collate``, ``default_convert``.
+* :mod:`~glasstorch.utils.data.dataloader`: ``DataLoader``, in this process or
+  with worker processes that hand batches back through shared memory
+  (:mod:`~glasstorch.utils.data._shared_memory`).
+* :mod:`~glasstorch.utils.data.worker`: ``get_worker_info``, ``WorkerInfo``.
+
+``python -m glasstorch.utils.data`` measures the loader's throughput.
+"""
+
+from glasstorch.utils.data.collate import default_collate, default_convert
+from glasstorch.utils.data.dataloader import DataLoader
+from glasstorch.utils.data.dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
+from glasstorch.utils.data.sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+)
+from glasstorch.utils.data.worker import WorkerInfo, get_worker_info
+
+__all__ = [
+    "BatchSampler",
+    "ChainDataset",
+    "ConcatDataset",
+    "DataLoader",
+    "Dataset",
+    "IterableDataset",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "Subset",
+    "SubsetRandomSampler",
+    "TensorDataset",
+    "WorkerInfo",
+    "default_collate",
+    "default_convert",
+    "get_worker_info",
+    "random_split",
+]

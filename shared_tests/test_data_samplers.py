@@ -1,0 +1,129 @@
+"""Samplers: orders, lengths, drop_last, replacement, generators, errors."""
+
+from __future__ import annotations
+
+import pytest
+from oracle import needs_torch, torch
+
+import glasstorch as gt
+from glasstorch.utils.data import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+)
+
+pytestmark = pytest.mark.data
+
+
+def test_sampler_base_is_abstract():
+    with pytest.raises(NotImplementedError):
+        iter(Sampler())
+
+
+def test_sequential_sampler():
+    sampler = SequentialSampler(range(5))
+    assert list(sampler) == [0, 1, 2, 3, 4] and len(sampler) == 5
+
+
+def test_random_sampler_is_a_permutation_and_reproducible():
+    data = range(20)
+    sampler = RandomSampler(data, generator=gt.Generator().manual_seed(3))
+    order = list(sampler)
+    assert sorted(order) == list(range(20)) and order != list(range(20))
+    assert len(sampler) == 20
+    assert list(RandomSampler(data, generator=gt.Generator().manual_seed(3))) == order
+    # A sampler's generator moves on, so the next epoch is a new order.
+    assert list(sampler) != order
+
+
+def test_random_sampler_without_generator_follows_global_seed():
+    gt.manual_seed(11)
+    first = list(RandomSampler(range(30)))
+    gt.manual_seed(11)
+    assert list(RandomSampler(range(30))) == first
+
+
+def test_random_sampler_num_samples_without_replacement_walks_permutations():
+    order = list(RandomSampler(range(5), num_samples=12, generator=gt.Generator().manual_seed(0)))
+    assert len(order) == 12
+    assert sorted(order[:5]) == sorted(order[5:10]) == list(range(5))
+    assert len(set(order[10:])) == 2
+
+
+@pytest.mark.parametrize("num_samples", [1, 31, 32, 33, 100])
+def test_random_sampler_with_replacement(num_samples):
+    sampler = RandomSampler(
+        range(4), replacement=True, num_samples=num_samples, generator=gt.Generator().manual_seed(0)
+    )
+    order = list(sampler)
+    assert len(order) == len(sampler) == num_samples
+    assert all(0 <= i < 4 for i in order)
+    if num_samples == 100:
+        assert len(set(order)) == 4 and len(set(order)) < len(order)  # repeats happen
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"replacement": 1},
+        {"num_samples": 0},
+        {"num_samples": -3},
+        {"num_samples": 2.5},
+    ],
+)
+def test_random_sampler_errors_like_torch(kwargs):
+    with pytest.raises(Exception) as theirs:
+        torch.utils.data.RandomSampler(range(5), **kwargs)
+    with pytest.raises(type(theirs.value)) as ours:
+        RandomSampler(range(5), **kwargs)
+    assert str(ours.value) == str(theirs.value)
+
+
+@needs_torch
+def test_random_sampler_empty_dataset_like_torch():
+    with pytest.raises(ValueError) as theirs:
+        torch.utils.data.RandomSampler([])
+    with pytest.raises(ValueError) as ours:
+        RandomSampler([])
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_subset_random_sampler():
+    indices = [10, 20, 30, 40]
+    sampler = SubsetRandomSampler(indices, generator=gt.Generator().manual_seed(0))
+    order = list(sampler)
+    assert sorted(order) == indices and len(sampler) == 4
+    again = SubsetRandomSampler(indices, generator=gt.Generator().manual_seed(0))
+    assert list(again) == order
+
+
+@needs_torch
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9])
+@pytest.mark.parametrize("batch_size", [1, 3, 4, 10])
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_batch_sampler_like_torch(n, batch_size, drop_last):
+    ours = BatchSampler(SequentialSampler(range(n)), batch_size, drop_last)
+    theirs = torch.utils.data.BatchSampler(
+        torch.utils.data.SequentialSampler(range(n)), batch_size, drop_last
+    )
+    assert list(ours) == list(theirs)
+    assert len(ours) == len(theirs)
+
+
+def test_batch_sampler_over_any_iterable():
+    assert list(BatchSampler([5, 6, 7], 2, False)) == [[5, 6], [7]]
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "batch_size, drop_last", [(0, False), (-1, False), (True, False), (2.0, False), (2, 1)]
+)
+def test_batch_sampler_errors_like_torch(batch_size, drop_last):
+    with pytest.raises(ValueError) as theirs:
+        torch.utils.data.BatchSampler(range(5), batch_size, drop_last)
+    with pytest.raises(ValueError) as ours:
+        BatchSampler(range(5), batch_size, drop_last)
+    assert str(ours.value) == str(theirs.value)
