@@ -140,6 +140,10 @@ def result_type(*operands) -> dtype:
     """
     from glasstorch.tensor import Tensor
 
+    if len(operands) == 2:  # the common case first: two tensors of one dtype
+        a, b = operands
+        if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is b.dtype:
+            return a.dtype
     ranks: list[dtype | None] = [None, None, None]
     for operand in operands:
         if isinstance(operand, Tensor):

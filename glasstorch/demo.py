@@ -86,7 +86,10 @@ def run(
     DataLoader = torch.utils.data.DataLoader  # noqa: N806 - a class, as in PyTorch
     generator = torch.Generator().manual_seed(seed)
     train_loader = DataLoader(
-        train_set, batch_size=batch_size, shuffle=True, generator=generator,
+        train_set,
+        batch_size=batch_size,
+        shuffle=True,
+        generator=generator,
         num_workers=num_workers,
     )
     test_loader = DataLoader(test_set, batch_size=256)

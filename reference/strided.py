@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+import numpy as np
+
 from glasstorch._kernels import Strided
 
 
@@ -152,11 +154,16 @@ _CONVERTERS = {
 }
 
 
+# The same table keyed by NumPy dtype objects: a dict lookup instead of str(dtype),
+# which is slow in NumPy and would run for every kernel call.
+_CONVERTERS_BY_DTYPE = {np.dtype(name): convert for name, convert in _CONVERTERS.items()}
+
+
 def converter(dtype) -> callable:
     """The function that turns a Python number into a storable value of ``dtype``."""
-    return _CONVERTERS[str(dtype)]
+    return _CONVERTERS_BY_DTYPE[dtype]
 
 
 def is_floating(dtype) -> bool:
     """Whether a NumPy dtype is a floating-point type."""
-    return str(dtype) in ("float32", "float64")
+    return dtype.kind == "f"

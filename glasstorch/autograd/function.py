@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from glasstorch.autograd.grad_mode import _set_enabled as set_grad_mode
 from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
 
 _sequence_numbers = itertools.count()
@@ -247,11 +248,21 @@ class Function:
         """Run ``forward`` and, if any input requires grad, record a node for backward."""
         from glasstorch.tensor import Tensor
 
-        node = cls._backward_cls()
-        node.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        record = is_grad_enabled() and any(node.needs_input_grad)
-        with no_grad():
-            result = cls.forward(node, *args)
+        needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        record = any(needs_input_grad) and is_grad_enabled()
+        # Only a recorded call needs a real graph node; otherwise ``forward`` gets
+        # a throwaway context (cheaper to make: this path runs for every op
+        # under no_grad and on tensors that need no gradient).
+        ctx = cls._backward_cls() if record else UnrecordedContext()
+        ctx.needs_input_grad = needs_input_grad
+        previous = is_grad_enabled()
+        set_grad_mode(False)  # forward computes values only
+        try:
+            result = cls.forward(ctx, *args)
+        finally:
+            set_grad_mode(previous)
+        if not record:
+            return result
         is_tuple = isinstance(result, tuple)
         outputs = result if is_tuple else (result,)
         # An input handed back unchanged becomes a new tensor object (an alias),
@@ -260,11 +271,27 @@ class Function:
             o._alias() if isinstance(o, Tensor) and any(o is a for a in args) else o
             for o in outputs
         )
-        if record:
-            _connect(node, args, outputs)
-        else:
-            node._saved = []
+        _connect(ctx, args, outputs)
         return outputs if is_tuple else outputs[0]
+
+
+class UnrecordedContext:
+    """The ``ctx`` that ``forward`` receives when nothing is recorded.
+
+    It accepts what a recording context accepts (attributes, saved tensors,
+    marks) and keeps none of it, since no backward will ever read it.
+    """
+
+    needs_input_grad: tuple[bool, ...] = ()
+
+    def save_for_backward(self, *tensors) -> None:
+        """Nothing to save: there will be no backward."""
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Nothing to mark: no output requires grad."""
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Nothing to configure."""
 
 
 def gradient_edge(tensor) -> tuple:

@@ -10,12 +10,17 @@ from __future__ import annotations
 import functools
 import threading
 
-_state = threading.local()
+
+class _GradState(threading.local):
+    enabled = True  # each thread starts with grad mode on
+
+
+_state = _GradState()
 
 
 def is_grad_enabled() -> bool:
     """Whether new operations are recorded for backward (True unless switched off)."""
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set_enabled(mode: bool) -> None:

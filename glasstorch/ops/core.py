@@ -51,6 +51,8 @@ def cast(tensor: Tensor, dtype) -> Tensor:
 
 def strided_as(tensor: Tensor, shape) -> Strided:
     """Kernel view of ``tensor`` broadcast to ``shape`` (stride 0 where it repeats)."""
+    if tensor._shape == tuple(shape):
+        return tensor._strided()  # nothing to broadcast
     strides = expand_strides(tensor.shape, tensor.stride(), shape)
     return Strided(tensor._storage.buffer, tuple(shape), strides, tensor.storage_offset())
 
@@ -62,6 +64,9 @@ def shape_of(value) -> tuple[int, ...]:
 
 def broadcast(*values) -> tuple[int, ...]:
     """The broadcast shape of several operands."""
+    if len(values) == 2 and isinstance(values[0], Tensor) and isinstance(values[1], Tensor):
+        if values[0]._shape == values[1]._shape:
+            return values[0]._shape  # the common case: nothing to broadcast
     return broadcast_shapes(*(shape_of(v) for v in values))
 
 

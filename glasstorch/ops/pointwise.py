@@ -60,9 +60,12 @@ def output_strides(shape, *operands):
     PyTorch), row-major otherwise."""
     from glasstorch._shape import contiguous_strides, dense_strides
 
+    shape = tuple(shape)
     for operand in operands:
-        if isinstance(operand, Tensor) and tuple(operand.shape) == tuple(shape):
-            return dense_strides(shape, operand.stride())
+        if isinstance(operand, Tensor) and operand._shape == shape:
+            if operand.is_contiguous():
+                return None  # row-major, the allocator's default
+            return dense_strides(shape, operand._stride)
     return contiguous_strides(shape)
 
 

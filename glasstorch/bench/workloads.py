@@ -1,0 +1,445 @@
+"""What is timed: the registry of workloads.
+
+A :class:`Workload` knows how to draw its inputs (NumPy arrays, once) and how
+to build, for each kind of backend, a callable that does the work once. The
+callable is built outside the timed region (tensors converted, model made),
+so only the work itself is timed.
+
+Every workload carries the amount of work one call does, so a time becomes a
+throughput: floating-point operations (GFLOP/s) for compute-bound work such as
+matmul, bytes moved (GB/s) for memory-bound work such as elementwise ops,
+where the arithmetic is trivial and the speed of memory is the limit. The
+bytes counted are the least any implementation must move: each input read
+once, each output written once.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from glasstorch.bench.backends import Backend
+
+#: Draws a workload's inputs from a seeded generator.
+InputMaker = Callable[[np.random.Generator], dict[str, np.ndarray]]
+#: Builds, for one backend and the inputs, a callable that does the work once.
+Builder = Callable[[Backend, dict[str, np.ndarray]], Callable[[], object]]
+
+GFLOPS = "GFLOP/s"
+GBPS = "GB/s"
+
+
+class BackendUnavailable(Exception):
+    """A backend cannot run a workload here (e.g. ``glasstorch.nn`` does not import)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A speed target from issue 4, for the fast tier against PyTorch.
+
+    Both bounds are on the **time ratio** fast / torch (lower is better): a
+    throughput target of 0.5x PyTorch is a time ratio of at most 2.0.
+
+    Attributes:
+        text: the target as the issue words it.
+        goal: the time ratio to reach.
+        first_bar: the first, easier bar, or ``None``.
+    """
+
+    text: str
+    goal: float
+    first_bar: float | None = None
+
+    def verdict(self, ratio: float | None) -> str:
+        """``"met"``, ``"first bar met"``, ``"missed"``, or ``"-"`` with no ratio."""
+        if ratio is None:
+            return "-"
+        if ratio <= self.goal:
+            return "met"
+        if self.first_bar is not None and ratio <= self.first_bar:
+            return "first bar met"
+        return "missed"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One benchmark: a fixed piece of work at a fixed size.
+
+    Attributes:
+        name: unique id, e.g. ``"matmul-1024"``.
+        family: what is computed, e.g. ``"matmul"``; several sizes share one.
+        size: the size, for people (``"1024 x 1024 @ 1024 x 1024"``).
+        description: one line on what one call does.
+        make_inputs: draws the inputs (float32 NumPy arrays) from a generator.
+        build: makes the callable for one backend (see :data:`Builder`).
+        work: floating-point operations or bytes per call, or ``None``.
+        unit: ``"GFLOP/s"``, ``"GB/s"``, or ``None`` when only the time matters.
+        reference_ok: whether the reference tier runs it by default; the pure
+            Python loops would take minutes on the big sizes.
+        target: the issue's target for it, if any.
+        rtol, atol: how close each backend's result must be to NumPy's.
+    """
+
+    name: str
+    family: str
+    size: str
+    description: str
+    make_inputs: InputMaker
+    build: Builder
+    work: float | None = None
+    unit: str | None = None
+    reference_ok: bool = True
+    target: Target | None = None
+    rtol: float = 1e-5
+    atol: float = 1e-6
+
+    def throughput(self, seconds: float) -> float | None:
+        """Work per second in :attr:`unit` (GFLOP/s or GB/s), or ``None``."""
+        if self.work is None or seconds <= 0:
+            return None
+        return self.work / seconds / 1e9
+
+
+# --------------------------------------------------------------------- helpers
+def _normal(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
+    return lambda rng: rng.standard_normal(shape, dtype=np.float32)
+
+
+def _simple(ops: dict[str, Callable], names: tuple[str, ...]) -> Builder:
+    """A builder for a one-operation workload.
+
+    Args:
+        ops: for each backend kind, the operation on that backend's tensors.
+        names: the input names, in the order the operation takes them.
+    """
+
+    def build(backend: Backend, inputs: dict[str, np.ndarray]) -> Callable[[], object]:
+        op = ops[backend.kind]
+        tensors = [backend.tensor(inputs[name]) for name in names]
+        return lambda: op(*tensors)
+
+    return build
+
+
+def _same_everywhere(op: Callable) -> dict[str, Callable]:
+    """The same Python expression works on all three libraries (``a @ b``, ``a.sum()``)."""
+    return {"glasstorch": op, "numpy": op, "torch": op}
+
+
+# ---------------------------------------------------------------------- matmul
+def matmul(n: int, target: Target | None = None) -> Workload:
+    """``a @ b`` for two float32 ``n x n`` matrices: ``2 n^3`` flops."""
+    return Workload(
+        name=f"matmul-{n}",
+        family="matmul",
+        size=f"{n}x{n} @ {n}x{n}",
+        description=f"float32 matrix product of two {n} x {n} matrices",
+        make_inputs=lambda rng: {"a": _normal(n, n)(rng), "b": _normal(n, n)(rng)},
+        build=_simple(_same_everywhere(lambda a, b: a @ b), ("a", "b")),
+        work=2.0 * n**3,
+        unit=GFLOPS,
+        reference_ok=n <= 128,  # ~0.5 s at 128 in pure Python, and 8x more per doubling
+        target=target,
+        rtol=1e-3,
+        atol=1e-3,  # float32 dot products of n terms: rounding grows with n
+    )
+
+
+# ------------------------------------------------------------------ elementwise
+def _count(n: int) -> str:
+    """``4194304`` -> ``"4M"``, ``262144`` -> ``"256K"``."""
+    for unit, scale in (("M", 2**20), ("K", 2**10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale}{unit}"
+    return str(n)
+
+
+def add(n: int, target: Target | None = None) -> Workload:
+    """``a + b`` for two float32 vectors of ``n`` elements: 12 bytes per element."""
+    return Workload(
+        name=f"add-{_count(n)}",
+        family="add",
+        size=f"{n:,} elements",
+        description=f"elementwise sum of two float32 vectors of {n:,} elements",
+        make_inputs=lambda rng: {"a": _normal(n)(rng), "b": _normal(n)(rng)},
+        build=_simple(_same_everywhere(lambda a, b: a + b), ("a", "b")),
+        work=3.0 * 4 * n,  # read a, read b, write the result: 4 bytes each
+        unit=GBPS,
+        target=target,
+    )
+
+
+def add_one_element(target: Target | None = None) -> Workload:
+    """``a + b`` on one-element tensors: all overhead (dispatch, checks, allocation)."""
+    return Workload(
+        name="add-one-element",
+        family="add",
+        size="1 element",
+        description="a + b on one-element float32 tensors: the fixed cost of one operation",
+        make_inputs=lambda rng: {"a": _normal(1)(rng), "b": _normal(1)(rng)},
+        build=_simple(_same_everywhere(lambda a, b: a + b), ("a", "b")),
+        target=target,
+    )
+
+
+def exp(n: int) -> Workload:
+    """``exp(a)`` over ``n`` float32 elements: 8 bytes per element."""
+    ops = {
+        "glasstorch": lambda a: a.exp(),
+        "numpy": np.exp,
+        "torch": lambda a: a.exp(),
+    }
+    return Workload(
+        name=f"exp-{_count(n)}",
+        family="exp",
+        size=f"{n:,} elements",
+        description=f"elementwise exp of a float32 vector of {n:,} elements",
+        make_inputs=lambda rng: {"a": _normal(n)(rng)},
+        build=_simple(ops, ("a",)),
+        work=2.0 * 4 * n,
+        unit=GBPS,
+    )
+
+
+def total(n: int) -> Workload:
+    """``a.sum()`` over ``n`` float32 elements: 4 bytes per element."""
+    return Workload(
+        name=f"sum-{_count(n)}",
+        family="sum",
+        size=f"{n:,} elements",
+        description=f"sum of a float32 vector of {n:,} elements, to one number",
+        make_inputs=lambda rng: {"a": _normal(n)(rng)},
+        build=_simple(_same_everywhere(lambda a: a.sum()), ("a",)),
+        work=4.0 * n,
+        unit=GBPS,
+        # Summation order differs between libraries (pairwise, blocked, float64
+        # accumulators); the rounding of a float32 sum grows with n.
+        rtol=1e-4,
+        atol=1e-6 * n,
+    )
+
+
+def _numpy_softmax(a: np.ndarray) -> np.ndarray:
+    """Softmax over dim 1, stable: subtract each row's max before ``exp``."""
+    shifted = a - a.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def softmax(rows: int, cols: int) -> Workload:
+    """Softmax over dim 1 of a ``rows x cols`` float32 matrix."""
+    ops = {
+        "glasstorch": lambda a: a.softmax(1),
+        "numpy": _numpy_softmax,
+        "torch": lambda a: a.softmax(1),
+    }
+    return Workload(
+        name=f"softmax-{rows}x{cols}",
+        family="softmax",
+        size=f"{rows}x{cols}, dim 1",
+        description=f"softmax over the rows of a float32 {rows} x {cols} matrix",
+        make_inputs=lambda rng: {"a": _normal(rows, cols)(rng)},
+        build=_simple(ops, ("a",)),
+        work=2.0 * 4 * rows * cols,  # read the input once, write the output once
+        unit=GBPS,
+        rtol=1e-4,
+    )
+
+
+# ------------------------------------------------------------------------ model
+def _mlp_inputs(batch: int, d_in: int, d_hidden: int, classes: int) -> InputMaker:
+    """A batch, its labels and the two layers' initial weights (PyTorch's init range)."""
+
+    def make(rng: np.random.Generator) -> dict[str, np.ndarray]:
+        def uniform(fan_in: int, *shape: int) -> np.ndarray:
+            bound = 1.0 / np.sqrt(fan_in)
+            return rng.uniform(-bound, bound, shape).astype(np.float32)
+
+        return {
+            "x": rng.standard_normal((batch, d_in), dtype=np.float32),
+            "y": rng.integers(0, classes, batch, dtype=np.int64),
+            "w1": uniform(d_in, d_hidden, d_in),
+            "b1": uniform(d_in, d_hidden),
+            "w2": uniform(d_hidden, classes, d_hidden),
+            "b2": uniform(d_hidden, classes),
+        }
+
+    return make
+
+
+LEARNING_RATE = 0.01
+MOMENTUM = 0.9
+
+
+def _build_mlp_numpy(backend: Backend, inputs: dict[str, np.ndarray]) -> Callable[[], object]:
+    """One training step written by hand in NumPy: the same math as the framework step.
+
+    Forward: ``h = x W1^T + b1``, ``r = relu(h)``, ``z = r W2^T + b2``, loss =
+    mean cross-entropy of ``z``. Backward by the chain rule, then SGD with
+    momentum as PyTorch defines it: ``buf = momentum * buf + grad`` (``buf =
+    grad`` on the first step), ``p -= lr * buf``.
+    """
+    x, y = inputs["x"], inputs["y"]
+    params = [inputs[name].copy() for name in ("w1", "b1", "w2", "b2")]
+    buffers: list[np.ndarray | None] = [None] * 4
+    rows = np.arange(len(y))
+
+    def step():
+        w1, b1, w2, b2 = params
+        h = x @ w1.T + b1
+        r = np.maximum(h, 0)
+        z = r @ w2.T + b2
+        # loss = mean(logsumexp(z) - z[label]), computed stably
+        shifted = z - z.max(axis=1, keepdims=True)
+        e = np.exp(shifted)
+        s = e.sum(axis=1, keepdims=True)
+        loss = np.mean(np.log(s[:, 0]) - shifted[rows, y])
+        # backward: d loss / d z = (softmax(z) - onehot(y)) / batch
+        dz = e / s
+        dz[rows, y] -= 1
+        dz /= len(y)
+        dw2 = dz.T @ r
+        db2 = dz.sum(axis=0)
+        dh = (dz @ w2) * (h > 0)
+        dw1 = dh.T @ x
+        db1 = dh.sum(axis=0)
+        for i, (p, g) in enumerate(zip(params, (dw1, db1, dw2, db2))):
+            if buffers[i] is None:
+                buffers[i] = g.copy()
+            else:
+                buffers[i] *= MOMENTUM
+                buffers[i] += g
+            p -= LEARNING_RATE * buffers[i]
+        return (loss, *params)
+
+    return step
+
+
+def _build_mlp_framework(backend: Backend, inputs: dict[str, np.ndarray]) -> Callable[[], object]:
+    """One training step with the library's own nn and optim (glasstorch or torch)."""
+    lib = backend.module
+    try:  # glasstorch.nn and glasstorch.optim may still be under construction
+        nn = importlib.import_module(f"{lib.__name__}.nn")
+        optim = importlib.import_module(f"{lib.__name__}.optim")
+        _ = (nn.Linear, nn.ReLU, nn.Sequential, nn.CrossEntropyLoss, optim.SGD)
+    except Exception as error:
+        raise BackendUnavailable(
+            f"{lib.__name__}.nn / .optim unavailable ({type(error).__name__}: {error})"
+        ) from error
+
+    w1, w2 = inputs["w1"], inputs["w2"]
+    model = nn.Sequential(
+        nn.Linear(w1.shape[1], w1.shape[0]), nn.ReLU(), nn.Linear(w2.shape[1], w2.shape[0])
+    )
+    with lib.no_grad():  # start from the same weights as every other backend
+        for param, name in zip(model.parameters(), ("w1", "b1", "w2", "b2")):
+            param.copy_(lib.from_numpy(inputs[name]))
+    loss_fn = nn.CrossEntropyLoss()
+    optimizer = optim.SGD(model.parameters(), lr=LEARNING_RATE, momentum=MOMENTUM)
+    x, y = backend.tensor(inputs["x"]), backend.tensor(inputs["y"])
+
+    def step():
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return (loss, *model.parameters())
+
+    return step
+
+
+def _build_mlp(backend: Backend, inputs: dict[str, np.ndarray]) -> Callable[[], object]:
+    if backend.kind == "numpy":
+        return _build_mlp_numpy(backend, inputs)
+    return _build_mlp_framework(backend, inputs)
+
+
+def mlp_step(
+    batch: int, d_in: int, d_hidden: int, classes: int, target: Target | None = None
+) -> Workload:
+    """One training step of Linear-ReLU-Linear with cross-entropy and SGD (momentum 0.9).
+
+    The flops counted are the matmuls' (the rest is small): forward, and the
+    weight gradients, for both layers; the input gradient for the second layer
+    only (the batch itself needs no gradient).
+    """
+    layer1 = 2.0 * batch * d_in * d_hidden
+    layer2 = 2.0 * batch * d_hidden * classes
+    return Workload(
+        name=f"mlp-step-{d_in}-{d_hidden}-{classes}-b{batch}",
+        family="mlp-step",
+        size=f"{d_in}-{d_hidden}-{classes}, batch {batch}",
+        description=(
+            "one training step: Linear-ReLU-Linear, CrossEntropyLoss, "
+            f"SGD(lr={LEARNING_RATE}, momentum={MOMENTUM}); forward, backward, step"
+        ),
+        make_inputs=_mlp_inputs(batch, d_in, d_hidden, classes),
+        build=_build_mlp,
+        work=2 * layer1 + 3 * layer2,
+        unit=GFLOPS,
+        # pure Python needs ~0.3 us per multiply-add: a full-size step takes ~15 s
+        reference_ok=batch * d_in * d_hidden <= 2**20,
+        target=target,
+        rtol=1e-3,
+        atol=1e-5,
+    )
+
+
+# --------------------------------------------------------------------- registry
+#: The targets of issue 4 (fast tier vs PyTorch), as time ratios.
+MATMUL_TARGET = Target("1.0x PyTorch's throughput (first bar 0.5x)", goal=1.0, first_bar=2.0)
+MLP_TARGET = Target("at most PyTorch's time (first bar 1.25x)", goal=1.0, first_bar=1.25)
+ADD_TARGET = Target("0.9x PyTorch's bandwidth or better", goal=1 / 0.9)
+OVERHEAD_TARGET = Target("within 5x PyTorch's per-op time", goal=5.0)
+
+
+def workload_registry(quick: bool = False) -> list[Workload]:
+    """Every workload, in table order.
+
+    Args:
+        quick: small sizes, for a run of seconds (tests, the docs' reference table).
+    """
+    if quick:
+        return [
+            matmul(64),
+            matmul(128),
+            add(2**18),
+            add_one_element(OVERHEAD_TARGET),
+            exp(2**18),
+            total(2**18),
+            softmax(256, 256),
+            mlp_step(32, 784, 32, 10),
+        ]
+    return [
+        matmul(128),
+        matmul(256),
+        matmul(512),
+        matmul(1024, MATMUL_TARGET),
+        matmul(2048, MATMUL_TARGET),
+        add(2**22, ADD_TARGET),
+        add(2**20),
+        add_one_element(OVERHEAD_TARGET),
+        exp(2**20),
+        total(2**22),
+        softmax(1024, 1024),
+        mlp_step(128, 784, 256, 10, MLP_TARGET),
+    ]
+
+
+def select_workloads(patterns: list[str] | None, quick: bool = False) -> list[Workload]:
+    """The registry's workloads whose name contains any of ``patterns`` (all if none).
+
+    Raises:
+        ValueError: when a pattern matches nothing, with the names there are.
+    """
+    registry = workload_registry(quick)
+    if not patterns:
+        return registry
+    for pattern in patterns:
+        if not any(pattern in w.name for w in registry):
+            names = ", ".join(w.name for w in registry)
+            raise ValueError(f"no workload name contains {pattern!r}; the workloads are: {names}")
+    return [w for w in registry if any(pattern in w.name for pattern in patterns)]
