@@ -1,0 +1,101 @@
+/* nn.c: the fused cross-entropy, log_softmax and negative log-likelihood in
+ * one pass over each row of logits.
+ *
+ * For row x of C logits and its label t (reference/nn.py):
+ *
+ *     m         = max(x)                (NaN-propagating; a NaN max shifts by 0)
+ *     log_total = m + log(sum_j exp(x_j - m))
+ *     log_probs = x - log_total
+ *     loss      = log_total - x_t       (0 where t == ignore_index)
+ *
+ * Fusing saves memory traffic: the row is read three times while it is in
+ * cache (max, sum of exps, log_probs), instead of materialising exp(x) and
+ * log_softmax(x) as separate tensors and reading them again for the loss.
+ * Subtracting m first keeps every exponent <= 0, so nothing overflows.
+ *
+ * float32 rows use the vectorisable gt_expf of reductions.h and sum their
+ * exps in GT_CE_LANES double accumulators; float64 rows use libm's exp.
+ * Rows are independent, so they are spread across OpenMP threads.
+ */
+#include <math.h>
+
+#include "gt_common.h"
+#include "nn.h"
+#include "reductions.h"
+
+#define GT_CE_LANES 16
+
+/* log(sum(exp(x - m))) + m for one float32 row of c strided logits. */
+static double log_sum_exp_f32(const float *x, int64_t stride, int64_t c)
+{
+    if (c == 0) return -INFINITY; /* log of an empty sum */
+    float m = gt_row_max_f32(x, c, stride);
+    if (m != m) m = 0.0f; /* a NaN logit makes the whole row NaN through the sum */
+    double lanes[GT_CE_LANES] = {0};
+    int64_t j = 0;
+    if (stride == 1) /* contiguous rows: SIMD exps, independent accumulators */
+        for (; j + GT_CE_LANES <= c; j += GT_CE_LANES)
+            for (int k = 0; k < GT_CE_LANES; k++) lanes[k] += (double)gt_expf(x[j + k] - m);
+    for (; j < c; j++) lanes[j % GT_CE_LANES] += (double)gt_expf(x[j * stride] - m);
+    for (int width = GT_CE_LANES / 2; width >= 1; width /= 2)
+        for (int k = 0; k < width; k++) lanes[k] += lanes[k + width];
+    return (double)m + log(lanes[0]);
+}
+
+static double log_sum_exp_f64(const double *x, int64_t stride, int64_t c)
+{
+    if (c == 0) return -INFINITY;
+    double m = gt_row_max_f64(x, c, stride);
+    if (m != m) m = 0.0;
+    double lanes[GT_CE_LANES] = {0};
+    for (int64_t j = 0; j < c; j++) lanes[j % GT_CE_LANES] += exp(x[j * stride] - m);
+    for (int width = GT_CE_LANES / 2; width >= 1; width /= 2)
+        for (int k = 0; k < width; k++) lanes[k] += lanes[k + width];
+    return m + log(lanes[0]);
+}
+
+/* The kernel, written once for both float types. */
+#define DEFINE_CROSS_ENTROPY(SUFFIX, CTYPE)                                                      \
+    static void cross_entropy_##SUFFIX(gt_view *losses, gt_view *log_probs,                      \
+                                       const gt_view *logits, const gt_view *target,             \
+                                       int64_t ignore_index)                                     \
+    {                                                                                            \
+        const int64_t n = logits->shape[0], c = logits->shape[1];                                \
+        const int64_t sx0 = logits->strides[0], sx1 = logits->strides[1];                        \
+        const int64_t sp0 = log_probs->strides[0], sp1 = log_probs->strides[1];                  \
+        const CTYPE *x = (const CTYPE *)logits->data + logits->offset;                           \
+        CTYPE *lp = (CTYPE *)log_probs->data + log_probs->offset;                                \
+        CTYPE *loss = (CTYPE *)losses->data + losses->offset;                                    \
+        const int64_t *t = (const int64_t *)target->data + target->offset;                       \
+        const int64_t sl = losses->strides[0], st = target->strides[0];                          \
+        _Pragma("omp parallel for schedule(static) if (n * c >= GT_PARALLEL_THRESHOLD)")         \
+        for (int64_t i = 0; i < n; i++) {                                                        \
+            const CTYPE *row = x + i * sx0;                                                      \
+            CTYPE *out = lp + i * sp0;                                                           \
+            double log_total = log_sum_exp_##SUFFIX(row, sx1, c);                                \
+            for (int64_t j = 0; j < c; j++) out[j * sp1] = (CTYPE)((double)row[j * sx1] - log_total); \
+            int64_t label = t[i * st];                                                           \
+            double value;                                                                        \
+            if (label == ignore_index) value = 0.0;                                              \
+            else if (label < 0 || label >= c) value = NAN; /* the frontend prevents this */      \
+            else value = log_total - (double)row[label * sx1];                                   \
+            loss[i * sl] = (CTYPE)value;                                                         \
+        }                                                                                        \
+    }
+DEFINE_CROSS_ENTROPY(f32, float)
+DEFINE_CROSS_ENTROPY(f64, double)
+
+int gt_cross_entropy(gt_view *losses, gt_view *log_probs, const gt_view *logits,
+                     const gt_view *target, int64_t ignore_index)
+{
+    if (logits->dtype != log_probs->dtype || logits->dtype != losses->dtype ||
+        target->dtype != GT_INT64)
+        return -1;
+    if (logits->dtype == GT_FLOAT32)
+        cross_entropy_f32(losses, log_probs, logits, target, ignore_index);
+    else if (logits->dtype == GT_FLOAT64)
+        cross_entropy_f64(losses, log_probs, logits, target, ignore_index);
+    else
+        return -1;
+    return 0;
+}

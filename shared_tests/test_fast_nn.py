@@ -1,0 +1,72 @@
+"""The fast tier's fused cross-entropy (``fast/csrc/nn.c``) against the reference tier.
+
+Logits come in every layout (contiguous, offset, transposed, sliced,
+broadcast), with NaN and infinities sometimes, far-apart values (so the
+max-shift matters) and targets that hit ``ignore_index``; the loss and
+log-probability buffers start full of NaN and are compared whole.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_fast_reductions import (
+    FLOAT_DTYPES,
+    INPUT_KINDS,
+    OUTPUT_KINDS,
+    assert_same,
+    lay_out,
+    output_pair,
+    random_values,
+)
+
+from glasstorch.reference import ReferenceKernels
+
+pytestmark = pytest.mark.contract
+
+fast_nn = pytest.importorskip(
+    "glasstorch.fast.nn", reason="the fast tier's C extension is not built", exc_type=ImportError
+)
+
+FAST = fast_nn.NNKernels()
+REFERENCE = ReferenceKernels()
+
+
+def check_cross_entropy(n, c, dtype, seed, kind, out_kind, ignore_index, scale=1.0):
+    rng = np.random.default_rng(seed)
+    values = (random_values(rng, (n, c), dtype, (np.nan, np.inf, -np.inf)) * scale).astype(dtype)
+    logits, _ = lay_out(values, kind, rng)
+    labels = rng.integers(0, max(c, 1), (n,))
+    labels[rng.random(n) < 0.3] = ignore_index
+    if c == 0:
+        labels[:] = ignore_index
+    target, _ = lay_out(labels, "sliced" if n else "contiguous", rng)
+    fast_loss, ref_loss = output_pair((n,), dtype, out_kind, seed)
+    fast_lp, ref_lp = output_pair((n, c), dtype, out_kind, seed + 1)
+    FAST.cross_entropy(fast_loss, fast_lp, logits, target, ignore_index)
+    REFERENCE.cross_entropy(ref_loss, ref_lp, logits, target, ignore_index)
+    assert_same(fast_loss.buffer, ref_loss.buffer)
+    assert_same(fast_lp.buffer, ref_lp.buffer)
+
+
+@given(
+    n=st.integers(0, 5),
+    c=st.integers(0, 40),
+    dtype=st.sampled_from(FLOAT_DTYPES),
+    seed=st.integers(0, 2**32 - 1),
+    kind=st.sampled_from(INPUT_KINDS),
+    out_kind=st.sampled_from(OUTPUT_KINDS),
+    ignore_index=st.sampled_from((-100, 0, 2)),
+    scale=st.sampled_from((1.0, 30.0)),
+)
+def test_cross_entropy_matches_reference(n, c, dtype, seed, kind, out_kind, ignore_index, scale):
+    check_cross_entropy(n, c, dtype, seed, kind, out_kind, ignore_index, scale)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("kind", ("contiguous", "permuted"))
+def test_cross_entropy_large(dtype, kind):
+    """400 x 120 logits: rows spread across threads."""
+    check_cross_entropy(400, 120, dtype, 11, kind, "contiguous", -100, 4.0)
