@@ -16,6 +16,7 @@ LINT_PATHS   := glasstorch reference fast shared_tests docs/conf.py setup.py
 help:
 	@echo "make demo    fit a cubic to sin(x) with autograd on the active tier"
 	@echo "make test    ruff, then the conformance suite once per complete tier"
+	@echo "make bench   time the workloads on both tiers, NumPy and PyTorch (BENCH_ARGS=... adds options)"
 	@echo "make docs    build the Sphinx site into docs/_build/html (warnings are errors)"
 	@echo "make clean   remove .venv and every build output"
 	@echo "Pick the tier with GLASSTORCH_TIER=reference|fast (default: reference)."
@@ -60,6 +61,20 @@ test: lint
 	echo ""; \
 	if [ -n "$$failed" ]; then echo "FAILED on tier(s):$$failed"; exit 1; fi; \
 	echo "conformance suite passed on tier(s):" $$tiers
+
+# ----------------------------------------------------------------------- bench
+# The benchmark harness (docs/bench.md): this tier in process, the other tier in a
+# subprocess, NumPy and PyTorch; a table on stdout, bench-results.json and .png.
+BENCH_STAMP := $(VENV)/.stamp-bench
+BENCH_ARGS  ?=
+
+$(BENCH_STAMP): $(INSTALL_DEPS) | $(PY)
+	$(PY) -m pip install --quiet -e '.[bench]'
+	@touch $@
+
+.PHONY: bench
+bench: $(BENCH_STAMP)
+	$(PY) -m glasstorch.bench --other-tier --json bench-results.json --plot bench-results.png $(BENCH_ARGS)
 
 # ------------------------------------------------------------------------ docs
 docs: $(DOCS_STAMP)

@@ -318,12 +318,12 @@ class Kernels:
 
         Per element::
 
-        g = -grad if maximize else grad
-        g = g + weight_decay * param
-        if momentum != 0:
-            buf = g if first_step else momentum * buf + (1 - dampening) * g
-            g = g + momentum * buf if nesterov else buf
-        param = param - lr * g
+            g = -grad if maximize else grad
+            g = g + weight_decay * param
+            if momentum != 0:
+                buf = g if first_step else momentum * buf + (1 - dampening) * g
+                g = g + momentum * buf if nesterov else buf
+            param = param - lr * g
         """
         raise NotImplementedError
 
@@ -348,15 +348,15 @@ class Kernels:
 
         Per element::
 
-        g = -grad if maximize else grad
-        if decoupled_weight_decay: param = param * (1 - lr * weight_decay)
-        else: g = g + weight_decay * param
-        m = beta1 * m + (1 - beta1) * g
-        v = beta2 * v + (1 - beta2) * g * g
-        if amsgrad: vmax = max(vmax, v); v_used = vmax  else: v_used = v
-        bias1 = 1 - beta1 ** step;  bias2 = 1 - beta2 ** step
-        denom = sqrt(v_used) / sqrt(bias2) + eps
-        param = param - (lr / bias1) * m / denom
+            g = -grad if maximize else grad
+            if decoupled_weight_decay: param = param * (1 - lr * weight_decay)
+            else: g = g + weight_decay * param
+            m = beta1 * m + (1 - beta1) * g
+            v = beta2 * v + (1 - beta2) * g * g
+            if amsgrad: vmax = max(vmax, v); v_used = vmax  else: v_used = v
+            bias1 = 1 - beta1 ** step;  bias2 = 1 - beta2 ** step
+            denom = sqrt(v_used) / sqrt(bias2) + eps
+            param = param - (lr / bias1) * m / denom
         """
         raise NotImplementedError
 
@@ -379,18 +379,18 @@ class Kernels:
 
         Per element::
 
-        g = -grad if maximize else grad
-        g = g + weight_decay * param
-        sq = alpha * sq + (1 - alpha) * g * g
-        if centered:
-            ga = alpha * ga + (1 - alpha) * g
-            avg = sqrt(max(sq - ga * ga, 0)) + eps  # rounding may dip below 0
-        else:
-            avg = sqrt(sq) + eps
-        if momentum > 0:
-            buf = momentum * buf + g / avg;  param = param - lr * buf
-        else:
-            param = param - lr * g / avg
+            g = -grad if maximize else grad
+            g = g + weight_decay * param
+            sq = alpha * sq + (1 - alpha) * g * g
+            if centered:
+                ga = alpha * ga + (1 - alpha) * g
+                avg = sqrt(max(sq - ga * ga, 0)) + eps  # rounding may dip below 0
+            else:
+                avg = sqrt(sq) + eps
+            if momentum > 0:
+                buf = momentum * buf + g / avg;  param = param - lr * buf
+            else:
+                param = param - lr * g / avg
         """
         raise NotImplementedError
 
@@ -410,11 +410,11 @@ class Kernels:
 
         Per element::
 
-        g = -grad if maximize else grad
-        g = g + weight_decay * param
-        clr = lr / (1 + (step - 1) * lr_decay)
-        sum = sum + g * g
-        param = param - clr * g / (sqrt(sum) + eps)
+            g = -grad if maximize else grad
+            g = g + weight_decay * param
+            clr = lr / (1 + (step - 1) * lr_decay)
+            sum = sum + g * g
+            param = param - clr * g / (sqrt(sum) + eps)
         """
         raise NotImplementedError
 
@@ -434,12 +434,12 @@ class Kernels:
 
         Per element::
 
-        g = -grad if maximize else grad
-        g = g + weight_decay * param
-        sq = rho * sq + (1 - rho) * g * g
-        delta = sqrt(acc + eps) / sqrt(sq + eps) * g
-        acc = rho * acc + (1 - rho) * delta * delta
-        param = param - lr * delta
+            g = -grad if maximize else grad
+            g = g + weight_decay * param
+            sq = rho * sq + (1 - rho) * g * g
+            delta = sqrt(acc + eps) / sqrt(sq + eps) * g
+            acc = rho * acc + (1 - rho) * delta * delta
+            param = param - lr * delta
         """
         raise NotImplementedError
 

@@ -122,7 +122,7 @@ class Tensor:
         self.grad_fn = None
         self._output_nr = 0
         self._base = None
-        self._backward_hooks = HookDict()
+        self._backward_hooks = None  # a HookDict once a hook is registered on this leaf
         self._accumulator_ref = None
         return self
 
@@ -307,6 +307,8 @@ class Tensor:
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is None:
+            if self._backward_hooks is None:
+                self._backward_hooks = HookDict()
             return self._backward_hooks.add(hook)
         hooks = self.grad_fn._tensor_pre_hooks.setdefault(self._output_nr, HookDict())
         return hooks.add(hook)

@@ -1,8 +1,8 @@
 /* version.c: facts about how the fast tier was built.
  *
- * No kernels live here yet (a later issue adds one file per kernel family:
- * elementwise, reductions, matmul, ...). These functions let Python check
- * that the extension it loaded matches its sources and whether OpenMP is on.
+ * The kernels live one family per file (elementwise.c, reductions.c, gemm.c,
+ * random.c, ...). These functions let Python check that the extension it
+ * loaded matches its sources and whether OpenMP is on.
  */
 #include "glasstorch_fast.h"
 

@@ -178,7 +178,7 @@ class AccumulateGrad(Node):
 
     def apply(self, grad):
         leaf = self.variable
-        for hook in list(leaf._backward_hooks.values()):
+        for hook in list((leaf._backward_hooks or {}).values()):
             replaced = hook(grad)
             if replaced is not None:
                 grad = replaced

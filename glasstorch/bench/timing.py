@@ -3,8 +3,12 @@
 Three habits make a timing trustworthy:
 
 * **Warm up first.** The first calls of anything are slower: caches are cold,
-  memory is being allocated for the first time, lazily built tables are built.
-  Those calls are run and thrown away.
+  memory is being allocated for the first time, lazily built tables are built,
+  and thread pools are asleep. (PyTorch's and OpenMP's worker threads go to
+  sleep after a moment without work; the next few calls pay to wake them, on a
+  busy machine up to a scheduler tick, milliseconds, each.) Those calls are run
+  and thrown away: at least ``min_warmup_calls`` of them, for at least
+  ``warmup_time``, but no longer than ``max_warmup_time`` for slow work.
 * **Repeat, and report the median.** One measurement is noise. The machine does
   other things now and then (a daemon wakes up, the CPU changes frequency), which
   only ever makes a call *slower*; the median of many samples ignores those
@@ -32,9 +36,9 @@ class TimingPolicy:
     Attributes:
         min_time: keep taking samples until this many seconds have been timed
             (and at least ``min_samples`` samples were taken).
-        warmup_time: run untimed warm-up calls for this many seconds first
-            (at least ``min_warmup_calls`` of them).
-        min_warmup_calls: the fewest warm-up calls.
+        warmup_time: run untimed warm-up calls for at least this many seconds.
+        min_warmup_calls: and at least this many of them...
+        max_warmup_time: ...unless they have already taken this many seconds.
         min_samples: the fewest samples, whatever the time.
         max_samples: the most samples, whatever the time: a cap for slow workloads.
         sample_time: group calls so that one sample lasts at least this long.
@@ -42,21 +46,11 @@ class TimingPolicy:
 
     min_time: float = 0.2
     warmup_time: float = 0.05
-    min_warmup_calls: int = 1
+    min_warmup_calls: int = 10
+    max_warmup_time: float = 1.0
     min_samples: int = 5
     max_samples: int = 1000
     sample_time: float = 1e-3
-
-    def scaled(self, factor: float) -> TimingPolicy:
-        """This policy with ``min_time`` and ``warmup_time`` multiplied by ``factor``."""
-        return TimingPolicy(
-            min_time=self.min_time * factor,
-            warmup_time=self.warmup_time * factor,
-            min_warmup_calls=self.min_warmup_calls,
-            min_samples=self.min_samples,
-            max_samples=self.max_samples,
-            sample_time=self.sample_time,
-        )
 
 
 #: For NumPy, PyTorch and the fast tier: calls take micro- to milliseconds.
@@ -66,7 +60,12 @@ FAST_POLICY = TimingPolicy()
 #: the result was the warm-up, and three to five samples of one call each give a
 #: median (a pure-Python loop varies little from call to call).
 REFERENCE_POLICY = TimingPolicy(
-    min_time=0.2, warmup_time=0.0, min_warmup_calls=0, min_samples=3, max_samples=5
+    min_time=0.2,
+    warmup_time=0.0,
+    min_warmup_calls=0,
+    max_warmup_time=0.0,
+    min_samples=3,
+    max_samples=5,
 )
 
 
@@ -126,10 +125,11 @@ def measure(
     estimate = first_call_s if first_call_s is not None else float("inf")
     warmup_calls = 0
     warmup_start = time.perf_counter()
-    while (
-        warmup_calls < policy.min_warmup_calls
-        or time.perf_counter() - warmup_start < policy.warmup_time
-    ):
+    while True:
+        spent = time.perf_counter() - warmup_start
+        enough = warmup_calls >= policy.min_warmup_calls and spent >= policy.warmup_time
+        if enough or spent >= policy.max_warmup_time:
+            break
         estimate = min(estimate, _time_calls(fn, 1))
         warmup_calls += 1
     if estimate == float("inf"):  # no estimate at all: time one call now

@@ -41,15 +41,15 @@ __all__ = [
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """The recommended scale of weights feeding into ``nonlinearity``.
 
-    ====================  ==========================================
-    nonlinearity          gain
-    ====================  ==========================================
-    linear, conv, sigmoid ``1``
-    tanh                  ``5 / 3``
-    relu                  ``sqrt(2)``
-    leaky_relu            ``sqrt(2 / (1 + negative_slope ** 2))``
-    selu                  ``3 / 4``
-    ====================  ==========================================
+    =====================  ==========================================
+    nonlinearity           gain
+    =====================  ==========================================
+    linear, conv, sigmoid  ``1``
+    tanh                   ``5 / 3``
+    relu                   ``sqrt(2)``
+    leaky_relu             ``sqrt(2 / (1 + negative_slope ** 2))``
+    selu                   ``3 / 4``
+    =====================  ==========================================
 
     Args:
         nonlinearity: the function's name, as in ``torch.nn.functional``.

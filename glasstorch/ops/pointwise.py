@@ -33,6 +33,19 @@ def compute_binary(op: str, a, b, dtype=None) -> Tensor:
     Promotes to the common dtype (or ``dtype`` when given), broadcasts both
     operands to the common shape and allocates the output.
     """
+    if (
+        dtype is None
+        and isinstance(a, Tensor)
+        and isinstance(b, Tensor)
+        and a.dtype is b.dtype
+        and a._shape == b._shape
+        and a.is_contiguous()
+        and b.is_contiguous()
+    ):
+        # The common case, taken first: nothing to promote, broadcast or lay out.
+        out = empty_tensor(a._shape, _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype)
+        kernels.binary(op, out._strided(), a._strided(), b._strided())
+        return out
     check_tensor_or_number(a, "input")
     check_tensor_or_number(b, "other")
     dtype = dtype or _dtype.result_type(a, b)
@@ -109,6 +122,8 @@ class Add(Function):
     @classmethod
     def forward(cls, ctx, a, b, alpha=1):
         ctx.alpha = alpha
+        if alpha == 1:
+            return compute_binary(cls.op, a, b)
         dtype = _dtype.result_type(a, b)
         return compute_binary(cls.op, a, _scaled(b, alpha, dtype), dtype)
 

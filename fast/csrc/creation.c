@@ -1,0 +1,75 @@
+/* creation.c: arange and linspace.
+ *
+ * Element i's value depends on i alone, never on element i-1, so every
+ * element is computed from its own index (no running sum that would pile up
+ * rounding errors), and the loop splits freely across OpenMP threads.
+ *
+ * The formulas are evaluated exactly as the reference tier writes them. GCC
+ * would otherwise fuse `start + i * step` into one fused multiply-add (one
+ * rounding instead of two) and the last bit could differ from the reference;
+ * fp-contract=off keeps the two roundings.
+ */
+#pragma GCC optimize("fp-contract=off")
+
+#include <stdint.h>
+
+#include "creation.h"
+#include "gt_convert.h"
+
+/* One loop per (dtype, formula): the value of element i is VALUE(i), stored
+ * with the destination's conversion rule. */
+#define SEQUENCE_LOOP(CODE, CTYPE, VALUE)                                    \
+    case CODE: {                                                             \
+        CTYPE *o = (CTYPE *)out->data + out->offset;                        \
+        _Pragma("omp parallel for if (n >= GT_PARALLEL_THRESHOLD)")          \
+        for (int64_t i = 0; i < n; i++) o[i * stride] = GT_CAST_##CODE(VALUE(i)); \
+        return 0;                                                            \
+    }
+
+/* Integers: Python computes start + i * step exactly, then stores it (wrapping
+ * into an integer dtype, rounding into a float one). A 128-bit integer holds
+ * the exact value for any int64 start and step and any length. */
+#define ARANGE_INT(i) ((__int128)start + (__int128)(i) * step)
+#define ARANGE_INT_CASE(CODE, CTYPE) SEQUENCE_LOOP(CODE, CTYPE, ARANGE_INT)
+
+int gt_arange_int(gt_view *out, int64_t start, int64_t step)
+{
+    const int64_t n = out->shape[0], stride = out->strides[0];
+    switch (out->dtype) { GT_FOR_EACH_DTYPE(ARANGE_INT_CASE) }
+    return -1;
+}
+
+#define ARANGE_FLOAT(i) (start + (double)(i) * step)
+#define ARANGE_FLOAT_CASE(CODE, CTYPE) SEQUENCE_LOOP(CODE, CTYPE, ARANGE_FLOAT)
+
+int gt_arange_float(gt_view *out, double start, double step)
+{
+    const int64_t n = out->shape[0], stride = out->strides[0];
+    switch (out->dtype) { GT_FOR_EACH_DTYPE(ARANGE_FLOAT_CASE) }
+    return -1;
+}
+
+/* Python multiplies i by an integer step exactly, then adds the float start:
+ * only then does the sum round (and -0.0 + 0 is +0.0). */
+#define ARANGE_FLOAT_INT(i) (start + (double)((__int128)(i) * step))
+#define ARANGE_FLOAT_INT_CASE(CODE, CTYPE) SEQUENCE_LOOP(CODE, CTYPE, ARANGE_FLOAT_INT)
+
+int gt_arange_float_int(gt_view *out, double start, int64_t step)
+{
+    const int64_t n = out->shape[0], stride = out->strides[0];
+    switch (out->dtype) { GT_FOR_EACH_DTYPE(ARANGE_FLOAT_INT_CASE) }
+    return -1;
+}
+
+/* Count from whichever end is nearer, so both ends come out exact. */
+#define LINSPACE(i) \
+    ((n == 1) ? start : (i) < n / 2 ? start + (double)(i) * step : end - (double)(n - 1 - (i)) * step)
+#define LINSPACE_CASE(CODE, CTYPE) SEQUENCE_LOOP(CODE, CTYPE, LINSPACE)
+
+int gt_linspace(gt_view *out, double start, double end)
+{
+    const int64_t n = out->shape[0], stride = out->strides[0];
+    const double step = n > 1 ? (end - start) / (double)(n - 1) : 0.0;
+    switch (out->dtype) { GT_FOR_EACH_DTYPE(LINSPACE_CASE) }
+    return -1;
+}

@@ -1,0 +1,126 @@
+"""The benchmark harness runs end to end and writes valid JSON (DESIGN.md section 5).
+
+These tests check that the harness *works*: it runs a tiny workload set on the
+active tier, NumPy and PyTorch, checks results, times them and writes its
+files. They never assert how fast anything is: speed is reported by the
+harness, not tested.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import glasstorch
+from glasstorch.bench import TimingPolicy, measure, select_workloads, workload_registry
+from glasstorch.bench.__main__ import main
+from glasstorch.bench.backends import numpy_backend
+from glasstorch.bench.report import format_seconds
+from glasstorch.bench.runner import BenchSettings, run_one
+
+pytestmark = pytest.mark.contract
+
+#: Tiny workloads: one-element add and a small softmax, at --quick sizes.
+TINY = ["add-one-element", "softmax"]
+
+
+def _run(tmp_path, *options: str) -> dict:
+    path = tmp_path / "results.json"
+    status = main(
+        ["--quick", "--min-time", "0.001", "--no-progress", "--json", str(path), *options]
+    )
+    assert status == 0
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_quick_run_writes_valid_json(tmp_path, capsys):
+    document = _run(tmp_path, "--workloads", *TINY)
+
+    assert document["schema"] == "glasstorch-bench/1"
+    machine = document["machine"]
+    assert machine["tier"] == glasstorch.tier
+    assert machine["cores"] >= 1 and machine["numpy"] == np.__version__
+    assert document["tiers"][glasstorch.tier]["status"] == "ok"
+    assert document["backends"][:2] == [glasstorch.tier, "numpy"]
+
+    names = [entry["name"] for entry in document["workloads"]]
+    assert names == [w.name for w in select_workloads(TINY, quick=True)]
+    for entry in document["workloads"]:
+        for backend in (glasstorch.tier, "numpy"):
+            record = entry["results"][backend]
+            assert record["status"] == "ok", record
+            assert record["median_s"] > 0 and math.isfinite(record["median_s"])
+            assert record["samples"] >= 1 and record["calls"] >= record["samples"]
+            assert (record["throughput"] is None) == (entry["unit"] is None)
+        assert entry["results"]["torch"]["status"] in ("ok", "unavailable")
+
+    out = capsys.readouterr().out
+    assert "| workload" in out and "add-one-element" in out
+
+
+def test_other_tier_is_reported_even_when_unavailable(tmp_path):
+    document = _run(
+        tmp_path, "--workloads", "add-one-element", "--backends", "tier", "--other-tier"
+    )
+    others = [name for name in document["tiers"] if name != glasstorch.tier]
+    assert others, "the other tier gets a column"
+    for tier in others:
+        status = document["tiers"][tier]["status"]
+        assert status in ("ok", "unavailable", "error")
+        record = document["workloads"][0]["results"][tier]
+        assert record["status"] == status or status == "ok"
+        if record["status"] != "ok":
+            assert record["reason"]
+
+
+def test_plot_or_note(tmp_path, capsys):
+    plot = tmp_path / "bench.png"
+    _run(tmp_path, "--workloads", "add-one-element", "--backends", "numpy", "--plot", str(plot))
+    out = capsys.readouterr().out
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "matplotlib is not installed" in out
+    else:
+        assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_wrong_result_is_reported_not_timed():
+    workload = select_workloads(["add-one-element"], quick=True)[0]
+    inputs = workload.make_inputs(np.random.default_rng(0))
+    wrong = [np.array([12345.0], dtype=np.float32)]
+    record = run_one(workload, numpy_backend(), inputs, wrong, BenchSettings(quick=True))
+    assert record["status"] == "wrong" and "median_s" not in record
+
+
+def test_measure_respects_sample_bounds():
+    calls = []
+    policy = TimingPolicy(min_time=10.0, warmup_time=0.0, min_warmup_calls=2, max_samples=3)
+    result = measure(lambda: calls.append(1), policy)
+    assert result.warmup_calls == 2 and result.samples == 3
+    assert len(calls) == 2 + result.calls
+
+
+def test_registry_names_are_unique_and_filter_by_substring():
+    for quick in (False, True):
+        names = [w.name for w in workload_registry(quick)]
+        assert len(names) == len(set(names))
+    assert {w.family for w in select_workloads(["matmul"])} == {"matmul"}
+    with pytest.raises(ValueError, match="no workload name contains"):
+        select_workloads(["no-such-workload"])
+
+
+def test_list_and_bad_filter(capsys):
+    assert main(["--list"]) == 0
+    assert "mlp-step" in capsys.readouterr().out
+    assert main(["--workloads", "no-such-workload"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(4.7e-05, "47.0 µs"), (0.61, "610 ms"), (2.4, "2.40 s")]
+)
+def test_format_seconds(seconds, text):
+    assert format_seconds(seconds) == text

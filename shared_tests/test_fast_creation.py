@@ -1,0 +1,71 @@
+"""The fast tier's creation kernels (allocate, arange, linspace) against the reference tier's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from kernel_views import ALL_DTYPES, contiguous, copy_view
+
+fast_creation = pytest.importorskip(
+    "glasstorch.fast.creation", reason="the fast tier's C extension is not built"
+)
+
+from glasstorch.reference import ReferenceKernels  # noqa: E402
+
+pytestmark = [pytest.mark.contract, pytest.mark.creation]
+
+FAST = fast_creation.CreationKernels()
+REFERENCE = ReferenceKernels()
+
+
+def strided_1d(n: int, dtype: str, step: int):
+    """A 1-D view of n elements, every ``step``-th of a buffer, at offset 1."""
+    view = contiguous((n * step + 2,), dtype)
+    return view._replace(shape=(n,), strides=(step,), offset=1)
+
+
+def assert_identical(kernel: str, out, *args) -> None:
+    fast_out, reference_out = copy_view(out), copy_view(out)
+    getattr(FAST, kernel)(fast_out, *args)
+    getattr(REFERENCE, kernel)(reference_out, *args)
+    np.testing.assert_array_equal(
+        fast_out.buffer.view(np.uint8), reference_out.buffer.view(np.uint8)
+    )
+
+
+numbers = st.one_of(
+    st.integers(-(2**63), 2**63 - 1),
+    st.sampled_from([0, 1, -3, 2**62, -(2**63)]),
+    st.floats(-1e6, 1e6, allow_nan=False),
+    st.sampled_from([0.1, -0.25, 1e-3, 3.7]),
+)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@given(n=st.one_of(st.integers(0, 50), st.just(40_000)), step=st.integers(1, 2),
+       start=numbers, delta=numbers)  # fmt: skip
+def test_arange_matches_reference(dtype, n, step, start, delta):
+    assert_identical("arange", strided_1d(n, dtype, step), start, delta)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@given(
+    n=st.one_of(st.integers(0, 50), st.just(40_001)),
+    step=st.integers(1, 2),
+    start=st.floats(-1e6, 1e6),
+    end=st.floats(-1e6, 1e6),
+)
+def test_linspace_matches_reference(dtype, n, step, start, end):
+    assert_identical("linspace", strided_1d(n, dtype, step), start, end)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("numel", [0, 1, 7, 1000, 100_000])
+def test_allocate_gives_a_flat_buffer_large_ones_aligned(dtype, numel):
+    buffer = FAST.allocate(numel, np.dtype(dtype))
+    assert buffer.shape == (numel,) and buffer.dtype == np.dtype(dtype)
+    assert buffer.flags.c_contiguous and buffer.flags.writeable
+    if numel * buffer.itemsize >= fast_creation.ALIGNED_BYTES:
+        assert buffer.ctypes.data % fast_creation.ALIGNMENT == 0

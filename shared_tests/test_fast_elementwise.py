@@ -1,0 +1,204 @@
+"""The fast tier's elementwise kernels against the reference tier's, call for call.
+
+Each test builds the same :class:`Strided` views for both tiers (contiguous,
+permuted, sliced, broadcast, at offsets; zero-size and size-1 dimensions), runs
+the fast kernel and the reference kernel, and compares the *whole* output
+buffers: integer, bool and copied results bit for bit, computed floats within
+float tolerance. Comparing whole buffers also catches a write outside the view.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kernel_views import (
+    ALL_DTYPES,
+    FLOAT_DTYPES,
+    LAYOUTS,
+    WRITABLE_LAYOUTS,
+    contiguous,
+    copy_view,
+    shapes,
+    views,
+)
+
+from glasstorch._kernels import BINARY_OPS, BOOL_RESULT_OPS, UNARY_OPS, Strided
+from glasstorch.reference import ReferenceKernels
+
+fast_elementwise = pytest.importorskip(
+    "glasstorch.fast.elementwise", reason="the fast tier's C extension is not built"
+)
+
+pytestmark = pytest.mark.contract
+
+FAST = fast_elementwise.ElementwiseKernels()
+REFERENCE = ReferenceKernels()
+TOLERANCES = {"float32": (1e-5, 1e-6), "float64": (1e-12, 1e-300)}
+INTEGER_ONLY = {"bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor"}
+
+
+def assert_same(fast: np.ndarray, reference: np.ndarray, exact: bool = False) -> None:
+    """Equal bit for bit (integers, bools, ``exact``), or within float tolerance."""
+    if exact or fast.dtype.name not in TOLERANCES:
+        np.testing.assert_array_equal(fast.view(np.uint8), reference.view(np.uint8))
+        return
+    rtol, atol = TOLERANCES[fast.dtype.name]
+    np.testing.assert_allclose(fast, reference, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def run_both(kernel: str, out: Strided, *inputs, op: str | None = None):
+    """Run ``kernel`` of both tiers into copies of ``out``; return (fast, reference) buffers."""
+    fast_out, reference_out = copy_view(out), copy_view(out)
+    lead = () if op is None else (op,)
+    getattr(FAST, kernel)(*lead, fast_out, *inputs)
+    getattr(REFERENCE, kernel)(*lead, reference_out, *inputs)
+    return fast_out.buffer, reference_out.buffer
+
+
+def out_dtype(op: str, dtype: str) -> str:
+    return "bool" if op in BOOL_RESULT_OPS else dtype
+
+
+# ------------------------------------------------------------------ op tables
+def test_every_contract_op_has_a_c_code():
+    assert set(fast_elementwise.UNARY_CODES) == set(UNARY_OPS)
+    assert set(fast_elementwise.BINARY_CODES) == set(BINARY_OPS)
+    assert len(set(fast_elementwise.UNARY_CODES.values())) == len(UNARY_OPS)
+    assert len(set(fast_elementwise.BINARY_CODES.values())) == len(BINARY_OPS)
+
+
+def test_an_undefined_combination_raises_instead_of_writing():
+    a = contiguous((3,), "float32")
+    with pytest.raises(TypeError, match="bitwise_and"):
+        FAST.binary("bitwise_and", contiguous((3,), "float32"), a, a)
+    with pytest.raises(TypeError, match="add"):  # out of the wrong dtype
+        FAST.binary("add", contiguous((3,), "float64"), a, a)
+
+
+# ----------------------------------------------------------------------- unary
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("op", UNARY_OPS)
+@settings(max_examples=12)
+@given(data=st.data())
+def test_unary_matches_reference(op, dtype, data):
+    if op in INTEGER_ONLY and dtype in FLOAT_DTYPES:
+        return
+    shape = data.draw(shapes())
+    a = data.draw(views(shape, dtype))
+    out = data.draw(views(shape, out_dtype(op, dtype), kinds=WRITABLE_LAYOUTS))
+    fast, reference = run_both("unary", out, a, op=op)
+    assert_same(fast, reference)
+
+
+# ---------------------------------------------------------------------- binary
+def _second_operand_elements(op: str, dtype: str) -> str:
+    """What b may hold: integer division needs b != 0, integer pow b in 0..70."""
+    if dtype not in FLOAT_DTYPES and op in ("floor_divide", "remainder"):
+        return "nonzero"
+    if dtype not in FLOAT_DTYPES and op == "pow":
+        return "exponent"
+    return "special"
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("op", BINARY_OPS)
+@settings(max_examples=12)
+@given(data=st.data())
+def test_binary_matches_reference(op, dtype, data):
+    if op in INTEGER_ONLY and dtype in FLOAT_DTYPES:
+        return
+    shape = data.draw(shapes())
+    a = data.draw(views(shape, dtype))
+    b = data.draw(views(shape, dtype, elements=_second_operand_elements(op, dtype)))
+    out = data.draw(views(shape, out_dtype(op, dtype), kinds=WRITABLE_LAYOUTS))
+    fast, reference = run_both("binary", out, a, b, op=op)
+    assert_same(fast, reference)
+
+
+# ------------------------------------------------------------- copy and casts
+@pytest.mark.parametrize("src_dtype", ALL_DTYPES)
+@pytest.mark.parametrize("dst_dtype", ALL_DTYPES)
+@settings(max_examples=12)
+@given(data=st.data())
+def test_copy_casts_bit_for_bit(dst_dtype, src_dtype, data):
+    shape = data.draw(shapes())
+    src = data.draw(views(shape, src_dtype))
+    out = data.draw(views(shape, dst_dtype, kinds=WRITABLE_LAYOUTS))
+    fast, reference = run_both("copy", out, src)
+    assert_same(fast, reference, exact=True)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@given(data=st.data())
+def test_copy_onto_the_same_view(dtype, data):
+    shape = data.draw(shapes())
+    view = data.draw(views(shape, dtype, kinds=WRITABLE_LAYOUTS))
+    before = view.buffer.copy()
+    FAST.copy(view, view)
+    np.testing.assert_array_equal(view.buffer.view(np.uint8), before.view(np.uint8))
+
+
+# ------------------------------------------------------------------ fill, where
+FILL_VALUES = (0, 1, -1, 7, 300, 2**40 + 3, -(2**63), 2**63 + 5, True, False)
+FILL_FLOATS = (0.0, -0.0, 2.5, -7.9, 1e20, float("nan"), float("inf"), 3.5e38)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@given(data=st.data())
+def test_fill_matches_reference(dtype, data):
+    shape = data.draw(shapes())
+    out = data.draw(views(shape, dtype, kinds=WRITABLE_LAYOUTS))
+    value = data.draw(st.sampled_from(FILL_VALUES + FILL_FLOATS))
+    fast, reference = run_both("fill", out, value)
+    assert_same(fast, reference, exact=True)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@given(data=st.data())
+def test_where_matches_reference(dtype, data):
+    shape = data.draw(shapes())
+    cond = data.draw(views(shape, "bool"))
+    a, b = data.draw(views(shape, dtype)), data.draw(views(shape, dtype))
+    out = data.draw(views(shape, dtype, kinds=WRITABLE_LAYOUTS))
+    fast, reference = run_both("where", out, cond, a, b)
+    assert_same(fast, reference, exact=True)
+
+
+# -------------------------------------------- large: the OpenMP and SIMD paths
+LARGE_SHAPE = (150, 300)  # 45,000 elements: above GT_PARALLEL_THRESHOLD
+
+
+@pytest.mark.parametrize("kind", LAYOUTS)
+@pytest.mark.parametrize(
+    ("kernel", "op", "dtype"),
+    [
+        ("binary", "add", "float32"),
+        ("binary", "mul", "int64"),
+        ("binary", "lt", "float64"),
+        ("unary", "exp", "float32"),
+        ("unary", "neg", "int32"),
+        ("copy", None, "float64"),
+        ("where", None, "float32"),
+        ("fill", None, "uint8"),
+    ],
+)
+@settings(max_examples=2)
+@given(data=st.data())
+def test_large_tensors_match_reference(kernel, op, dtype, kind, data):
+    inputs = {"binary": 2, "unary": 1, "copy": 1, "where": 0, "fill": 0}[kernel]
+    args = [data.draw(views(LARGE_SHAPE, dtype, kinds=(kind,))) for _ in range(inputs)]
+    if kernel == "copy":
+        args = [data.draw(views(LARGE_SHAPE, "int32", kinds=(kind,)))]  # a cast, too
+    if kernel == "where":
+        args = [data.draw(views(LARGE_SHAPE, "bool", kinds=(kind,)))] + [
+            data.draw(views(LARGE_SHAPE, dtype, kinds=(kind,))) for _ in range(2)
+        ]
+    if kernel == "fill":
+        args = [300]
+    result_dtype = out_dtype(op, dtype) if op else dtype
+    out_kind = kind if kind in WRITABLE_LAYOUTS else "contiguous"
+    out = data.draw(views(LARGE_SHAPE, result_dtype, kinds=(out_kind,)))
+    fast, reference = run_both(kernel, out, *args, op=op)
+    assert_same(fast, reference)
