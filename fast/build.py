@@ -105,12 +105,14 @@ def build_in_place() -> str:
 
     with tempfile.TemporaryDirectory(prefix="gt-build-") as tmp:
         built = make_builder(absolute_paths=True).compile(tmpdir=tmp, verbose=False)
-        target = os.path.join(HERE, os.path.basename(built))
+        # The name pip's build gives it (setuptools builds cffi modules against the
+        # stable ABI), so the two ways of building replace each other's file.
+        target = os.path.join(HERE, "_native.abi3.so")
         staging = target + f".{os.getpid()}.tmp"
         shutil.copy2(built, staging)
         os.replace(staging, target)  # a running import never sees half a file
     for stale in glob.glob(os.path.join(HERE, "_native*.so")):
-        if stale != target:  # e.g. an abi3 build left by pip: Python might load it first
+        if stale != target:  # e.g. a cpython-311 build: Python would load it before abi3
             os.remove(stale)
     print(f"built {target}", file=sys.stderr)
     return target

@@ -82,10 +82,11 @@ def check_device(spec) -> None:
     if spec is None:
         return
     if device(spec).type != "cpu":
-        raise RuntimeError(
-            f"the {kernels.name} tier runs on the CPU only; device {spec!r} is not available. "
-            "CUDA support arrives with the fast tier's CUDA kernels (GLASSTORCH_TIER=fast)."
-        )
+        if kernels.name == "reference":
+            how = "the reference tier runs on the CPU only; CUDA needs GLASSTORCH_TIER=fast"
+        else:
+            how = f"the {kernels.name} tier of this build has no CUDA kernels yet"
+        raise RuntimeError(f"device {str(spec)!r} is not available: {how}.")
 
 
 class Tensor:
