@@ -1,0 +1,594 @@
+/* gemm.c: batched matrix multiplication, C = A B, in the BLIS design.
+ *
+ * Why a naive loop is slow
+ * ------------------------
+ * C (M x N) = A (M x K) times B (K x N) does M*N*K multiply-adds on only
+ * M*K + K*N + M*N numbers, so each number could be used many times. A plain
+ * i-k-j loop reads all of B again for every row of A: at large sizes B comes
+ * from L3 or main memory each time, and the loop runs at the speed of that
+ * memory (about 40 GFLOP/s per core here), not of the arithmetic units
+ * (about 115 GFLOP/s per core in float32). Fast GEMM is the art of reusing each number while it is close to the
+ * core: in a register, in the L1 cache, in the L2 cache.
+ *
+ * The five loops around a micro-kernel (BLIS: Van Zee and van de Geijn, 2015)
+ * ------------------------------------------------------------------------------
+ *
+ *   for jc in steps of NC over the N columns:             B panel -> L3
+ *     for pc in steps of KC over the K shared dimension:
+ *       pack B[pc:pc+KC, jc:jc+NC] into NR-wide slivers   (all threads, shared)
+ *       for ic in steps of MC over the M rows:             (one block per thread)
+ *         pack A[ic:ic+MC, pc:pc+KC] into MR-tall slivers  A block -> L2
+ *         for jr in steps of NR over the panel's columns:  B sliver -> L1
+ *           for ir in steps of MR over the block's rows:
+ *             micro-kernel: C[MR x NR tile] += A sliver x B sliver
+ *
+ * The micro-kernel keeps an MR x NR tile of C in vector registers and runs
+ * over the KC shared index: at each step it loads one row of the B sliver (NR
+ * numbers, two vectors), broadcasts each of the MR numbers of the A sliver's
+ * column, and does MR x 2 vector fused multiply-adds (rank-1 update). Every
+ * number loaded is used MR or NR times from a register, so the loads are cheap
+ * next to the arithmetic.
+ *
+ * Each loop outside it chooses what stays in which cache:
+ * - the B sliver (KC x NR) is reused by all MC/MR micro-kernel calls of the
+ *   ir loop, so it should stay in L1;
+ * - the packed A block (MC x KC) is reused for every sliver of the B panel, so
+ *   it should stay in L2 (each core has its own L2: each thread packs its own);
+ * - the packed B panel (KC x NC) is reused by every A block, and lives in L3,
+ *   shared by both cores.
+ *
+ * Why packing: the micro-kernel wants its operands contiguous, in the exact
+ * order it reads them (A column-slices of MR, B row-slices of NR), so that every
+ * load is one aligned vector and the hardware prefetcher sees a single stream.
+ * Packing copies each block once (O(MK + KN) work) before it is used O(N) or
+ * O(M) times. It also makes layout free: the packing routines read A and B
+ * through their strides, so transposed, sliced or broadcast (stride 0) operands
+ * need no copy beforehand and cost about as much as contiguous ones. Edges are padded with zeros to full MR / NR
+ * slivers, so the micro-kernel never needs a special case for the arithmetic;
+ * only its final store looks at the true tile size.
+ *
+ * Types: float32 and float64 go through the blocked path (accumulating in the
+ * element type, as BLAS does). Small products (below GEMM_BLOCKED_MIN
+ * multiply-adds), and the integer and bool dtypes, use a direct loop: packing
+ * costs more than it saves on a tiny problem, and integer matmul is rare enough
+ * that correctness (64-bit accumulation, wrapping like the reference tier)
+ * matters more than speed. A table, GEMM_KINDS, maps each dtype to its routines.
+ *
+ * Threads (OpenMP): with at least as many batch entries as threads, the batch
+ * loop is split over threads, one whole product each. Otherwise each product
+ * splits its ic loop: each thread packs and uses its own A blocks, while all
+ * threads pack the shared B panel together, with a barrier before and after it
+ * is used. The A blocks are handed out one at a time (dynamic schedule), so a
+ * thread slowed down by another program on its core takes fewer of them.
+ * Every element of C is computed by one thread in a fixed order, so results do
+ * not depend on the number of threads or on timing.
+ *
+ * Measured on this machine (float32, square, contiguous; best call): about
+ * 108 GFLOP/s on one thread and 195-211 on two, for sizes 256 to 2048, level
+ * with PyTorch and NumPy (OpenBLAS) measured alongside. The peak is about 115
+ * per core (the micro-kernel alone, data in L1); the rest goes to packing
+ * (2-3% at 1024), to loading and storing C tiles once per KC block, to
+ * zero-padded edge slivers, and, with two threads, to the barriers around each
+ * B panel.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "gemm.h"
+
+/* ------------------------------------------------------------------------
+ * Block sizes
+ * ------------------------------------------------------------------------ */
+
+/* Every size below can be overridden when compiling (-DGEMM_KC=384 ...) to
+ * experiment; the defaults were measured on this machine (AMD Zen 4, AVX-512,
+ * 2 cores; per core 32 KiB L1d and 1 MiB L2, 32 MiB L3 shared).
+ *
+ * The register tile: MR rows by NR = two vectors of C (NR = 32 floats or 16
+ * doubles with AVX-512). One step of the micro-kernel loads 2 vectors of B and
+ * broadcasts MR numbers of A, then does 2 x MR fused multiply-adds (FMAs).
+ * - The 2 x MR accumulators, 2 B vectors and 1 broadcast must fit in the
+ *   vector registers (32 with AVX-512, 16 with AVX2 or SSE) without spilling.
+ * - An FMA takes 4 cycles before its result can be reused, and Zen 4 starts
+ *   one 512-bit FMA per cycle, so at least 4 independent accumulators are
+ *   needed to keep it busy; the loads (2 + MR per 2 x MR FMAs) must stay below
+ *   what the load ports deliver.
+ * On this machine MR = 6, 8, 12 and 14 all run at 114-116 GFLOP/s per core
+ * with the data in L1 (98% of the peak, 32 flops a cycle at about 3.7 GHz).
+ * MR = 8 (16 accumulators) was chosen because it divides the power-of-two
+ * sizes common in deep learning, so no sliver is padded (with MR = 12 a
+ * 1024-row matrix ends in a sliver 4/12 full); in the whole GEMM it measured
+ * 109 GFLOP/s against 102 for MR = 12 (256^3, one thread). */
+#if defined(__AVX512F__)
+#define GEMM_VECTOR_BYTES 64
+#define GEMM_MR_DEFAULT 8 /* 16 accumulators + 3 of 32 registers */
+#elif defined(__AVX__)
+#define GEMM_VECTOR_BYTES 32
+#define GEMM_MR_DEFAULT 6 /* 12 accumulators + 3 of 16 registers */
+#else
+#define GEMM_VECTOR_BYTES 16 /* SSE2: what every x86-64 has */
+#define GEMM_MR_DEFAULT 6
+#endif
+#ifndef GEMM_MR
+#define GEMM_MR GEMM_MR_DEFAULT
+#endif
+#define GEMM_NR_VECTORS 2
+
+/* The cache blocks.
+ * - KC, the depth of a packed sliver: the C tile is loaded and stored once
+ *   per KC steps of the micro-kernel, so a deep KC amortises that traffic,
+ *   while the B sliver it reuses (KC x NR, 32 KiB for KC = 256) should stay
+ *   close to the core (L1, or L2 just behind it). Measured: KC = 256, 384 and
+ *   512 run at the same speed (Zen 4's L2 refills L1 fast enough), KC = 192
+ *   is 3% slower.
+ * - MC, the height of an A block (MC x KC: 144 KiB of floats, 288 KiB of
+ *   doubles), which each thread keeps in its own L2 (1 MiB) while the whole B
+ *   panel streams past it. A multiple of MR.
+ * - NC, the width of the B panel (KC x NC: 4 MiB of floats), shared by the
+ *   threads in L3 (32 MiB). Most problems have N <= NC: B is then packed
+ *   once per KC block and A once in all. */
+#ifndef GEMM_KC
+#define GEMM_KC 256
+#endif
+#ifndef GEMM_MC
+#define GEMM_MC 144
+#endif
+#ifndef GEMM_NC
+#define GEMM_NC 4096
+#endif
+
+/* Below GEMM_BLOCKED_MIN multiply-adds (M*N*K), packing costs more than it
+ * saves and the direct loop is faster (measured: 16^3 direct 0.75 us against
+ * 1.2 us blocked; 24^3 direct 4.3 us against 1.6 us blocked; 1 x 784 times
+ * 784 x 256 direct 19 us against 53 us blocked, 8 x 784 times 784 x 256
+ * direct 100 us against 52 us blocked). Below
+ * GEMM_PARALLEL_MIN, starting a second thread costs more than it saves. */
+#define GEMM_BLOCKED_MIN (20 * 20 * 20)
+#define GEMM_PARALLEL_MIN (48 * 48 * 48)
+
+/* Packed buffers start on a cache line (and vector) boundary. */
+#define GEMM_ALIGN 64
+
+/* ------------------------------------------------------------------------
+ * One 2-D problem: pointers to element (0, 0) and strides, in elements.
+ * ------------------------------------------------------------------------ */
+typedef struct {
+    int64_t m, n, k;
+    const void *a;
+    int64_t a_rs, a_cs; /* row and column strides of A */
+    const void *b;
+    int64_t b_rs, b_cs;
+    void *c;
+    int64_t c_rs, c_cs;
+} gemm_problem;
+
+static inline int64_t min64(int64_t x, int64_t y) { return x < y ? x : y; }
+static inline int64_t round_up(int64_t x, int64_t step) { return (x + step - 1) / step * step; }
+
+/* ------------------------------------------------------------------------
+ * Floating point: packing, micro-kernel, direct loop (float and double).
+ *
+ * Each is written once as a macro over the element type T, its vector type V
+ * (a GCC vector extension: the compiler turns `acc += a * b` on V into one
+ * vector FMA instruction, whatever the vector width of the build), and a
+ * suffix naming the functions.
+ * ------------------------------------------------------------------------ */
+
+typedef float gemm_vfloat __attribute__((vector_size(GEMM_VECTOR_BYTES)));
+typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
+
+/* Pack `rows` (<= MR) rows by kc columns of A into one sliver, column by
+ * column: dst[p*MR + i] = A[i, p]. Rows past `rows` are zeros. */
+#define DEFINE_PACK_A(T, SUFFIX)                                                    \
+    static void pack_a_##SUFFIX(int64_t kc, int64_t rows, const void *src,         \
+                                int64_t rs, int64_t cs, void *dst_)                \
+    {                                                                               \
+        const T *a = (const T *)src;                                                \
+        T *dst = (T *)dst_;                                                         \
+        if (rows == GEMM_MR && rs == 1) { /* columns of A are contiguous */       \
+            for (int64_t p = 0; p < kc; p++, dst += GEMM_MR) {                      \
+                memcpy(dst, a + p * cs, GEMM_MR * sizeof(T));                       \
+            }                                                                       \
+            return;                                                                 \
+        }                                                                           \
+        if (rows == GEMM_MR) { /* the common case: a constant count, unrolled */ \
+            for (int64_t p = 0; p < kc; p++, dst += GEMM_MR) {                      \
+                for (int i = 0; i < GEMM_MR; i++) dst[i] = a[i * rs + p * cs];     \
+            }                                                                       \
+            return;                                                                 \
+        }                                                                           \
+        for (int64_t p = 0; p < kc; p++, dst += GEMM_MR) {                          \
+            for (int64_t i = 0; i < rows; i++) dst[i] = a[i * rs + p * cs];        \
+            for (int64_t i = rows; i < GEMM_MR; i++) dst[i] = 0;                    \
+        }                                                                           \
+    }
+
+/* Pack kc rows by `cols` (<= NR) columns of B into one sliver, row by row:
+ * dst[p*NR + j] = B[p, j]. Columns past `cols` are zeros. A full sliver of a
+ * B with contiguous rows is a plain memcpy per row. */
+#define DEFINE_PACK_B(T, NR, SUFFIX)                                                \
+    static void pack_b_##SUFFIX(int64_t kc, int64_t cols, const void *src,         \
+                                int64_t rs, int64_t cs, void *dst_)                \
+    {                                                                               \
+        const T *b = (const T *)src;                                                \
+        T *dst = (T *)dst_;                                                         \
+        for (int64_t p = 0; p < kc; p++) {                                          \
+            const T *row = b + p * rs;                                              \
+            if (cols == NR && cs == 1) {                                            \
+                memcpy(dst, row, NR * sizeof(T));                                   \
+            } else {                                                                \
+                for (int64_t j = 0; j < cols; j++) dst[j] = row[j * cs];           \
+                for (int64_t j = cols; j < NR; j++) dst[j] = 0;                     \
+            }                                                                       \
+            dst += NR;                                                              \
+        }                                                                           \
+    }
+
+/* The micro-kernel: tile = A sliver (MR x kc) times B sliver (kc x NR), kept
+ * in MR x 2 vector registers, then stored to the m x n corner of the C tile at
+ * c (row stride rs_c, column stride cs_c). With `accumulate` the tile is added
+ * to C (later KC blocks), otherwise it overwrites C (the first KC block), so C
+ * never has to be zeroed first.
+ *
+ * The loops over i and the two vectors have constant trip counts: GCC unrolls
+ * them and keeps `acc` in registers. Loads from the packed slivers are aligned
+ * vector loads; loads and stores of C go through memcpy, C's way of saying
+ * "a vector at an address that may not be aligned". */
+#define DEFINE_MICROKERNEL(T, V, NR, SUFFIX)                                        \
+    static void microkernel_##SUFFIX(int64_t kc, const void *a_, const void *b_,   \
+                                     void *c_, int64_t rs_c, int64_t cs_c,         \
+                                     int64_t m, int64_t n, int accumulate)         \
+    {                                                                               \
+        enum { VL = sizeof(V) / sizeof(T) };                                        \
+        const T *a = (const T *)a_;                                                 \
+        const V *b = (const V *)b_;                                                 \
+        T *c = (T *)c_;                                                             \
+        /* Ask for the C tile now: it arrives while the loop below runs. */         \
+        for (int64_t i = 0; i < m; i++) {                                           \
+            __builtin_prefetch(c + i * rs_c, 1);                                    \
+            __builtin_prefetch(c + i * rs_c + (n - 1) * cs_c, 1);                   \
+        }                                                                           \
+        V acc[GEMM_MR][GEMM_NR_VECTORS];                                            \
+        memset(acc, 0, sizeof acc);                                                 \
+        for (int64_t p = 0; p < kc; p++) {                                          \
+            V b0 = b[0], b1 = b[1]; /* row p of the B sliver */                     \
+            for (int i = 0; i < GEMM_MR; i++) {                                     \
+                T ai = a[i]; /* broadcast A[i, p] to a whole vector */              \
+                acc[i][0] += ai * b0;                                               \
+                acc[i][1] += ai * b1;                                               \
+            }                                                                       \
+            a += GEMM_MR;                                                           \
+            b += GEMM_NR_VECTORS;                                                   \
+        }                                                                           \
+        if (m == GEMM_MR && n == NR && cs_c == 1) {                                 \
+            /* a full tile over contiguous rows: whole vectors in and out */        \
+            for (int i = 0; i < GEMM_MR; i++) {                                     \
+                for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
+                    T *where = c + i * rs_c + v * VL;                               \
+                    V value = acc[i][v];                                            \
+                    if (accumulate) {                                               \
+                        V old;                                                      \
+                        memcpy(&old, where, sizeof old);                            \
+                        value += old;                                               \
+                    }                                                               \
+                    memcpy(where, &value, sizeof value);                            \
+                }                                                                   \
+            }                                                                       \
+        } else {                                                                    \
+            /* an edge tile, or strided C: element by element */                   \
+            T tile[GEMM_MR][NR];                                                    \
+            memcpy(tile, acc, sizeof tile);                                         \
+            for (int64_t i = 0; i < m; i++) {                                       \
+                for (int64_t j = 0; j < n; j++) {                                   \
+                    T *where = c + i * rs_c + j * cs_c;                             \
+                    *where = accumulate ? *where + tile[i][j] : tile[i][j];         \
+                }                                                                   \
+            }                                                                       \
+        }                                                                           \
+    }
+
+/* The direct loop for small problems, over rows i0..i1 of C, in i-k-j
+ * order: row i of C is zeroed, then row k of B scaled by A[i, k] is added to
+ * it for each k. With contiguous rows the innermost loop is a unit-stride
+ * "axpy" that GCC vectorises. */
+#define DEFINE_DIRECT_FLOAT(T, SUFFIX)                                              \
+    static void direct_##SUFFIX(const gemm_problem *p, int64_t i0, int64_t i1)    \
+    {                                                                               \
+        const T *restrict a = (const T *)p->a;                                      \
+        const T *restrict b = (const T *)p->b;                                      \
+        T *restrict c = (T *)p->c;                                                  \
+        const int64_t n = p->n, k_size = p->k;                                      \
+        const int64_t a_rs = p->a_rs, a_cs = p->a_cs, b_rs = p->b_rs;               \
+        const int64_t b_cs = p->b_cs, c_rs = p->c_rs, c_cs = p->c_cs;               \
+        for (int64_t i = i0; i < i1; i++) {                                         \
+            T *restrict c_row = c + i * c_rs;                                       \
+            for (int64_t j = 0; j < n; j++) c_row[j * c_cs] = 0;                    \
+            for (int64_t k = 0; k < k_size; k++) {                                  \
+                const T a_ik = a[i * a_rs + k * a_cs];                              \
+                const T *restrict b_row = b + k * b_rs;                             \
+                if (b_cs == 1 && c_cs == 1) {                                       \
+                    for (int64_t j = 0; j < n; j++) c_row[j] += a_ik * b_row[j];    \
+                } else {                                                            \
+                    for (int64_t j = 0; j < n; j++)                                 \
+                        c_row[j * c_cs] += a_ik * b_row[j * b_cs];                  \
+                }                                                                   \
+            }                                                                       \
+        }                                                                           \
+    }
+
+#define GEMM_NR_FLOAT (GEMM_NR_VECTORS * GEMM_VECTOR_BYTES / 4)
+#define GEMM_NR_DOUBLE (GEMM_NR_VECTORS * GEMM_VECTOR_BYTES / 8)
+
+DEFINE_PACK_A(float, f32)
+DEFINE_PACK_B(float, GEMM_NR_FLOAT, f32)
+DEFINE_MICROKERNEL(float, gemm_vfloat, GEMM_NR_FLOAT, f32)
+DEFINE_DIRECT_FLOAT(float, f32)
+
+DEFINE_PACK_A(double, f64)
+DEFINE_PACK_B(double, GEMM_NR_DOUBLE, f64)
+DEFINE_MICROKERNEL(double, gemm_vdouble, GEMM_NR_DOUBLE, f64)
+DEFINE_DIRECT_FLOAT(double, f64)
+
+/* ------------------------------------------------------------------------
+ * Integers and bool: a direct loop with 64-bit wrapping accumulation.
+ *
+ * Products and sums are taken in uint64_t, where overflow wraps (in signed
+ * types it would be undefined behaviour). Truncating the 64-bit sum to 32 or 8
+ * bits gives the same value as wrapping at every step, which is what the
+ * reference tier's exact sum followed by a wrapping store gives. bool stores
+ * `sum != 0`. The loop runs i-k-j over strips of up to GEMM_STRIP columns,
+ * whose 64-bit sums live in a small array on the stack.
+ * ------------------------------------------------------------------------ */
+#define GEMM_STRIP 256
+
+#define STORE_WRAP(T, sum) ((T)(sum))
+#define STORE_BOOL(T, sum) ((T)((sum) != 0))
+
+#define DEFINE_DIRECT_INTEGER(T, SUFFIX, STORE)                                     \
+    static void direct_##SUFFIX(const gemm_problem *p, int64_t i0, int64_t i1)    \
+    {                                                                               \
+        const T *restrict a = (const T *)p->a;                                      \
+        const T *restrict b = (const T *)p->b;                                      \
+        T *restrict c = (T *)p->c;                                                  \
+        const int64_t n = p->n, k_size = p->k;                                      \
+        const int64_t a_rs = p->a_rs, a_cs = p->a_cs, b_rs = p->b_rs;               \
+        const int64_t b_cs = p->b_cs, c_rs = p->c_rs, c_cs = p->c_cs;               \
+        uint64_t sum[GEMM_STRIP];                                                   \
+        for (int64_t i = i0; i < i1; i++) {                                         \
+            for (int64_t j0 = 0; j0 < n; j0 += GEMM_STRIP) {                        \
+                const int64_t width = min64(GEMM_STRIP, n - j0);                    \
+                for (int64_t j = 0; j < width; j++) sum[j] = 0;                     \
+                for (int64_t k = 0; k < k_size; k++) {                              \
+                    const uint64_t a_ik = (uint64_t)(int64_t)a[i * a_rs + k * a_cs]; \
+                    const T *b_row = b + k * b_rs + j0 * b_cs;                      \
+                    for (int64_t j = 0; j < width; j++)                             \
+                        sum[j] += a_ik * (uint64_t)(int64_t)b_row[j * b_cs];        \
+                }                                                                   \
+                for (int64_t j = 0; j < width; j++)                                 \
+                    c[i * c_rs + (j0 + j) * c_cs] = STORE(T, sum[j]);               \
+            }                                                                       \
+        }                                                                           \
+    }
+
+DEFINE_DIRECT_INTEGER(uint8_t, bool, STORE_BOOL)
+DEFINE_DIRECT_INTEGER(uint8_t, u8, STORE_WRAP)
+DEFINE_DIRECT_INTEGER(int32_t, i32, STORE_WRAP)
+DEFINE_DIRECT_INTEGER(int64_t, i64, STORE_WRAP)
+
+/* ------------------------------------------------------------------------
+ * The op table: what each dtype uses.
+ * ------------------------------------------------------------------------ */
+typedef void (*gemm_direct_fn)(const gemm_problem *p, int64_t i0, int64_t i1);
+typedef void (*gemm_pack_fn)(int64_t kc, int64_t count, const void *src, int64_t rs,
+                             int64_t cs, void *dst);
+typedef void (*gemm_kernel_fn)(int64_t kc, const void *a, const void *b, void *c,
+                               int64_t rs_c, int64_t cs_c, int64_t m, int64_t n,
+                               int accumulate);
+
+typedef struct {
+    int itemsize;
+    gemm_direct_fn direct;
+    /* The blocked path; NULL kernel means "direct loop only". */
+    int64_t mr, nr;
+    gemm_pack_fn pack_a, pack_b;
+    gemm_kernel_fn kernel;
+} gemm_kind;
+
+static const gemm_kind GEMM_KINDS[] = {
+    [GT_BOOL] = {1, direct_bool, 0, 0, NULL, NULL, NULL},
+    [GT_UINT8] = {1, direct_u8, 0, 0, NULL, NULL, NULL},
+    [GT_INT32] = {4, direct_i32, 0, 0, NULL, NULL, NULL},
+    [GT_INT64] = {8, direct_i64, 0, 0, NULL, NULL, NULL},
+    [GT_FLOAT32] = {4, direct_f32, GEMM_MR, GEMM_NR_FLOAT, pack_a_f32, pack_b_f32,
+                    microkernel_f32},
+    [GT_FLOAT64] = {8, direct_f64, GEMM_MR, GEMM_NR_DOUBLE, pack_a_f64, pack_b_f64,
+                    microkernel_f64},
+};
+
+/* ------------------------------------------------------------------------
+ * The blocked driver: the five loops, written once for every float type.
+ * Pointers are char * and advance by index * stride * itemsize.
+ * ------------------------------------------------------------------------ */
+
+/* The packing buffers are allocated per call: glibc's malloc keeps large
+ * freed blocks for reuse after the first one, so later calls cost no page
+ * faults (measured: no difference from a buffer kept between calls), and
+ * concurrent calls from Python threads (cffi releases the GIL) share nothing. */
+static char *packing_buffer(int64_t bytes)
+{
+    return aligned_alloc(GEMM_ALIGN, (size_t)round_up(bytes > 0 ? bytes : 1, GEMM_ALIGN));
+}
+
+/* Returns 0 when it could not allocate its buffers (the caller then uses the
+ * direct loop), 1 when C holds the product. */
+static int gemm_blocked(const gemm_kind *kind, const gemm_problem *p, int nthreads)
+{
+    const int64_t m = p->m, n = p->n, k = p->k, size = kind->itemsize;
+    const int64_t mr = kind->mr, nr = kind->nr;
+    const char *a = (const char *)p->a, *b = (const char *)p->b;
+    char *c = (char *)p->c;
+
+    /* Blocks no larger than the problem. The M rows, counted in MR-tall
+     * slivers, are cut into a multiple of nthreads blocks whose sizes differ by
+     * at most one sliver and are at most GEMM_MC rows: every thread then gets
+     * the same work (a thread that finishes early would wait at the barrier). */
+    const int64_t kc_max = min64(GEMM_KC, k);
+    const int64_t nc_max = round_up(min64(GEMM_NC, n), nr);
+    const int64_t m_slivers = (m + mr - 1) / mr;
+    const int64_t slivers_per_block = GEMM_MC >= mr ? GEMM_MC / mr : 1;
+    const int64_t m_blocks =
+        round_up((m_slivers + slivers_per_block - 1) / slivers_per_block, nthreads);
+    const int64_t mc_max = (m_slivers + m_blocks - 1) / m_blocks * mr;
+
+    /* One workspace: the shared B panel, then one A block per thread. */
+    const int64_t b_panel_bytes = round_up(kc_max * nc_max * size, GEMM_ALIGN);
+    const int64_t a_block_bytes = round_up(kc_max * mc_max * size, GEMM_ALIGN);
+    char *workspace = packing_buffer(b_panel_bytes + a_block_bytes * nthreads);
+    if (workspace == NULL) return 0;
+    char *b_panel = workspace, *a_blocks = workspace + b_panel_bytes;
+
+#pragma omp parallel num_threads(nthreads) if (nthreads > 1)
+    {
+#ifdef _OPENMP
+        char *a_block = a_blocks + a_block_bytes * omp_get_thread_num();
+#else
+        char *a_block = a_blocks;
+#endif
+        for (int64_t jc = 0; jc < n; jc += GEMM_NC) {
+            const int64_t nc = min64(GEMM_NC, n - jc);
+            for (int64_t pc = 0; pc < k; pc += GEMM_KC) {
+                const int64_t kc = min64(GEMM_KC, k - pc);
+                const char *b_from = b + (pc * p->b_rs + jc * p->b_cs) * size;
+
+                /* All threads pack the B panel together, one sliver each in turn;
+                 * the barrier at the end of the loop makes it whole before use. */
+#pragma omp for schedule(static)
+                for (int64_t jr = 0; jr < nc; jr += nr) {
+                    kind->pack_b(kc, min64(nr, nc - jr), b_from + jr * p->b_cs * size, p->b_rs,
+                                 p->b_cs, b_panel + jr * kc * size);
+                }
+
+                /* Each thread takes whole A blocks, packs one into its own buffer
+                 * (which stays in its core's L2) and multiplies it by the panel.
+                 * The barrier at the end keeps the panel until all are done. */
+#pragma omp for schedule(dynamic, 1)
+                for (int64_t block = 0; block < m_blocks; block++) {
+                    const int64_t ic = block * m_slivers / m_blocks * mr;
+                    const int64_t mc = min64((block + 1) * m_slivers / m_blocks * mr, m) - ic;
+                    const char *a_from = a + (ic * p->a_rs + pc * p->a_cs) * size;
+                    for (int64_t ir = 0; ir < mc; ir += mr) {
+                        kind->pack_a(kc, min64(mr, mc - ir), a_from + ir * p->a_rs * size,
+                                     p->a_rs, p->a_cs, a_block + ir * kc * size);
+                    }
+                    for (int64_t jr = 0; jr < nc; jr += nr) {
+                        for (int64_t ir = 0; ir < mc; ir += mr) {
+                            char *c_tile =
+                                c + ((ic + ir) * p->c_rs + (jc + jr) * p->c_cs) * size;
+                            kind->kernel(kc, a_block + ir * kc * size, b_panel + jr * kc * size,
+                                         c_tile, p->c_rs, p->c_cs, min64(mr, mc - ir),
+                                         min64(nr, nc - jr), pc > 0);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    free(workspace);
+    return 1;
+}
+
+/* ------------------------------------------------------------------------
+ * The entry point: walk the batch, solve each 2-D problem.
+ * ------------------------------------------------------------------------ */
+
+static int gemm_max_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+/* The 2-D problem of batch entry `index` (row-major over out's batch dims).
+ * a and b have as many batch dims as out (the frontend broadcast them); if one
+ * has fewer, its dims line up with out's last ones. */
+static gemm_problem batch_problem(const gt_view *out, const gt_view *a, const gt_view *b,
+                                  int64_t index, int itemsize)
+{
+    const int batch_dims = out->ndim - 2;
+    int64_t pos_out = out->offset, pos_a = a->offset, pos_b = b->offset;
+    for (int d = batch_dims - 1; d >= 0; d--) {
+        const int64_t i = index % out->shape[d];
+        index /= out->shape[d];
+        pos_out += i * out->strides[d];
+        const int da = d - (out->ndim - a->ndim), db = d - (out->ndim - b->ndim);
+        if (da >= 0) pos_a += i * a->strides[da];
+        if (db >= 0) pos_b += i * b->strides[db];
+    }
+    gemm_problem p;
+    p.m = out->shape[out->ndim - 2];
+    p.n = out->shape[out->ndim - 1];
+    p.k = a->shape[a->ndim - 1];
+    p.a = a->data + pos_a * itemsize;
+    p.a_rs = a->strides[a->ndim - 2];
+    p.a_cs = a->strides[a->ndim - 1];
+    p.b = b->data + pos_b * itemsize;
+    p.b_rs = b->strides[b->ndim - 2];
+    p.b_cs = b->strides[b->ndim - 1];
+    p.c = out->data + pos_out * itemsize;
+    p.c_rs = out->strides[out->ndim - 2];
+    p.c_cs = out->strides[out->ndim - 1];
+    return p;
+}
+
+/* One 2-D problem on up to `nthreads` threads: blocked when big enough. */
+static void gemm_2d(const gemm_kind *kind, const gemm_problem *p, int nthreads)
+{
+    const int64_t work = p->m * p->n * p->k;
+    if (work < GEMM_PARALLEL_MIN) nthreads = 1;
+    /* The blocked path packs all of B for every MR rows of A: with fewer than
+     * MR / 2 rows (a vector times a matrix) the direct loop is faster. */
+    const int blocked = kind->kernel != NULL && work >= GEMM_BLOCKED_MIN && p->m >= GEMM_MR / 2;
+    if (blocked && gemm_blocked(kind, p, nthreads)) return;
+    if (nthreads == 1) {
+        kind->direct(p, 0, p->m);
+        return;
+    }
+    /* The direct loop, its rows split evenly between the threads. */
+#pragma omp parallel for num_threads(nthreads)
+    for (int t = 0; t < nthreads; t++) {
+        kind->direct(p, t * p->m / nthreads, (t + 1) * p->m / nthreads);
+    }
+}
+
+void gt_matmul(const gt_view *out, const gt_view *a, const gt_view *b)
+{
+    const gemm_kind *kind = &GEMM_KINDS[out->dtype];
+    int64_t batches = 1;
+    for (int d = 0; d < out->ndim - 2; d++) batches *= out->shape[d];
+    if (batches == 0 || gt_numel(out) == 0) return;
+
+    const int64_t work = out->shape[out->ndim - 2] * out->shape[out->ndim - 1] *
+                         a->shape[a->ndim - 1];
+    const int threads = gemm_max_threads();
+
+    if (batches >= threads && threads > 1 && batches * work >= GEMM_PARALLEL_MIN) {
+        /* Enough batch entries to go round: one whole problem per thread. */
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+        for (int64_t index = 0; index < batches; index++) {
+            gemm_problem p = batch_problem(out, a, b, index, kind->itemsize);
+            gemm_2d(kind, &p, 1);
+        }
+    } else {
+        /* Few entries: each problem uses the threads itself. */
+        for (int64_t index = 0; index < batches; index++) {
+            gemm_problem p = batch_problem(out, a, b, index, kind->itemsize);
+            gemm_2d(kind, &p, threads);
+        }
+    }
+}
