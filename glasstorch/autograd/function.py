@@ -184,7 +184,11 @@ class AccumulateGrad(Node):
                 grad = replaced
         create_graph = is_grad_enabled()  # the engine turns grad mode on for create_graph
         if leaf.grad is None:
-            leaf.grad = grad.clone() if create_graph else grad.detach().contiguous().clone()
+            if create_graph:
+                leaf.grad = grad.clone()
+            else:  # one copy: the leaf must not share memory with the graph's tensors
+                grad = grad.detach()
+                leaf.grad = grad.clone() if grad.is_contiguous() else grad.contiguous()
         elif create_graph:
             leaf.grad = leaf.grad + grad
         else:

@@ -34,23 +34,41 @@ def compute_matmul(a: Tensor, b: Tensor) -> Tensor:
     return out
 
 
+def _is_transposed(t: Tensor) -> bool:
+    """Whether the last two dims are laid out column-major (a transposed matrix)."""
+    if t.dim() < 2 or t.shape[-1] == 1 or t.shape[-2] == 1:
+        return False
+    return t.stride(-2) == 1 and t.stride(-1) == t.shape[-2]
+
+
 def _matmul_function(name: str, node_name: str):
     """A Function for a product of two matrices (or batches): forward and backward.
 
     For ``C = A @ B``: ``dA = dC @ B^T`` and ``dB = A^T @ dC``. Broadcast batch
     dims are summed away by the engine.
+
+    Each gradient is given the memory layout of the input it belongs to. The
+    weight of ``nn.Linear`` enters as ``weight.t()``, a transposed view; its
+    gradient is computed as ``(dC^T @ A)^T``, a transposed view of a contiguous
+    product, so after the transpose back it is contiguous, like the weight,
+    and needs no copy (PyTorch's mm backward chooses the same way).
     """
 
     def forward(ctx, a, b):
         ctx.save_for_backward(
             a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None
         )
+        ctx.transposed = (_is_transposed(a), _is_transposed(b))
         return compute_matmul(a, b)
 
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        grad_a = grad @ b.mT if ctx.needs_input_grad[0] else None
-        grad_b = a.mT @ grad if ctx.needs_input_grad[1] else None
+        a_transposed, b_transposed = ctx.transposed
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            grad_a = (b @ grad.mT).mT if a_transposed else grad @ b.mT
+        if ctx.needs_input_grad[1]:
+            grad_b = (grad.mT @ a).mT if b_transposed else a.mT @ grad
         return grad_a, grad_b
 
     return type(
