@@ -587,6 +587,10 @@ def _rows_of_classes(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def _check_targets_in_range(target: Tensor, classes: int, ignore_index: int) -> None:
+    if target.numel() == 0:
+        return
+    if 0 <= int(target.min()) and int(target.max()) < classes:
+        return  # the usual case, settled by two reductions
     bad = (target != ignore_index) & ((target < 0) | (target >= classes))
     if bad.any():
         first = masked_select(target, bad)[0].item()
