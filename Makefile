@@ -50,7 +50,7 @@ lint: $(TEST_STAMP)
 # Runs the suite once for every tier that implements the whole kernel contract
 # (as `python -m glasstorch.tiers` lists them), and fails if any tier fails.
 test: lint
-	@tiers="$$($(PY) -m glasstorch.tiers)" || exit 1; \
+	@tiers="$$(GLASSTORCH_TIER=reference $(PY) -m glasstorch.tiers)" || exit 1; \
 	if [ -z "$$tiers" ]; then echo "no tier implements the whole kernel contract"; exit 1; fi; \
 	failed=""; \
 	for t in $$tiers; do \

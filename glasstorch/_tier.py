@@ -16,7 +16,10 @@ TIERS = {
     "reference": "glasstorch.reference",
     "fast": "glasstorch.fast",
 }
-DEFAULT_TIER = "reference"
+#: The tier used when ``GLASSTORCH_TIER`` is not set: the compiled one. If its C
+#: extension is not built, importing glasstorch says how to build it or to set
+#: ``GLASSTORCH_TIER=reference``; it never falls back to Python loops silently.
+DEFAULT_TIER = "fast"
 
 
 def load_tier(name: str) -> Kernels:
