@@ -312,8 +312,27 @@ def _generator(generator: Generator | None) -> Generator:
     return generator if generator is not None else default_generator
 
 
-def _blocks(count: int, per_block: int) -> int:
-    return -(-count // per_block)
+#: Each random kernel, and how many elements one 128-bit Philox block serves
+#: (the contract's docstrings define both).
+_RANDOM_KERNELS = {
+    "uniform": ("random_uniform", 4),
+    "normal": ("random_normal", 2),
+    "integers": ("random_integers", 2),
+    "permutation": ("randperm", 2),
+}
+
+
+def fill_random(out: Tensor, kind: str, generator: Generator | None, *params) -> Tensor:
+    """Fill ``out`` from the generator's next Philox blocks with a random kernel.
+
+    The generator hands out as many blocks as the kernel will read and moves
+    past them, so the next draw continues the stream on every tier alike.
+    """
+    name, per_block = _RANDOM_KERNELS[kind]
+    blocks = -(-out.numel() // per_block)
+    seed, offset = _generator(generator).take_blocks(blocks)
+    getattr(kernels, name)(out._strided(), seed, offset, *params)
+    return out
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -321,9 +340,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     dtype = _dtype_or_default(dtype)
     if not dtype.is_floating_point:
         raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{dtype.name}'")
-    out = empty_tensor(_size_arg(size), dtype)
-    seed, offset = _generator(generator).take_blocks(_blocks(out.numel(), 4))
-    kernels.random_uniform(out._strided(), seed, offset, 0.0, 1.0)
+    out = fill_random(empty_tensor(_size_arg(size), dtype), "uniform", generator, 0.0, 1.0)
     return _finish(out, requires_grad, device)
 
 
@@ -332,9 +349,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
     dtype = _dtype_or_default(dtype)
     if not dtype.is_floating_point:
         raise RuntimeError(f"\"normal_kernel_cpu\" not implemented for '{dtype.name}'")
-    out = empty_tensor(_size_arg(size), dtype)
-    seed, offset = _generator(generator).take_blocks(_blocks(out.numel(), 2))
-    kernels.random_normal(out._strided(), seed, offset, 0.0, 1.0)
+    out = fill_random(empty_tensor(_size_arg(size), dtype), "normal", generator, 0.0, 1.0)
     return _finish(out, requires_grad, device)
 
 
@@ -351,8 +366,7 @@ def randint(
             f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
         )
     out = empty_tensor(_size_arg((size,)), dtype or _dtype.int64)
-    seed, offset = _generator(generator).take_blocks(_blocks(out.numel(), 2))
-    kernels.random_integers(out._strided(), seed, offset, int(low), int(high))
+    fill_random(out, "integers", generator, int(low), int(high))
     return _finish(out, requires_grad, device)
 
 
@@ -360,9 +374,7 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
     """A random permutation of the integers ``0`` to ``n - 1``."""
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
-    out = empty_tensor((n,), _dtype.int64)
-    seed, offset = _generator(generator).take_blocks(_blocks(n, 2))
-    kernels.randperm(out._strided(), seed, offset)
+    out = fill_random(empty_tensor((n,), _dtype.int64), "permutation", generator)
     if dtype is not None and dtype is not _dtype.int64:
         out = out.to(dtype)
     return _finish(out, requires_grad, device)

@@ -275,25 +275,17 @@ for _name in _INPLACE:
 
 def _uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
     """Fill with uniform numbers in ``[a, b)``."""
-    from glasstorch._tier import kernels
-    from glasstorch.random import default_generator
-
-    gen = generator or default_generator
-    with_grad = creation.empty_like(self)
-    seed, offset = gen.take_blocks(-(-self.numel() // 4))
-    kernels.random_uniform(with_grad._strided(), seed, offset, float(a), float(b))
-    return inplace.assign_inplace(self, lambda: with_grad)
+    values = creation.fill_random(
+        creation.empty_like(self), "uniform", generator, float(a), float(b)
+    )
+    return inplace.assign_inplace(self, lambda: values)
 
 
 def _normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
     """Fill with normal numbers of ``mean`` and ``std``."""
-    from glasstorch._tier import kernels
-    from glasstorch.random import default_generator
-
-    gen = generator or default_generator
-    values = creation.empty_like(self)
-    seed, offset = gen.take_blocks(-(-self.numel() // 2))
-    kernels.random_normal(values._strided(), seed, offset, float(mean), float(std))
+    values = creation.fill_random(
+        creation.empty_like(self), "normal", generator, float(mean), float(std)
+    )
     return inplace.assign_inplace(self, lambda: values)
 
 
