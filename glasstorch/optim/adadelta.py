@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from glasstorch._tier import kernels
-from glasstorch.autograd import no_grad
-from glasstorch.ops.creation import zeros_like
 from glasstorch.optim.optimizer import (
     Optimizer,
     advance_step,
     as_number,
-    check_lr,
-    flat_buffers,
-    flat_grad,
-    new_step_counter,
+    check_hyperparameters,
+    fused_step,
+    state_buffer,
 )
 from glasstorch.tensor import Tensor
 
@@ -63,13 +60,7 @@ class Adadelta(Optimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ):
-        check_lr(lr)
-        if not 0.0 <= rho <= 1.0:
-            raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_hyperparameters(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
         defaults = {
             "lr": lr,
             "rho": rho,
@@ -82,32 +73,19 @@ class Adadelta(Optimizer):
         }
         super().__init__(params, defaults)
 
-    def step(self, closure: Callable[[], Any] | None = None):
-        """Update every parameter that has a gradient once; see :meth:`Optimizer.step`."""
-        loss = self._run_closure(closure)
-        with no_grad():
-            for group in self.param_groups:
-                for p in self._params_with_grad(group):
-                    self._update(p, group)
-        return loss
-
     def _update(self, p: Tensor, group: dict[str, Any]) -> None:
         """One ``adadelta_step`` kernel call for parameter ``p``."""
         state = self.state[p]
-        if len(state) == 0:
-            state["step"] = new_step_counter()
-            state["square_avg"] = zeros_like(p)
-            state["acc_delta"] = zeros_like(p)
         advance_step(state)
-        with flat_buffers(p, state["square_avg"], state["acc_delta"]) as (param, sq, acc):
-            kernels.adadelta_step(
-                param,
-                flat_grad(p),
-                sq,
-                acc,
-                as_number(group["lr"]),
-                as_number(group["rho"]),
-                as_number(group["eps"]),
-                as_number(group["weight_decay"]),
-                bool(group["maximize"]),
-            )
+        square_avg = state_buffer(state, "square_avg", p)
+        acc_delta = state_buffer(state, "acc_delta", p)
+        fused_step(
+            kernels.adadelta_step,
+            p,
+            [square_avg, acc_delta],
+            as_number(group["lr"]),
+            as_number(group["rho"]),
+            as_number(group["eps"]),
+            as_number(group["weight_decay"]),
+            bool(group["maximize"]),
+        )

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from glasstorch._tier import kernels
-from glasstorch.autograd import no_grad
 from glasstorch.ops.creation import full_like
 from glasstorch.optim.optimizer import (
     Optimizer,
     advance_step,
     as_number,
-    check_lr,
-    flat_buffers,
-    flat_grad,
+    check_hyperparameters,
+    fused_step,
     new_step_counter,
 )
 from glasstorch.tensor import Tensor
@@ -66,17 +64,13 @@ class Adagrad(Optimizer):
         differentiable: bool = False,
         fused: bool | None = None,
     ):
-        check_lr(lr)
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(
-                f"Invalid initial_accumulator_value value: {initial_accumulator_value}"
-            )
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_hyperparameters(
+            lr=lr,
+            lr_decay=lr_decay,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            eps=eps,
+        )
         defaults = {
             "lr": lr,
             "lr_decay": lr_decay,
@@ -99,30 +93,20 @@ class Adagrad(Optimizer):
         state["step"] = new_step_counter()
         state["sum"] = full_like(p, group["initial_accumulator_value"])
 
-    def step(self, closure: Callable[[], Any] | None = None):
-        """Update every parameter that has a gradient once; see :meth:`Optimizer.step`."""
-        loss = self._run_closure(closure)
-        with no_grad():
-            for group in self.param_groups:
-                for p in self._params_with_grad(group):
-                    self._update(p, group)
-        return loss
-
     def _update(self, p: Tensor, group: dict[str, Any]) -> None:
         """One ``adagrad_step`` kernel call for parameter ``p``."""
         state = self.state[p]
         if len(state) == 0:  # a parameter added later with add_param_group
             self._init_state(p, group)
         step = advance_step(state)
-        with flat_buffers(p, state["sum"]) as (param, state_sum):
-            kernels.adagrad_step(
-                param,
-                flat_grad(p),
-                state_sum,
-                step,
-                as_number(group["lr"]),
-                as_number(group["lr_decay"]),
-                as_number(group["weight_decay"]),
-                as_number(group["eps"]),
-                bool(group["maximize"]),
-            )
+        fused_step(
+            kernels.adagrad_step,
+            p,
+            [state["sum"]],
+            step,
+            as_number(group["lr"]),
+            as_number(group["lr_decay"]),
+            as_number(group["weight_decay"]),
+            as_number(group["eps"]),
+            bool(group["maximize"]),
+        )

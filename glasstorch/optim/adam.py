@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from glasstorch._tier import kernels
-from glasstorch.autograd import no_grad
-from glasstorch.ops.creation import zeros_like
 from glasstorch.optim.optimizer import (
     Optimizer,
     advance_step,
     as_number,
-    check_lr,
-    flat_buffers,
-    flat_grad,
-    new_step_counter,
+    check_hyperparameters,
+    fused_step,
+    state_buffer,
 )
 from glasstorch.tensor import Tensor
 
@@ -73,15 +70,7 @@ class Adam(Optimizer):
         fused: bool | None = None,
         decoupled_weight_decay: bool = False,
     ):
-        check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_hyperparameters(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = {
             "lr": lr,
             "betas": betas,
@@ -97,42 +86,26 @@ class Adam(Optimizer):
         }
         super().__init__(params, defaults)
 
-    def step(self, closure: Callable[[], Any] | None = None):
-        """Update every parameter that has a gradient once; see :meth:`Optimizer.step`."""
-        loss = self._run_closure(closure)
-        with no_grad():
-            for group in self.param_groups:
-                for p in self._params_with_grad(group):
-                    self._update(p, group)
-        return loss
-
     def _update(self, p: Tensor, group: dict[str, Any]) -> None:
         """One ``adam_step`` kernel call for parameter ``p``."""
         state = self.state[p]
         amsgrad = bool(group["amsgrad"])
-        if len(state) == 0:
-            state["step"] = new_step_counter()
-            state["exp_avg"] = zeros_like(p)
-            state["exp_avg_sq"] = zeros_like(p)
-        if amsgrad and "max_exp_avg_sq" not in state:
-            state["max_exp_avg_sq"] = zeros_like(p)
         step = advance_step(state)
+        exp_avg = state_buffer(state, "exp_avg", p)
+        exp_avg_sq = state_buffer(state, "exp_avg_sq", p)
+        max_exp_avg_sq = state_buffer(state, "max_exp_avg_sq", p) if amsgrad else None
         beta1, beta2 = group["betas"]
-        buffers = (state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq"))
-        with flat_buffers(p, *buffers) as (param, exp_avg, exp_avg_sq, max_exp_avg_sq):
-            kernels.adam_step(
-                param,
-                flat_grad(p),
-                exp_avg,
-                exp_avg_sq,
-                max_exp_avg_sq if amsgrad else None,
-                step,
-                as_number(group["lr"]),
-                as_number(beta1),
-                as_number(beta2),
-                as_number(group["eps"]),
-                as_number(group["weight_decay"]),
-                bool(group["decoupled_weight_decay"]),
-                amsgrad,
-                bool(group["maximize"]),
-            )
+        fused_step(
+            kernels.adam_step,
+            p,
+            [exp_avg, exp_avg_sq, max_exp_avg_sq],
+            step,
+            as_number(group["lr"]),
+            as_number(beta1),
+            as_number(beta2),
+            as_number(group["eps"]),
+            as_number(group["weight_decay"]),
+            bool(group["decoupled_weight_decay"]),
+            amsgrad,
+            bool(group["maximize"]),
+        )

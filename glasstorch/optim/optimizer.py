@@ -13,23 +13,28 @@ and is shared by every optimizer:
   parameter replaced by an integer id (its position when the groups are read in
   order), which is PyTorch's checkpoint format.
 
-A subclass writes ``__init__`` (check the hyper-parameters, build ``defaults``)
-and ``step``, which, for every parameter that has a gradient, hands 1-D views of
-the parameter, its gradient and its state to the optimizer's kernel through
-:func:`flat_buffers` and :func:`flat_grad`.
+A subclass writes only what is its own:
+
+* ``__init__``: check the hyper-parameters with :func:`check_hyperparameters`
+  and build ``defaults``;
+* ``_update(p, group)``: called by :meth:`Optimizer.step` for every parameter
+  that has a gradient. It gets or creates the parameter's state buffers
+  (:func:`state_buffer`, :func:`advance_step`) and calls its kernel through
+  :func:`fused_step`, which hands the kernel contiguous 1-D views.
 """
 
 from __future__ import annotations
 
 import copy
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import glasstorch
 from glasstorch._kernels import Strided
-from glasstorch.autograd import enable_grad
+from glasstorch.autograd import enable_grad, no_grad
+from glasstorch.ops.creation import zeros_like
 from glasstorch.tensor import Tensor
 
 
@@ -170,6 +175,9 @@ class Optimizer:
     def step(self, closure: Callable[[], Any] | None = None):
         """Update the parameters once, from their ``.grad``.
 
+        Every parameter that has a gradient is updated in place by
+        :meth:`_update`; parameters whose gradient is ``None`` are skipped.
+
         Args:
             closure: optional function that re-evaluates the model (zeroing the
                 gradients, computing the loss, calling ``backward``) and returns
@@ -177,6 +185,19 @@ class Optimizer:
 
         Returns:
             The closure's loss, or ``None`` without a closure.
+        """
+        loss = self._run_closure(closure)
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        self._update(p, group)
+        return loss
+
+    def _update(self, p: Tensor, group: dict[str, Any]) -> None:
+        """Update parameter ``p`` of ``group`` in place from ``p.grad``: one kernel call.
+
+        Each optimizer implements this (or overrides :meth:`step` itself).
         """
         raise NotImplementedError(f"{type(self).__name__} does not implement step()")
 
@@ -187,11 +208,6 @@ class Optimizer:
             return None
         with enable_grad():
             return closure()
-
-    @staticmethod
-    def _params_with_grad(group: dict[str, Any]) -> Iterator[Tensor]:
-        """The parameters of ``group`` that have a gradient, in order."""
-        return (p for p in group["params"] if p.grad is not None)
 
     # ------------------------------------------------------------- checkpoints
     def state_dict(self) -> dict[str, Any]:
@@ -294,12 +310,38 @@ def _copy_state_value(param: Tensor, key: str, value: Any) -> Any:
     return value
 
 
-def check_lr(lr) -> None:
-    """Refuse a negative learning rate or a tensor learning rate of several elements."""
-    if isinstance(lr, Tensor) and lr.numel() != 1:
-        raise ValueError("Tensor lr must be 1-element")
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
+def check_hyperparameters(**values: Any) -> None:
+    """Refuse hyper-parameters outside their range, checked in the order given.
+
+    The ranges (PyTorch's):
+
+    * ``lr``: at least 0; a tensor ``lr`` must have one element;
+    * ``betas``: both in ``[0, 1)``;
+    * ``rho``: in ``[0, 1]``;
+    * any other (``eps``, ``momentum``, ``weight_decay``, ...): at least 0.
+
+    Raises:
+        ValueError: ``"Invalid <what>: <value>"`` for the first one out of range.
+    """
+    for name, value in values.items():
+        if name == "lr":
+            if isinstance(value, Tensor) and value.numel() != 1:
+                raise ValueError("Tensor lr must be 1-element")
+            _require(0.0 <= value, "learning rate", value)
+        elif name == "betas":
+            for index, beta in enumerate(value[:2]):
+                _require(0.0 <= beta < 1.0, f"beta parameter at index {index}", beta)
+        elif name == "rho":
+            _require(0.0 <= value <= 1.0, "rho value", value)
+        else:
+            label = "epsilon" if name == "eps" else name
+            _require(0.0 <= value, f"{label} value", value)
+
+
+def _require(in_range: Any, what: str, value: Any) -> None:
+    """Raise ``ValueError("Invalid <what>: <value>")`` unless ``in_range``."""
+    if not in_range:
+        raise ValueError(f"Invalid {what}: {value}")
 
 
 def as_number(value) -> float:
@@ -313,13 +355,40 @@ def new_step_counter() -> Tensor:
 
 
 def advance_step(state: dict[str, Any]) -> int:
-    """Add one to ``state["step"]`` (a tensor, or a plain number) and return it as an int."""
+    """Add one to ``state["step"]`` and return it as an int.
+
+    The counter is created at 0 (:func:`new_step_counter`) if the state has
+    none yet; a loaded checkpoint may also hold it as a plain number.
+    """
+    if "step" not in state:
+        state["step"] = new_step_counter()
     step = state["step"]
     if isinstance(step, Tensor):
         step.add_(1)
         return int(step.item())
     state["step"] = step + 1
     return int(state["step"])
+
+
+def state_buffer(state: dict[str, Any], name: str, param: Tensor) -> Tensor:
+    """``state[name]``, created as zeros shaped like ``param`` when missing (or ``None``)."""
+    if state.get(name) is None:
+        state[name] = zeros_like(param)
+    return state[name]
+
+
+def fused_step(
+    kernel: Callable[..., None], param: Tensor, buffers: Sequence[Tensor | None], *scalars: Any
+) -> None:
+    """Update ``param`` in place with one optimizer kernel call.
+
+    The call is ``kernel(param, grad, *buffers, *scalars)``, where the parameter,
+    its gradient and its state ``buffers`` are passed as contiguous 1-D views
+    (see :func:`flat_buffers` and :func:`flat_grad`) and a ``None`` buffer (one
+    the configuration does not use) as ``None``.
+    """
+    with flat_buffers(param, *buffers) as (flat_param, *flat_state):
+        kernel(flat_param, flat_grad(param), *flat_state, *scalars)
 
 
 def _flat(tensor: Tensor) -> Strided:

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from glasstorch._tier import kernels
-from glasstorch.autograd import no_grad
-from glasstorch.ops.creation import zeros_like
 from glasstorch.optim.optimizer import (
     Optimizer,
     advance_step,
     as_number,
-    check_lr,
-    flat_buffers,
-    flat_grad,
-    new_step_counter,
+    check_hyperparameters,
+    fused_step,
+    state_buffer,
 )
 from glasstorch.tensor import Tensor
 
@@ -74,15 +71,9 @@ class RMSprop(Optimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ):
-        check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        check_hyperparameters(
+            lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha
+        )
         defaults = {
             "lr": lr,
             "momentum": momentum,
@@ -97,45 +88,24 @@ class RMSprop(Optimizer):
         }
         super().__init__(params, defaults)
 
-    def step(self, closure: Callable[[], Any] | None = None):
-        """Update every parameter that has a gradient once; see :meth:`Optimizer.step`."""
-        loss = self._run_closure(closure)
-        with no_grad():
-            for group in self.param_groups:
-                for p in self._params_with_grad(group):
-                    self._update(p, group)
-        return loss
-
     def _update(self, p: Tensor, group: dict[str, Any]) -> None:
         """One ``rmsprop_step`` kernel call for parameter ``p``."""
         state = self.state[p]
         momentum = as_number(group["momentum"])
         centered = bool(group["centered"])
-        if len(state) == 0:
-            state["step"] = new_step_counter()
-            state["square_avg"] = zeros_like(p)
-        if momentum > 0 and "momentum_buffer" not in state:
-            state["momentum_buffer"] = zeros_like(p)
-        if centered and "grad_avg" not in state:
-            state["grad_avg"] = zeros_like(p)
         advance_step(state)
-        buffers = (
-            state["square_avg"],
-            state["momentum_buffer"] if momentum > 0 else None,
-            state["grad_avg"] if centered else None,
+        square_avg = state_buffer(state, "square_avg", p)
+        momentum_buffer = state_buffer(state, "momentum_buffer", p) if momentum > 0 else None
+        grad_avg = state_buffer(state, "grad_avg", p) if centered else None
+        fused_step(
+            kernels.rmsprop_step,
+            p,
+            [square_avg, momentum_buffer, grad_avg],
+            as_number(group["lr"]),
+            as_number(group["alpha"]),
+            as_number(group["eps"]),
+            as_number(group["weight_decay"]),
+            momentum,
+            centered,
+            bool(group["maximize"]),
         )
-        with flat_buffers(p, *buffers) as (param, square_avg, momentum_buffer, grad_avg):
-            kernels.rmsprop_step(
-                param,
-                flat_grad(p),
-                square_avg,
-                momentum_buffer,
-                grad_avg,
-                as_number(group["lr"]),
-                as_number(group["alpha"]),
-                as_number(group["eps"]),
-                as_number(group["weight_decay"]),
-                momentum,
-                centered,
-                bool(group["maximize"]),
-            )

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from glasstorch._tier import kernels
-from glasstorch.autograd import no_grad
-from glasstorch.ops.creation import zeros_like
 from glasstorch.optim.optimizer import (
     Optimizer,
     as_number,
-    check_lr,
-    flat_buffers,
-    flat_grad,
+    check_hyperparameters,
+    fused_step,
+    state_buffer,
 )
 from glasstorch.tensor import Tensor
 
@@ -68,11 +66,7 @@ class SGD(Optimizer):
         differentiable: bool = False,
         fused: bool | None = None,
     ):
-        check_lr(lr)
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_hyperparameters(lr=lr, momentum=momentum, weight_decay=weight_decay)
         defaults = {
             "lr": lr,
             "momentum": momentum,
@@ -88,36 +82,24 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
 
-    def step(self, closure: Callable[[], Any] | None = None):
-        """Update every parameter that has a gradient once; see :meth:`Optimizer.step`."""
-        loss = self._run_closure(closure)
-        with no_grad():
-            for group in self.param_groups:
-                for p in self._params_with_grad(group):
-                    self._update(p, group)
-        return loss
-
     def _update(self, p: Tensor, group: dict[str, Any]) -> None:
         """One ``sgd_step`` kernel call for parameter ``p``."""
         momentum = as_number(group["momentum"])
-        buffer = None
+        momentum_buffer = None
         first_step = False
         if momentum != 0:
             state = self.state[p]
-            buffer = state.get("momentum_buffer")
-            if buffer is None:  # the kernel fills it with the first gradient
-                buffer = state["momentum_buffer"] = zeros_like(p)
-                first_step = True
-        with flat_buffers(p, buffer) as (param, momentum_buffer):
-            kernels.sgd_step(
-                param,
-                flat_grad(p),
-                momentum_buffer,
-                as_number(group["lr"]),
-                as_number(group["weight_decay"]),
-                momentum,
-                as_number(group["dampening"]),
-                bool(group["nesterov"]),
-                bool(group["maximize"]),
-                first_step,
-            )
+            first_step = state.get("momentum_buffer") is None  # the kernel fills it from g
+            momentum_buffer = state_buffer(state, "momentum_buffer", p)
+        fused_step(
+            kernels.sgd_step,
+            p,
+            [momentum_buffer],
+            as_number(group["lr"]),
+            as_number(group["weight_decay"]),
+            momentum,
+            as_number(group["dampening"]),
+            bool(group["nesterov"]),
+            bool(group["maximize"]),
+            first_step,
+        )

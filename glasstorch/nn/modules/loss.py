@@ -47,13 +47,29 @@ class _Loss(Module):
 
 
 class _WeightedLoss(_Loss):
-    """A loss with an optional per-class ``weight``, kept as a buffer."""
+    """A loss with an optional ``weight`` (per class, or per element for the binary
+    cross-entropies), kept as a buffer."""
 
     def __init__(
         self, weight: Tensor | None = None, size_average=None, reduce=None, reduction="mean"
     ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
+
+
+class _ClassIndexLoss(_WeightedLoss):
+    """A weighted loss over class-index targets, which skips the target value ``ignore_index``."""
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average=None,
+        ignore_index: int = -100,
+        reduce=None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
 
 
 class MSELoss(_Loss):
@@ -148,7 +164,7 @@ class HuberLoss(_Loss):
         return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-class NLLLoss(_WeightedLoss):
+class NLLLoss(_ClassIndexLoss):
     """Negative log-likelihood of the target classes, given log-probabilities.
 
     Args:
@@ -168,24 +184,13 @@ class NLLLoss(_WeightedLoss):
         >>> nn.NLLLoss()(logp, torch.tensor([1, 0, 4]))
     """
 
-    def __init__(
-        self,
-        weight: Tensor | None = None,
-        size_average=None,
-        ignore_index: int = -100,
-        reduce=None,
-        reduction: str = "mean",
-    ) -> None:
-        super().__init__(weight, size_average, reduce, reduction)
-        self.ignore_index = ignore_index
-
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.nll_loss(
             input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction
         )
 
 
-class CrossEntropyLoss(_WeightedLoss):
+class CrossEntropyLoss(_ClassIndexLoss):
     """Cross-entropy between ``softmax(input)`` and the targets (log-softmax plus NLL).
 
     Args:
@@ -217,8 +222,7 @@ class CrossEntropyLoss(_WeightedLoss):
         reduction: str = "mean",
         label_smoothing: float = 0.0,
     ) -> None:
-        super().__init__(weight, size_average, reduce, reduction)
-        self.ignore_index = ignore_index
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -255,7 +259,7 @@ class BCELoss(_WeightedLoss):
         return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 
-class BCEWithLogitsLoss(_Loss):
+class BCEWithLogitsLoss(_WeightedLoss):
     """Sigmoid plus binary cross-entropy in one numerically stable formula.
 
     Args:
@@ -282,8 +286,7 @@ class BCEWithLogitsLoss(_Loss):
         reduction: str = "mean",
         pos_weight: Tensor | None = None,
     ) -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
+        super().__init__(weight, size_average, reduce, reduction)
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
