@@ -13,37 +13,47 @@
  * log_softmax(x) as separate tensors and reading them again for the loss.
  * Subtracting m first keeps every exponent <= 0, so nothing overflows.
  *
- * float32 rows use the vectorisable gt_expf of reductions.h and sum their
- * exps in GT_CE_LANES double accumulators; float64 rows use libm's exp.
+ * float32 rows use the vectorisable exp of gt_math.h: a contiguous row goes
+ * through gt_max_f32 and gt_exp_sum_f32 (the loops softmax uses), with its
+ * log_probs row as scratch for the exps before they are overwritten; a
+ * strided row sums its exps in GT_CE_LANES double accumulators. float64 rows
+ * use libm's exp.
  * Rows are independent, so they are spread across OpenMP threads.
  */
 #include <math.h>
+#include <stddef.h>
 
 #include "gt_common.h"
+#include "gt_math.h"
 #include "nn.h"
 #include "reductions.h"
 
 #define GT_CE_LANES 16
 
-/* log(sum(exp(x - m))) + m for one float32 row of c strided logits. */
-static double log_sum_exp_f32(const float *x, int64_t stride, int64_t c)
+/* log(sum(exp(x - m))) + m for one float32 row of c strided logits.
+ * `scratch` (c floats, or NULL) is where a contiguous row may keep its exps
+ * on the way: then the row takes gt_math.h's vectorised loops, as softmax
+ * does. */
+static double log_sum_exp_f32(const float *x, int64_t stride, int64_t c, float *scratch)
 {
     if (c == 0) return -INFINITY; /* log of an empty sum */
+    if (stride == 1 && scratch != NULL) {
+        float m = gt_max_f32(x, c);
+        if (m != m) m = 0.0f; /* a NaN logit makes the whole row NaN through the sum */
+        return (double)m + log(gt_exp_sum_f32(scratch, x, c, m));
+    }
     float m = gt_row_max_f32(x, c, stride);
-    if (m != m) m = 0.0f; /* a NaN logit makes the whole row NaN through the sum */
+    if (m != m) m = 0.0f;
     double lanes[GT_CE_LANES] = {0};
-    int64_t j = 0;
-    if (stride == 1) /* contiguous rows: SIMD exps, independent accumulators */
-        for (; j + GT_CE_LANES <= c; j += GT_CE_LANES)
-            for (int k = 0; k < GT_CE_LANES; k++) lanes[k] += (double)gt_expf(x[j + k] - m);
-    for (; j < c; j++) lanes[j % GT_CE_LANES] += (double)gt_expf(x[j * stride] - m);
+    for (int64_t j = 0; j < c; j++) lanes[j % GT_CE_LANES] += (double)gt_exp_f32(x[j * stride] - m);
     for (int width = GT_CE_LANES / 2; width >= 1; width /= 2)
         for (int k = 0; k < width; k++) lanes[k] += lanes[k + width];
     return (double)m + log(lanes[0]);
 }
 
-static double log_sum_exp_f64(const double *x, int64_t stride, int64_t c)
+static double log_sum_exp_f64(const double *x, int64_t stride, int64_t c, double *scratch)
 {
+    (void)scratch; /* libm's exp: no vector loop to feed */
     if (c == 0) return -INFINITY;
     double m = gt_row_max_f64(x, c, stride);
     if (m != m) m = 0.0;
@@ -72,7 +82,7 @@ static double log_sum_exp_f64(const double *x, int64_t stride, int64_t c)
         for (int64_t i = 0; i < n; i++) {                                                        \
             const CTYPE *row = x + i * sx0;                                                      \
             CTYPE *out = lp + i * sp0;                                                           \
-            double log_total = log_sum_exp_##SUFFIX(row, sx1, c);                                \
+            double log_total = log_sum_exp_##SUFFIX(row, sx1, c, sp1 == 1 ? out : NULL);       \
             for (int64_t j = 0; j < c; j++) out[j * sp1] = (CTYPE)((double)row[j * sx1] - log_total); \
             int64_t label = t[i * st];                                                           \
             double value;                                                                        \

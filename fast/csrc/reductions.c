@@ -10,7 +10,9 @@
  * walk memory never name an operation. Two accumulator kinds suffice:
  *
  *   - floats (float32, float64) accumulate in double. For a float32 sum that
- *     alone removes most rounding error: double carries 29 more bits.
+ *     alone removes most rounding error: double carries 29 more bits. (A
+ *     float32 run is first summed in short float32 trees: see FLOAT32 TREES
+ *     below.)
  *   - integers and bool accumulate in int64, with wrap-around arithmetic done
  *     in uint64 (defined behaviour in C, and what storing the reference's
  *     unbounded Python integer into the output's width gives).
@@ -28,6 +30,22 @@
  *     merges equal-sized partials, so a sum of n numbers has rounding error
  *     growing like log2(n / GT_BLOCK), not like n. The tree depends only on n,
  *     never on the thread count, so results are reproducible.
+ *
+ *   FLOAT32 TREES. Converting every float32 element to double halves the
+ *     lanes per vector and adds a conversion per element, which left a float32
+ *     sum compute-bound at half PyTorch's speed. So contiguous float32 runs
+ *     are first cut into GT_TREE_SIZE = 512 elements, seen as 16 rows of 32
+ *     (GT_TREE_LEAVES x GT_TREE_WIDTH). Each of the 32 columns is summed by a
+ *     balanced binary tree in float32: rows 0+1, 2+3, ..., then those sums
+ *     pairwise, until one is left (15 adds, no chain longer than 4). Each
+ *     level adds whole rows, 32 columns side by side: two AVX-512
+ *     instructions. The 32 roots then join the 16 double lanes, two each.
+ *     Every number thus meets at most 4 float32 roundings, in a pairwise
+ *     pattern (a tree of equal values is even exact), before the
+ *     double-precision lanes, blocks and pairwise tree above: careful
+ *     summation still, never a long float32 running sum. max and min use the
+ *     same trees (exact in any precision); a product keeps double throughout,
+ *     since float32 could overflow or underflow where double does not.
  *
  *   OUTER path (a kept dimension is innermost, e.g. a column sum): a row of up
  *     to GT_COLUMNS accumulators, one per output along that dimension, takes
@@ -49,6 +67,7 @@
 
 #include "gt_common.h"
 #include "gt_convert.h"
+#include "gt_math.h"
 #include "reductions.h"
 
 #ifdef _OPENMP
@@ -56,7 +75,12 @@
 #endif
 
 #define GT_LANES 16           /* independent accumulators within a block */
-#define GT_BLOCK 2048         /* elements per block of the pairwise sum */
+#define GT_TREE_WIDTH (2 * GT_LANES) /* float32 trees side by side: two vectors */
+#define GT_TREE_LEAVES 16     /* leaves of one float32 tree */
+#define GT_TREE_SIZE (GT_TREE_WIDTH * GT_TREE_LEAVES) /* 512 elements */
+#define GT_BLOCK 8192         /* elements per block of the pairwise sum (each */
+                              /* block has a fixed cost: 2048 made a float32 */
+                              /* sum of 4M elements 25% slower on one core) */
 #define GT_COLUMNS 256        /* outputs per strip on the outer path */
 #define GT_ROWS_PER_BLOCK 128 /* rows summed before folding into the total */
 #define GT_NUM_REDUCE_OPS 6
@@ -82,6 +106,15 @@ typedef union {
 #define ALL_I(a, b) ((int64_t)((a) != 0 && (b) != 0))
 #define ANY_D(a, b) ((double)((a) != 0 || (b) != 0))
 #define ANY_I(a, b) ((int64_t)((a) != 0 || (b) != 0))
+
+/* Which operations run float32 inputs through float32 trees first (see
+ * FLOAT32 TREES). */
+#define SUM_IN_FLOAT32 1
+#define PROD_IN_FLOAT32 0
+#define AMAX_IN_FLOAT32 1
+#define AMIN_IN_FLOAT32 1
+#define ALL_IN_FLOAT32 0
+#define ANY_IN_FLOAT32 0
 
 /* The identity of each operation: what an empty reduction gives. amax/amin
  * of nothing is refused by the frontend; their identity only seeds lanes. */
@@ -127,25 +160,44 @@ typedef void (*merge_fn)(gt_acc *into, const gt_acc *from);
     static void lanes_##OP##_##CODE(gt_acc *state, const char *base, int64_t n, int64_t stride)  \
     {                                                                                            \
         const CTYPE *x = (const CTYPE *)base;                                                    \
+        /* Lanes in a local array: the compiler keeps them in registers. */                      \
+        ACC_T_##KIND acc[GT_LANES];                                                              \
+        for (int k = 0; k < GT_LANES; k++) acc[k] = state[k].ACC_FIELD_##KIND;                   \
         int64_t i = 0;                                                                           \
-        if (n >= GT_LANES) {                                                                     \
-            /* Lanes in a local array: the compiler keeps them in registers. */                  \
-            ACC_T_##KIND acc[GT_LANES];                                                          \
-            for (int k = 0; k < GT_LANES; k++) acc[k] = state[k].ACC_FIELD_##KIND;               \
-            if (stride == 1) { /* the SIMD-friendly case: consecutive loads */                   \
-                for (; i + GT_LANES <= n; i += GT_LANES)                                         \
-                    for (int k = 0; k < GT_LANES; k++)                                           \
-                        acc[k] = OP##_##KIND(acc[k], (ACC_T_##KIND)x[i + k]);                    \
-            } else {                                                                             \
-                for (; i + GT_LANES <= n; i += GT_LANES)                                         \
-                    for (int k = 0; k < GT_LANES; k++)                                           \
-                        acc[k] = OP##_##KIND(acc[k], (ACC_T_##KIND)x[(i + k) * stride]);         \
+        if (CODE == GT_FLOAT32 && OP##_IN_FLOAT32 && stride == 1) {                              \
+            /* Whole float32 trees first (see FLOAT32 TREES): level by level, */                 \
+            /* each level one vector operation across the tree's columns. */                     \
+            const int64_t trees_end = n / GT_TREE_SIZE * GT_TREE_SIZE; /* see gt_math.h */     \
+            for (; i < trees_end; i += GT_TREE_SIZE) {                                           \
+                float t[GT_TREE_LEAVES / 2][GT_TREE_WIDTH];                                      \
+                _Pragma("GCC unroll 8") /* constant indices: rows stay in registers */           \
+                for (int j = 0; j < GT_TREE_LEAVES / 2; j++)                                     \
+                    for (int k = 0; k < GT_TREE_WIDTH; k++)                                      \
+                        t[j][k] = OP##_D((float)x[i + 2 * j * GT_TREE_WIDTH + k],                \
+                                         (float)x[i + (2 * j + 1) * GT_TREE_WIDTH + k]);         \
+                _Pragma("GCC unroll 3")                                                          \
+                for (int width = GT_TREE_LEAVES / 4; width >= 1; width /= 2)                     \
+                    _Pragma("GCC unroll 4")                                                      \
+                    for (int j = 0; j < width; j++)                                              \
+                        for (int k = 0; k < GT_TREE_WIDTH; k++)                                  \
+                            t[j][k] = OP##_D(t[2 * j][k], t[2 * j + 1][k]);                      \
+                for (int k = 0; k < GT_LANES; k++) /* two roots per double lane */               \
+                    acc[k] = OP##_D(acc[k], OP##_D((double)t[0][k], (double)t[0][k + GT_LANES])); \
             }                                                                                    \
-            for (int k = 0; k < GT_LANES; k++) state[k].ACC_FIELD_##KIND = acc[k];               \
+        }                                                                                        \
+        const int64_t whole = i + (n - i) / GT_LANES * GT_LANES; /* a counted loop */          \
+        if (stride == 1) { /* the SIMD-friendly case: consecutive loads */                       \
+            for (; i < whole; i += GT_LANES)                                                     \
+                for (int k = 0; k < GT_LANES; k++)                                               \
+                    acc[k] = OP##_##KIND(acc[k], (ACC_T_##KIND)x[i + k]);                        \
+        } else {                                                                                 \
+            for (; i < whole; i += GT_LANES)                                                     \
+                for (int k = 0; k < GT_LANES; k++)                                               \
+                    acc[k] = OP##_##KIND(acc[k], (ACC_T_##KIND)x[(i + k) * stride]);             \
         }                                                                                        \
         for (int k = 0; i < n; i++, k++) /* the tail, spread over the lanes */                   \
-            state[k].ACC_FIELD_##KIND =                                                          \
-                OP##_##KIND(state[k].ACC_FIELD_##KIND, (ACC_T_##KIND)x[i * stride]);             \
+            acc[k] = OP##_##KIND(acc[k], (ACC_T_##KIND)x[i * stride]);                           \
+        for (int k = 0; k < GT_LANES; k++) state[k].ACC_FIELD_##KIND = acc[k];                   \
     }                                                                                            \
     static void columns_##OP##_##CODE(gt_acc *acc, const char *base, int64_t n, int64_t stride)  \
     {                                                                                            \
@@ -647,37 +699,38 @@ int gt_cumsum(gt_view *out, const gt_view *a, int dim)
 
 /* One row of softmax / log_softmax in float32.
  *
- * Three passes: the maximum; exp(x - max) summed in double (stored into out
- * on the way, for softmax); then out = e / sum, or x - max - log(sum). The
- * exps go through gt_expf, which vectorises, and the sum uses GT_LANES double
- * accumulators. NaN and infinities follow reference/reductions.py: a NaN
- * maximum shifts by 0 (the NaN then spreads through the sum); an infinite
- * maximum is kept, so inf - inf makes the row NaN. */
+ * Three passes over the row, which stays in L1 cache between them: the
+ * maximum; y = exp(x - max) with its sum (in double); then y = y / sum, or
+ * y = x - max - log(sum). NaN and infinities follow reference/reductions.py:
+ * a NaN maximum shifts by 0 (the NaN then spreads through the sum); an
+ * infinite maximum is kept, so inf - inf makes the row NaN.
+ *
+ * Contiguous rows (the usual case: softmax over the last dimension) run each
+ * pass as vector code: gt_max_f32 and gt_exp_sum_f32 of gt_math.h, with
+ * gt_exp_f32 inlined, and float32 arithmetic in the last pass. (The first
+ * version summed the exps in double lanes and took the maximum with a scalar
+ * NaN test, which kept it 2.6x slower than PyTorch.) Strided rows take the
+ * same steps one element at a time. */
 static void softmax_row_f32(float *y, int64_t sy, const float *x, int64_t sx, int64_t n,
                             int take_log)
 {
-    float shift = gt_row_max_f32(x, n, sx);
-    if (shift != shift) shift = 0.0f;
-    double lanes[GT_LANES] = {0};
-    int64_t i = 0;
     const int contiguous = sx == 1 && sy == 1;
-    if (contiguous) { /* SIMD exps, GT_LANES at a time */
-        for (; i + GT_LANES <= n; i += GT_LANES) {
-            float e[GT_LANES];
-            for (int k = 0; k < GT_LANES; k++) e[k] = gt_expf(x[i + k] - shift);
-            for (int k = 0; k < GT_LANES; k++) lanes[k] += (double)e[k];
-            if (!take_log)
-                for (int k = 0; k < GT_LANES; k++) y[i + k] = e[k];
+    float shift = contiguous ? gt_max_f32(x, n) : gt_row_max_f32(x, n, sx);
+    if (shift != shift) shift = 0.0f;
+    double total;
+    if (contiguous) {
+        total = gt_exp_sum_f32(y, x, n, shift);
+    } else {
+        double lanes[GT_LANES] = {0};
+        for (int64_t i = 0; i < n; i++) {
+            const float e = gt_exp_f32(x[i * sx] - shift); /* NaN in, NaN out */
+            if (!take_log) y[i * sy] = e;
+            lanes[i % GT_LANES] += (double)e;
         }
+        for (int width = GT_LANES / 2; width >= 1; width /= 2)
+            for (int k = 0; k < width; k++) lanes[k] += lanes[k + width];
+        total = lanes[0];
     }
-    for (; i < n; i++) {
-        float e = gt_expf(x[i * sx] - shift); /* NaN in, NaN out */
-        if (!take_log) y[i * sy] = e;
-        lanes[i % GT_LANES] += (double)e;
-    }
-    for (int width = GT_LANES / 2; width >= 1; width /= 2)
-        for (int k = 0; k < width; k++) lanes[k] += lanes[k + width];
-    double total = lanes[0];
     if (take_log) {
         /* Contiguous rows work in float32 (a vector of 16 per instruction):
          * two roundings instead of the reference's one, within float
@@ -691,7 +744,7 @@ static void softmax_row_f32(float *y, int64_t sy, const float *x, int64_t sx, in
                 y[k * sy] = (float)(((double)x[k * sx] - (double)shift) - log_total);
         }
     } else {
-        float scale = total != 0 ? (float)(1.0 / total) : NAN;
+        const float scale = total != 0 ? (float)(1.0 / total) : NAN;
         if (contiguous)
             for (int64_t k = 0; k < n; k++) y[k] *= scale;
         else

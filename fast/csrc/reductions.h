@@ -37,45 +37,6 @@ int gt_cumsum(gt_view *out, const gt_view *a, int dim);
 int gt_softmax(gt_view *out, const gt_view *a, int dim, int take_log);
 /* cffi-end */
 
-/* exp for float32, written so a loop of it vectorises (libm's expf is an
- * opaque call the compiler cannot turn into SIMD code).
- *
- * The idea (Cody and Waite's range reduction): write x = k*ln2 + r with k an
- * integer and |r| <= ln2/2. Then exp(x) = 2^k * exp(r). exp(r) on that small
- * interval is a short polynomial (the Taylor series to r^7, whose error
- * r^8/8! < 6e-9 is below float32's resolution), and 2^k is built directly
- * in the exponent bits of a float. ln2 is split into a high part with few
- * significant bits (so k*LN2_HI is exact) and a low correction, which keeps r
- * accurate. 2^k is applied as two factors 2^(k/2) * 2^(k-k/2), so results
- * that underflow into subnormals, or overflow to inf, come out right.
- * Accuracy: within 2 ulp of the true value; NaN stays NaN, -inf gives 0. */
-static inline float gt_expf(float x)
-{
-    const float log2e = 1.44269504088896341f;
-    const float ln2_hi = 0.693145751953125f; /* 0x3f317200: 16 significant bits */
-    const float ln2_lo = 1.42860676533018704e-06f;
-    const float round_magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
-    /* Beyond +-150 the answer is inf or 0 anyway; clamping keeps k small. */
-    float xc = x < -150.0f ? -150.0f : (x > 150.0f ? 150.0f : x);
-    float kf = (xc * log2e + round_magic) - round_magic;
-    float r = (xc - kf * ln2_hi) - kf * ln2_lo;
-    float p = 1.0f / 5040.0f;
-    p = p * r + 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    int32_t k = (int32_t)kf;
-    int32_t k1 = k / 2, k2 = k - k1;
-    union { int32_t i; float f; } s1, s2;
-    s1.i = (k1 + 127) << 23;
-    s2.i = (k2 + 127) << 23;
-    float result = p * s1.f * s2.f;
-    return x != x ? x : result; /* NaN in, NaN out */
-}
-
 /* Maximum of n strided values, NaN-propagating: any NaN makes the answer NaN,
  * as reference/reductions.py's _max. n >= 1.
  *
