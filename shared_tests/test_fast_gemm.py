@@ -246,6 +246,19 @@ def test_large_products_match_numpy(dtype: str, layouts: tuple[str, str, str]) -
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_products_too_big_to_pack_whole_take_the_five_loop_path(dtype: str) -> None:
+    """More than 8 MiB of packed operands: the blocked BLIS loops, not the small path."""
+    rng = np.random.default_rng(3)
+    m, n, k = 1100, 1030, 1000
+    a_view, a_base = lay_out(random_values(rng, (m, k), dtype), "transposed")
+    b_view, b_base = lay_out(random_values(rng, (k, n), dtype), "contiguous")
+    out_view, out_base = empty_output((m, n), dtype, "contiguous")
+    got = run_fast(out_view, out_base, a_view, a_base, b_view, b_base)
+    want = np.array(a_view, np.float64) @ np.array(b_view, np.float64)
+    np.testing.assert_allclose(got, want, rtol=0, atol=float_tolerance(a_view, b_view, dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_broadcast_batch_of_large_products(dtype: str) -> None:
     """A batch where one operand is shared (stride 0), as in ``x @ weight``."""
     rng = np.random.default_rng(2)

@@ -54,22 +54,33 @@
  * that correctness (64-bit accumulation, wrapping like the reference tier)
  * matters more than speed. A table, GEMM_KINDS, maps each dtype to its routines.
  *
+ * Small products (a layer of a small network: 128 x 784 times 784 x 256 takes
+ * a quarter of a millisecond) go another way, the small path: when packed A and
+ * packed B together fit in L3 (GEMM_PACK_ALL_BYTES), both are packed whole,
+ * once, and then C is cut into one tile per thread, each multiplied with the
+ * same micro-kernel and the same KC blocks, but with no packing or barrier in
+ * between (see gemm_small). KC blocks are of equal depth (kc_depth), so that
+ * no block is left only a few steps deep.
+ *
  * Threads (OpenMP): with at least as many batch entries as threads, the batch
  * loop is split over threads, one whole product each. Otherwise each product
- * splits its ic loop: each thread packs and uses its own A blocks, while all
- * threads pack the shared B panel together, with a barrier before and after it
- * is used. The A blocks are handed out one at a time (dynamic schedule), so a
- * thread slowed down by another program on its core takes fewer of them.
- * Every element of C is computed by one thread in a fixed order, so results do
- * not depend on the number of threads or on timing.
+ * uses all threads itself. The small path shares out the packing and then the
+ * tiles of C, with one barrier between. The five loops split their ic loop:
+ * each thread packs and uses its own A blocks, while all threads pack the
+ * shared B panel together, with a barrier before and after it is used; the A
+ * blocks are handed out one at a time (dynamic schedule), so a thread slowed
+ * down by another program on its core takes fewer of them. Every element of C
+ * is computed by one thread in a fixed order (the KC blocks in turn), so
+ * results do not depend on the number of threads or on timing.
  *
  * Measured on this machine (float32, square, contiguous; best call): about
- * 108 GFLOP/s on one thread and 195-211 on two, for sizes 256 to 2048, level
- * with PyTorch and NumPy (OpenBLAS) measured alongside. The peak is about 115
- * per core (the micro-kernel alone, data in L1); the rest goes to packing
- * (2-3% at 1024), to loading and storing C tiles once per KC block, to
- * zero-padded edge slivers, and, with two threads, to the barriers around each
- * B panel.
+ * 108 GFLOP/s on one thread and 195-217 on two, for sizes 256 to 2048, level
+ * with PyTorch and NumPy (OpenBLAS) measured alongside; the two products of a
+ * 784-256 linear layer with batch 128 (x @ W.t() and the weight gradient)
+ * reach 197 GFLOP/s. The peak is about 115 per core (the micro-kernel alone,
+ * data in L1); the rest goes to packing (2-3% at 1024, 7% at 128 x 784 x 256),
+ * to loading and storing C tiles once per KC block, to zero-padded edge
+ * slivers, and, with two threads, to barriers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +161,16 @@
 #define GEMM_BLOCKED_MIN (20 * 20 * 20)
 #define GEMM_PARALLEL_MIN (48 * 48 * 48)
 
+/* Products whose packed A and packed B together take at most this many bytes
+ * take the small path (gemm_small): all of A and B packed once, then tiles of
+ * C shared out. 8 MiB fits in L3 with room to spare; measured against the
+ * five loops at two threads: 128 x 784 times 784 x 256 (1.2 MiB) 261 us
+ * against 274 us, 128 x 4096 times 4096 x 128 (4 MiB) 709 us against 758 us,
+ * 1024^3 (8 MiB) level. */
+#ifndef GEMM_PACK_ALL_BYTES
+#define GEMM_PACK_ALL_BYTES (8 << 20)
+#endif
+
 /* Packed buffers start on a cache line (and vector) boundary. */
 #define GEMM_ALIGN 64
 
@@ -181,8 +202,50 @@ static inline int64_t round_up(int64_t x, int64_t step) { return (x + step - 1) 
 typedef float gemm_vfloat __attribute__((vector_size(GEMM_VECTOR_BYTES)));
 typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
 
+/* An 8 x 8 transpose in registers: dst[q * ld_dst + r] = src[r * ld_src + q]
+ * for r, q < 8. The packing routines use it when their source runs the wrong
+ * way (rows of A, or columns of B, contiguous): reading 8 numbers from 8
+ * different rows one at a time costs 8 scalar loads and inserts per vector
+ * stored, while this loads 8 whole vectors, rearranges them with 24 shuffles
+ * and stores 8 whole vectors (measured: packing a row-major A and a
+ * transposed B runs about 3x faster, which is 5-8% of a 128 x 784 x 256 product).
+ *
+ * Three rounds of block swaps: the round of distance d (4, then 2, then 1)
+ * pairs rows r and r + d (r with bit d clear) and swaps the columns of row r
+ * whose bit d is set with the columns of row r + d whose bit d is clear. After
+ * the 4-round the four 4 x 4 quarters are where they belong, after the 2-round
+ * the 2 x 2 blocks, after the 1-round every element. One swap is two vector
+ * shuffles: element c of __builtin_shuffle(x, y, mask) is element mask[c] of
+ * x and y laid end to end (0-7 from x, 8-15 from y). */
+#define DEFINE_TRANSPOSE8(T, I, SUFFIX)                                             \
+    typedef T gemm_row8_##SUFFIX __attribute__((vector_size(8 * sizeof(T))));       \
+    typedef I gemm_mask8_##SUFFIX __attribute__((vector_size(8 * sizeof(I))));      \
+    static inline void transpose8_##SUFFIX(const T *src, int64_t ld_src, T *dst,    \
+                                           int64_t ld_dst)                          \
+    {                                                                               \
+        static const gemm_mask8_##SUFFIX KEEP_LOW[3] = {                            \
+            {0, 1, 2, 3, 8, 9, 10, 11}, {0, 1, 8, 9, 4, 5, 12, 13},                 \
+            {0, 8, 2, 10, 4, 12, 6, 14}};                                           \
+        static const gemm_mask8_##SUFFIX KEEP_HIGH[3] = {                           \
+            {4, 5, 6, 7, 12, 13, 14, 15}, {2, 3, 10, 11, 6, 7, 14, 15},             \
+            {1, 9, 3, 11, 5, 13, 7, 15}};                                           \
+        gemm_row8_##SUFFIX row[8];                                                  \
+        for (int r = 0; r < 8; r++) memcpy(&row[r], src + r * ld_src, sizeof row[r]); \
+        for (int round = 0, d = 4; round < 3; round++, d /= 2) {                    \
+            for (int r = 0; r < 8; r++) {                                           \
+                if (r & d) continue;                                                \
+                const gemm_row8_##SUFFIX x = row[r], y = row[r + d];                \
+                row[r] = __builtin_shuffle(x, y, KEEP_LOW[round]);                  \
+                row[r + d] = __builtin_shuffle(x, y, KEEP_HIGH[round]);             \
+            }                                                                       \
+        }                                                                           \
+        for (int q = 0; q < 8; q++) memcpy(dst + q * ld_dst, &row[q], sizeof row[q]); \
+    }
+
 /* Pack `rows` (<= MR) rows by kc columns of A into one sliver, column by
- * column: dst[p*MR + i] = A[i, p]. Rows past `rows` are zeros. */
+ * column: dst[p*MR + i] = A[i, p]. Rows past `rows` are zeros. A full sliver
+ * is a memcpy per column when A's columns are contiguous (A is a transposed
+ * view), and 8 x 8 transposes when its rows are (A is row-major). */
 #define DEFINE_PACK_A(T, SUFFIX)                                                    \
     static void pack_a_##SUFFIX(int64_t kc, int64_t rows, const void *src,         \
                                 int64_t rs, int64_t cs, void *dst_)                \
@@ -195,28 +258,43 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
             }                                                                       \
             return;                                                                 \
         }                                                                           \
+        int64_t p = 0;                                                              \
+        if (rows == GEMM_MR && cs == 1 && GEMM_MR % 8 == 0) { /* rows contiguous */ \
+            for (; p + 8 <= kc; p += 8, dst += 8 * GEMM_MR) {                       \
+                for (int i = 0; i < GEMM_MR; i += 8)                                \
+                    transpose8_##SUFFIX(a + i * rs + p, rs, dst + i, GEMM_MR);      \
+            }                                                                       \
+        }                                                                           \
         if (rows == GEMM_MR) { /* the common case: a constant count, unrolled */ \
-            for (int64_t p = 0; p < kc; p++, dst += GEMM_MR) {                      \
+            for (; p < kc; p++, dst += GEMM_MR) {                                   \
                 for (int i = 0; i < GEMM_MR; i++) dst[i] = a[i * rs + p * cs];     \
             }                                                                       \
             return;                                                                 \
         }                                                                           \
-        for (int64_t p = 0; p < kc; p++, dst += GEMM_MR) {                          \
+        for (; p < kc; p++, dst += GEMM_MR) {                                       \
             for (int64_t i = 0; i < rows; i++) dst[i] = a[i * rs + p * cs];        \
             for (int64_t i = rows; i < GEMM_MR; i++) dst[i] = 0;                    \
         }                                                                           \
     }
 
 /* Pack kc rows by `cols` (<= NR) columns of B into one sliver, row by row:
- * dst[p*NR + j] = B[p, j]. Columns past `cols` are zeros. A full sliver of a
- * B with contiguous rows is a plain memcpy per row. */
+ * dst[p*NR + j] = B[p, j]. Columns past `cols` are zeros. A full sliver is a
+ * plain memcpy per row when B's rows are contiguous, and 8 x 8 transposes when
+ * its columns are (B is a transposed view, as in x @ W.t()). */
 #define DEFINE_PACK_B(T, NR, SUFFIX)                                                \
     static void pack_b_##SUFFIX(int64_t kc, int64_t cols, const void *src,         \
                                 int64_t rs, int64_t cs, void *dst_)                \
     {                                                                               \
         const T *b = (const T *)src;                                                \
         T *dst = (T *)dst_;                                                         \
-        for (int64_t p = 0; p < kc; p++) {                                          \
+        int64_t p = 0;                                                              \
+        if (cols == NR && rs == 1 && NR % 8 == 0) { /* columns contiguous */       \
+            for (; p + 8 <= kc; p += 8, dst += 8 * NR) {                            \
+                for (int j = 0; j < NR; j += 8)                                     \
+                    transpose8_##SUFFIX(b + j * cs + p, cs, dst + j, NR);           \
+            }                                                                       \
+        }                                                                           \
+        for (; p < kc; p++) {                                                       \
             const T *row = b + p * rs;                                              \
             if (cols == NR && cs == 1) {                                            \
                 memcpy(dst, row, NR * sizeof(T));                                   \
@@ -323,11 +401,13 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
 #define GEMM_NR_FLOAT (GEMM_NR_VECTORS * GEMM_VECTOR_BYTES / 4)
 #define GEMM_NR_DOUBLE (GEMM_NR_VECTORS * GEMM_VECTOR_BYTES / 8)
 
+DEFINE_TRANSPOSE8(float, int32_t, f32)
 DEFINE_PACK_A(float, f32)
 DEFINE_PACK_B(float, GEMM_NR_FLOAT, f32)
 DEFINE_MICROKERNEL(float, gemm_vfloat, GEMM_NR_FLOAT, f32)
 DEFINE_DIRECT_FLOAT(float, f32)
 
+DEFINE_TRANSPOSE8(double, int64_t, f64)
 DEFINE_PACK_A(double, f64)
 DEFINE_PACK_B(double, GEMM_NR_DOUBLE, f64)
 DEFINE_MICROKERNEL(double, gemm_vdouble, GEMM_NR_DOUBLE, f64)
@@ -423,9 +503,111 @@ static char *packing_buffer(int64_t bytes)
     return aligned_alloc(GEMM_ALIGN, (size_t)round_up(bytes > 0 ? bytes : 1, GEMM_ALIGN));
 }
 
-/* Returns 0 when it could not allocate its buffers (the caller then uses the
+/* The depth of the KC blocks of a k-deep product: k cut into the fewest
+ * blocks of at most GEMM_KC, all of about the same depth. K = 784 gives four
+ * blocks of 196, not three of 256 and a last one of 16, whose micro-kernel
+ * calls would spend as long loading and storing C as multiplying. */
+static int64_t kc_depth(int64_t k)
+{
+    const int64_t blocks = (k + GEMM_KC - 1) / GEMM_KC;
+    return (k + blocks - 1) / blocks;
+}
+
+/* The small path: pack all of A and all of B once, then share out tiles of C.
+ *
+ * When both packed operands fit in the caches (GEMM_PACK_ALL_BYTES), the five
+ * loops' re-packing of blocks buys nothing, while their synchronisation costs
+ * a lot on a problem of a tenth of a millisecond: two barriers per KC block,
+ * each a moment where the faster thread waits (K = 784 has 4 KC blocks, so
+ * 8 barriers). Here there is one:
+ * 1. the threads pack A, MR rows by all of K at a time, and B, all of K by NR
+ *    columns at a time, each thread an equal share of the slivers; a barrier
+ *    then makes both whole;
+ * 2. C is cut into tiles of at most MC rows, as many as there are threads or a
+ *    multiple of it; each thread multiplies its equal share and returns with
+ *    no barrier of its own (the end of the parallel region is one).
+ * Both shares are handed out in order (static schedule), so that a thread
+ * mostly multiplies slivers it packed itself, which are in its own L2: when M
+ * is small (M = 128 is one MC block) the threads split C by columns, and each
+ * packed the B slivers of its half; otherwise by rows, and each packed the A
+ * slivers of its rows. (Handing tiles out dynamically measured 3-5% slower,
+ * as half the slivers then come from the other core's cache.)
+ * A tile runs the jr and ir loops for each KC block, so that its B sliver stays
+ * in L1 and its rows of A in L2. A sliver packed over all of K holds every KC
+ * block's sliver at an offset: column p of an A sliver starts at p * MR, row
+ * p of a B sliver at p * NR.
+ *
+ * Returns 0 when it could not allocate its buffer (the caller then uses the
  * direct loop), 1 when C holds the product. */
-static int gemm_blocked(const gemm_kind *kind, const gemm_problem *p, int nthreads)
+static int gemm_small(const gemm_kind *kind, const gemm_problem *p, int nthreads)
+{
+    const int64_t m = p->m, n = p->n, k = p->k, size = kind->itemsize;
+    const int64_t mr = kind->mr, nr = kind->nr;
+    const char *a = (const char *)p->a, *b = (const char *)p->b;
+    char *c = (char *)p->c;
+    const int64_t m_slivers = (m + mr - 1) / mr, n_slivers = (n + nr - 1) / nr;
+    const int64_t a_sliver_bytes = mr * k * size, b_sliver_bytes = nr * k * size;
+    const int64_t a_bytes = round_up(m_slivers * a_sliver_bytes, GEMM_ALIGN);
+    char *workspace = packing_buffer(a_bytes + n_slivers * b_sliver_bytes);
+    if (workspace == NULL) return 0;
+    char *a_packed = workspace, *b_packed = workspace + a_bytes;
+
+    /* Tiles: rows in blocks of at most MC, then split by columns (M small,
+     * and enough column slivers) or by more row blocks, to a multiple of the
+     * thread count. */
+    const int64_t mc_slivers = GEMM_MC >= mr ? GEMM_MC / mr : 1;
+    int64_t row_tiles = (m_slivers + mc_slivers - 1) / mc_slivers, col_tiles = 1;
+    if (row_tiles < nthreads && n_slivers >= nthreads) {
+        col_tiles = (nthreads + row_tiles - 1) / row_tiles;
+    } else {
+        row_tiles = min64(round_up(row_tiles, nthreads), m_slivers);
+    }
+    const int64_t tiles = row_tiles * col_tiles, kc_max = kc_depth(k);
+
+#pragma omp parallel num_threads(nthreads) if (nthreads > 1)
+    {
+        /* 1. Pack: A slivers, then B slivers, in equal shares. No barrier
+         * between the two loops (nowait); the one after B makes both whole. */
+#pragma omp for schedule(static) nowait
+        for (int64_t i = 0; i < m_slivers; i++) {
+            kind->pack_a(k, min64(mr, m - i * mr), a + i * mr * p->a_rs * size, p->a_rs, p->a_cs,
+                         a_packed + i * a_sliver_bytes);
+        }
+#pragma omp for schedule(static)
+        for (int64_t j = 0; j < n_slivers; j++) {
+            kind->pack_b(k, min64(nr, n - j * nr), b + j * nr * p->b_cs * size, p->b_rs, p->b_cs,
+                         b_packed + j * b_sliver_bytes);
+        }
+
+        /* 2. Multiply, tile by tile. No barrier after the loop (nowait): the
+         * end of the parallel region is one already. */
+#pragma omp for schedule(static) nowait
+        for (int64_t t = 0; t < tiles; t++) {
+            const int64_t ti = t / col_tiles, tj = t % col_tiles;
+            const int64_t i0 = ti * m_slivers / row_tiles, i1 = (ti + 1) * m_slivers / row_tiles;
+            const int64_t j0 = tj * n_slivers / col_tiles, j1 = (tj + 1) * n_slivers / col_tiles;
+            for (int64_t pc = 0; pc < k; pc += kc_max) {
+                const int64_t kc = min64(kc_max, k - pc);
+                for (int64_t js = j0; js < j1; js++) {
+                    const char *b_sliver = b_packed + js * b_sliver_bytes + pc * nr * size;
+                    for (int64_t is = i0; is < i1; is++) {
+                        char *c_tile = c + (is * mr * p->c_rs + js * nr * p->c_cs) * size;
+                        kind->kernel(kc, a_packed + is * a_sliver_bytes + pc * mr * size,
+                                     b_sliver, c_tile, p->c_rs, p->c_cs,
+                                     min64(mr, m - is * mr), min64(nr, n - js * nr), pc > 0);
+                    }
+                }
+            }
+        }
+    }
+    free(workspace);
+    return 1;
+}
+
+/* The large path: the five loops (see the top of the file). Returns 0 when it
+ * could not allocate its buffers (the caller then uses the direct loop), 1 when
+ * C holds the product. */
+static int gemm_large(const gemm_kind *kind, const gemm_problem *p, int nthreads)
 {
     const int64_t m = p->m, n = p->n, k = p->k, size = kind->itemsize;
     const int64_t mr = kind->mr, nr = kind->nr;
@@ -436,7 +618,7 @@ static int gemm_blocked(const gemm_kind *kind, const gemm_problem *p, int nthrea
      * slivers, are cut into a multiple of nthreads blocks whose sizes differ by
      * at most one sliver and are at most GEMM_MC rows: every thread then gets
      * the same work (a thread that finishes early would wait at the barrier). */
-    const int64_t kc_max = min64(GEMM_KC, k);
+    const int64_t kc_max = kc_depth(k);
     const int64_t nc_max = round_up(min64(GEMM_NC, n), nr);
     const int64_t m_slivers = (m + mr - 1) / mr;
     const int64_t slivers_per_block = GEMM_MC >= mr ? GEMM_MC / mr : 1;
@@ -460,8 +642,8 @@ static int gemm_blocked(const gemm_kind *kind, const gemm_problem *p, int nthrea
 #endif
         for (int64_t jc = 0; jc < n; jc += GEMM_NC) {
             const int64_t nc = min64(GEMM_NC, n - jc);
-            for (int64_t pc = 0; pc < k; pc += GEMM_KC) {
-                const int64_t kc = min64(GEMM_KC, k - pc);
+            for (int64_t pc = 0; pc < k; pc += kc_max) {
+                const int64_t kc = min64(kc_max, k - pc);
                 const char *b_from = b + (pc * p->b_rs + jc * p->b_cs) * size;
 
                 /* All threads pack the B panel together, one sliver each in turn;
@@ -499,6 +681,37 @@ static int gemm_blocked(const gemm_kind *kind, const gemm_problem *p, int nthrea
     }
     free(workspace);
     return 1;
+}
+
+/* The same product turned around: C = A B is also C^T = B^T A^T, and with
+ * strided operands the turn is free (swap A and B, and the row and column
+ * strides of each). */
+static gemm_problem transposed(const gemm_problem *p)
+{
+    gemm_problem t = {p->n, p->m, p->k, p->b, p->b_cs, p->b_rs,
+                      p->a, p->a_cs, p->a_rs, p->c, p->c_cs, p->c_rs};
+    return t;
+}
+
+/* The blocked path: small problems pack everything once, large ones go
+ * through the five loops.
+ *
+ * The register tile rounds M up to a multiple of MR (8) and N up to one of NR
+ * (32): a product with 10 columns, such as a classifier's last layer, would
+ * compute 32 columns and keep 10. Turned around, it computes 16 rows and
+ * keeps 10, half the work. It is turned when that saves at least a quarter
+ * of the work, as C is then stored element by element, not in whole vectors
+ * (measured: 128 x 256 times 256 x 10, median 19.7 us -> 12.1 us at two
+ * threads). */
+static int gemm_blocked(const gemm_kind *kind, const gemm_problem *p, int nthreads)
+{
+    const int64_t mr = kind->mr, nr = kind->nr;
+    const int64_t padded = round_up(p->m, mr) * round_up(p->n, nr);
+    const int64_t padded_turned = round_up(p->n, mr) * round_up(p->m, nr);
+    const gemm_problem q = 4 * padded_turned <= 3 * padded ? transposed(p) : *p;
+    const int64_t packed_bytes = (round_up(q.m, mr) + round_up(q.n, nr)) * q.k * kind->itemsize;
+    if (packed_bytes <= GEMM_PACK_ALL_BYTES) return gemm_small(kind, &q, nthreads);
+    return gemm_large(kind, &q, nthreads);
 }
 
 /* ------------------------------------------------------------------------
