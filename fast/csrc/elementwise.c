@@ -487,6 +487,13 @@ int gt_fill_float(gt_view *out, double x)
         const int64_t sa = s[2] / (int64_t)sizeof(T), sb = s[3] / (int64_t)sizeof(T);   \
         if (so == 1 && sc == 1 && sa == 1 && sb == 1) { /* contiguous: SIMD blend */    \
             for (int64_t i = 0; i < n; i++) o[i] = c[i] ? a[i] : b[i];                  \
+        } else if (so == 1 && sc == 1 && sa == 1 && sb == 0) {                          \
+            /* where(mask, x, 0.0): one value in a register, still a SIMD blend */     \
+            const T bv = b[0];                                                          \
+            for (int64_t i = 0; i < n; i++) o[i] = c[i] ? a[i] : bv;                    \
+        } else if (so == 1 && sc == 1 && sa == 0 && sb == 1) {                          \
+            const T av = a[0];                                                          \
+            for (int64_t i = 0; i < n; i++) o[i] = c[i] ? av : b[i];                    \
         } else {                                                                        \
             for (int64_t i = 0; i < n; i++) o[i * so] = c[i * sc] ? a[i * sa] : b[i * sb]; \
         }                                                                               \
