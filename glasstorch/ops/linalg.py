@@ -26,6 +26,11 @@ def _batched_view(t: Tensor, batch: tuple[int, ...]) -> Strided:
 
 def compute_matmul(a: Tensor, b: Tensor) -> Tensor:
     """The product of two tensors of at least 2 dims, batch dims broadcast (no autograd)."""
+    if a.dim() == 2 and b.dim() == 2 and a.dtype is b.dtype:
+        # Two matrices of one dtype, the common case: no batch to broadcast.
+        out = empty_tensor((a._shape[0], b._shape[1]), a.dtype)
+        kernels.matmul(out._strided(), a._strided(), b._strided())
+        return out
     dtype = _dtype.promote_types(a.dtype, b.dtype)
     a, b = cast(a, dtype), cast(b, dtype)
     batch = broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
