@@ -77,6 +77,28 @@ class device:  # noqa: N801 - PyTorch's name
 CPU = device("cpu")
 
 
+def parse_to_arguments(args: tuple, kwargs: dict):
+    """The dtype asked for by ``to(...)`` (None if none), checking any device on the way.
+
+    Accepts what ``Tensor.to`` and ``Module.to`` accept: a dtype, a device, a
+    tensor (meaning its dtype), and the keywords ``dtype``, ``device`` and
+    ``non_blocking``.
+    """
+    dtype = kwargs.pop("dtype", None)
+    check_device(kwargs.pop("device", None))
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for arg in args:
+        if isinstance(arg, _dtype.dtype):
+            dtype = arg
+        elif isinstance(arg, Tensor):
+            dtype = arg.dtype
+        elif not isinstance(arg, bool):  # a positional non_blocking flag
+            check_device(arg)
+    return dtype
+
+
 def check_device(spec) -> None:
     """Accept the CPU; refuse CUDA with a message that says what to do."""
     if spec is None:
@@ -439,19 +461,8 @@ class Tensor:
         """
         from glasstorch.ops.pointwise import to_dtype
 
-        dtype = kwargs.pop("dtype", None)
         copy = kwargs.pop("copy", False)
-        check_device(kwargs.pop("device", None))
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for arg in args:
-            if isinstance(arg, _dtype.dtype):
-                dtype = arg
-            elif isinstance(arg, Tensor):
-                dtype = arg.dtype
-            else:
-                check_device(arg)
+        dtype = parse_to_arguments(args, kwargs)
         if dtype is None or dtype is self.dtype:
             return self.clone() if copy else self
         return to_dtype(self, dtype)

@@ -19,11 +19,10 @@ from __future__ import annotations
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 
-from glasstorch import _dtype
 from glasstorch.autograd.function import HookDict, RemovableHandle
 from glasstorch.autograd.grad_mode import no_grad
 from glasstorch.nn.parameter import Parameter
-from glasstorch.tensor import Tensor, check_device
+from glasstorch.tensor import Tensor, check_device, parse_to_arguments
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -443,18 +442,7 @@ class Module:
         ``device``, ``dtype`` and ``non_blocking``. Integer buffers (such as
         ``num_batches_tracked``) keep their dtype. Returns ``self``.
         """
-        dtype = kwargs.pop("dtype", None)
-        check_device(kwargs.pop("device", None))
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for arg in args:
-            if isinstance(arg, _dtype.dtype):
-                dtype = arg
-            elif isinstance(arg, Tensor):
-                dtype = arg.dtype
-            elif not isinstance(arg, bool):
-                check_device(arg)
+        dtype = parse_to_arguments(args, kwargs)
         if dtype is None:
             return self
         if not dtype.is_floating_point:
