@@ -55,7 +55,7 @@ def _needed(nodes: list[Node], targets: set[Node]) -> set[Node]:
 def _fit(grad, meta, node: Node, index: int):
     """Make a gradient match the input it belongs to: reduce broadcast dims, cast dtype."""
     shape, dtype = meta
-    if grad.shape != shape:
+    if grad._shape != shape:
         from glasstorch._shape import is_expandable_to
 
         if not is_expandable_to(shape, grad.shape):

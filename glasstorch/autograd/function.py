@@ -174,7 +174,7 @@ class AccumulateGrad(Node):
         super().__init__()
         self.variable = variable
         self._input_meta = []
-        self._output_meta = [(variable.shape, variable.dtype)]
+        self._output_meta = [(variable._shape, variable.dtype)]
 
     def apply(self, grad):
         leaf = self.variable
@@ -318,7 +318,7 @@ def _connect(node: Node, args: tuple, outputs: tuple) -> None:
         elif isinstance(arg, Tensor):
             node._arg_slots.append(len(edges))
             edges.append(gradient_edge(arg))
-            meta.append((arg.shape, arg.dtype))
+            meta.append((arg._shape, arg.dtype))
         elif position in node._forward_cls.operand_positions:
             node._arg_slots.append(len(edges))
             edges.append((None, 0))
@@ -331,7 +331,7 @@ def _connect(node: Node, args: tuple, outputs: tuple) -> None:
         if not isinstance(out, Tensor):
             node._output_meta.append(None)
             continue
-        node._output_meta.append((out.shape, out.dtype))
+        node._output_meta.append((out._shape, out.dtype))
         if out.dtype.is_floating_point and id(out) not in node._non_differentiable:
             out._requires_grad = True
             out.grad_fn = node

@@ -44,7 +44,7 @@ def cast(tensor: Tensor, dtype) -> Tensor:
     """``tensor`` converted to ``dtype`` by the copy kernel (itself if already so)."""
     if tensor.dtype is dtype:
         return tensor
-    out = empty_tensor(tensor.shape, dtype)
+    out = empty_tensor(tensor._shape, dtype)
     kernels.copy(out._strided(), tensor._strided())
     return out
 
@@ -53,13 +53,13 @@ def strided_as(tensor: Tensor, shape) -> Strided:
     """Kernel view of ``tensor`` broadcast to ``shape`` (stride 0 where it repeats)."""
     if tensor._shape == tuple(shape):
         return tensor._strided()  # nothing to broadcast
-    strides = expand_strides(tensor.shape, tensor.stride(), shape)
+    strides = expand_strides(tensor._shape, tensor._stride, shape)
     return Strided(tensor._storage.buffer, tuple(shape), strides, tensor.storage_offset())
 
 
 def shape_of(value) -> tuple[int, ...]:
     """The shape of a tensor operand; a scalar has shape ``()``."""
-    return tuple(value.shape) if isinstance(value, Tensor) else ()
+    return value._shape if isinstance(value, Tensor) else ()
 
 
 def broadcast(*values) -> tuple[int, ...]:
@@ -72,7 +72,7 @@ def broadcast(*values) -> tuple[int, ...]:
 
 def contiguous_copy(tensor: Tensor) -> Tensor:
     """A fresh contiguous copy of ``tensor``'s values."""
-    out = empty_tensor(tensor.shape, tensor.dtype)
+    out = empty_tensor(tensor._shape, tensor.dtype)
     kernels.copy(out._strided(), tensor._strided())
     return out
 
