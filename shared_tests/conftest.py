@@ -55,6 +55,9 @@ settings.register_profile(
     database=None,  # no .hypothesis/ folder in the checkout; failures print their example
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     print_blob=True,
+    # In CI (CI=true) every run draws the same examples, so a result can be
+    # reproduced from the log; locally each run explores new ones.
+    derandomize=os.environ.get("CI", "").lower() in ("1", "true", "yes"),
 )
 settings.register_profile(
     "thorough",
