@@ -12,7 +12,7 @@ from oracle import assert_close, assert_same_error, needs_torch, torch
 import glasstorch as gt
 import glasstorch.nn as gnn
 import glasstorch.nn.functional as F
-from glasstorch.autograd import gradcheck
+from glasstorch.autograd import gradcheck, gradgradcheck
 
 pytestmark = pytest.mark.nn
 
@@ -492,3 +492,16 @@ def test_training_loop_follows_torch_step_by_step():
     torch_model.eval()
     gt_model.eval()
     assert_close(gt_model(gt.tensor(x)).detach(), torch_model(torch.tensor(x)), atol=1e-4)
+
+
+def test_linear_on_a_batch_is_one_addmm_node_with_correct_gradients():
+    x = gt.tensor(values(4, 3, dtype=np.float64), requires_grad=True)
+    w = gt.tensor(values(2, 3, dtype=np.float64), requires_grad=True)
+    b = gt.tensor(values(2, dtype=np.float64), requires_grad=True)
+    out = F.linear(x, w, b)
+    assert type(out.grad_fn).__name__ == "AddmmBackward0"  # PyTorch's name for this node
+    assert gradcheck(lambda x, w, b: F.linear(x, w, b), (x, w, b))
+    assert gradgradcheck(lambda x, w, b: F.linear(x, w, b), (x, w, b))
+    if torch is not None:
+        tensors = [torch.tensor(t.detach().numpy(), requires_grad=True) for t in (x, w, b)]
+        assert type(torch.nn.functional.linear(*tensors).grad_fn).__name__ == "AddmmBackward0"
