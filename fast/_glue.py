@@ -38,11 +38,6 @@ _CODES_BY_DTYPE = {np.dtype(name): code for name, code in DTYPE_CODES.items()}
 MAX_DIMS = 16
 
 
-def buffer_address(buffer) -> object:
-    """``char[]`` pointing at the start of a NumPy buffer (valid while ``buffer`` lives)."""
-    return ffi.from_buffer(buffer)
-
-
 def view(strided: Strided):
     """A ``gt_view *`` describing ``strided`` (the C side of a kernel argument)."""
     buffer, shape, strides, offset = strided

@@ -19,7 +19,6 @@ from glasstorch._kernels import Strided
 from glasstorch._shape import contiguous_strides, normalize_dim, numel
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import AccumulateGrad, HookDict
-from glasstorch.autograd.grad_mode import is_grad_enabled
 
 
 class Storage:
@@ -541,11 +540,6 @@ def wrap_scalar(value, dtype) -> Tensor:
     out = empty_tensor((), dtype)
     kernels.fill(out._strided(), dtype.to_python(value))
     return out
-
-
-def grad_recording(*tensors) -> bool:
-    """Whether an operation on ``tensors`` would be recorded for backward."""
-    return is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad for t in tensors)
 
 
 # The operations are attached in glasstorch/ops/methods.py, which imports this module.

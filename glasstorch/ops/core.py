@@ -12,8 +12,6 @@ from glasstorch._shape import broadcast_shapes, expand_strides
 from glasstorch._tier import kernels
 from glasstorch.tensor import Tensor, empty_tensor, wrap_scalar
 
-Number = (int, float, bool)
-
 
 def is_number(value) -> bool:
     """Whether ``value`` is a Python (or NumPy) scalar number."""

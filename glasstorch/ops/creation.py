@@ -12,7 +12,6 @@ import math
 import numpy as np
 
 from glasstorch import _dtype
-from glasstorch._shape import numel
 from glasstorch._tier import kernels
 from glasstorch.random import Generator, default_generator
 from glasstorch.tensor import Storage, Tensor, check_device, empty_tensor
@@ -397,7 +396,3 @@ def randint_like(input: Tensor, low, high=None, *, dtype=None, generator=None, *
     return randint(
         low, high, tuple(input.shape), dtype=dtype or input.dtype, generator=generator, **kwargs
     )
-
-
-def _numel(shape) -> int:
-    return numel(shape)

@@ -26,17 +26,6 @@ from glasstorch.ops.core import cast, strided_as
 from glasstorch.tensor import Tensor, empty_tensor
 
 
-def _type_name(d) -> str:
-    return {
-        "float32": "Float",
-        "float64": "Double",
-        "int64": "Long",
-        "int32": "Int",
-        "uint8": "Byte",
-        "bool": "Bool",
-    }[d.name]
-
-
 def check_inplace(target: Tensor) -> None:
     """Refuse in-place changes that would corrupt data or autograd, with PyTorch's message."""
     overlap = any(size > 1 and stride == 0 for size, stride in zip(target.shape, target.stride()))
@@ -69,8 +58,8 @@ def apply_inplace(target: Tensor, compute) -> Tensor:
     result = compute()
     if not _dtype.can_cast(result.dtype, target.dtype):
         raise RuntimeError(
-            f"result type {_type_name(result.dtype)} can't be cast to the desired output type "
-            f"{_type_name(target.dtype)}"
+            f"result type {result.dtype.title} can't be cast to the desired output type "
+            f"{target.dtype.title}"
         )
     if tuple(result.shape) != tuple(target.shape):
         raise RuntimeError(

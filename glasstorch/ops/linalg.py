@@ -90,7 +90,6 @@ def _matmul_function(name: str, node_name: str):
 
 Mm = _matmul_function("Mm", "MmBackward0")
 Bmm = _matmul_function("Bmm", "BmmBackward0")
-MatmulBatched = _matmul_function("Matmul", "BmmBackward0")
 
 
 class Dot(Function):
@@ -129,22 +128,12 @@ def _shape_error(a: Tensor, b: Tensor) -> RuntimeError:
     )
 
 
-_C_NAMES = {
-    "float32": "float",
-    "float64": "double",
-    "int64": "long int",
-    "int32": "int",
-    "uint8": "unsigned char",
-    "bool": "bool",
-}
-
-
 def _check_dtypes(a: Tensor, b: Tensor, name: str) -> None:
     """Matrix products do not promote: both operands must share a dtype, as in PyTorch."""
     if a.dtype is not b.dtype:
         raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {_C_NAMES[a.dtype.name]} != "
-            f"{_C_NAMES[b.dtype.name]}"
+            f"expected m1 and m2 to have the same dtype, but got: {a.dtype.c_name} != "
+            f"{b.dtype.c_name}"
         )
 
 
@@ -231,7 +220,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
     if a.dtype is not b.dtype:
         _check_dtypes(a, b, "matmul")
-    out = MatmulBatched.apply(a, b)
+    out = Bmm.apply(a, b)  # batched product, broadcast batch dims summed by the engine
     if input.dim() == 1:
         out = out.squeeze(-2)
     if other.dim() == 1:

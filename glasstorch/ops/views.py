@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from glasstorch import _dtype
 from glasstorch._shape import (
-    contiguous_strides,
     expand_strides,
     infer_size,
     normalize_dim,
     normalize_dims,
+    numel,
     view_strides,
 )
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
-from glasstorch.ops.core import cast, contiguous_raw
+from glasstorch.ops.core import cast
 from glasstorch.tensor import Tensor, empty_tensor
 
 # ------------------------------------------------------------------ helpers
@@ -408,17 +408,12 @@ class Slice(Function):
     def backward(ctx, grad):
         args = ctx.args
         return (
-            _Embed.apply(grad, ctx.input_shape, lambda z: _slice_raw(z, *args)),
+            _Embed.apply(grad, ctx.input_shape, lambda z: Slice.apply(z, *args)),
             None,
             None,
             None,
             None,
         )
-
-
-def _slice_raw(tensor: Tensor, dim, start, stop, step) -> Tensor:
-    """The same geometry as Slice, applied to a tensor with autograd (for backward)."""
-    return Slice.apply(tensor, dim, start, stop, step)
 
 
 def slice_dim(input: Tensor, dim: int, start=None, stop=None, step=None) -> Tensor:
@@ -580,17 +575,10 @@ class AsStrided(Function):
         from glasstorch.ops.indexing import geometry_positions
 
         shape, strides, offset = ctx.geometry
-        flat = zeros(_numel(ctx.input_shape), dtype=grad.dtype)
+        flat = zeros(numel(ctx.input_shape), dtype=grad.dtype)
         positions = geometry_positions(shape, strides, offset).reshape(-1)
         flat = flat.index_add(0, positions, grad.reshape(-1))
         return flat.view(ctx.input_shape), None, None, None
-
-
-def _numel(shape) -> int:
-    count = 1
-    for s in shape:
-        count *= s
-    return count
 
 
 def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
@@ -602,7 +590,7 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     size, stride = tuple(size), tuple(stride)
     offset = input.storage_offset() if storage_offset is None else storage_offset
     last = offset + sum((s - 1) * st for s, st in zip(size, stride) if s > 0)
-    if _numel(size) and (offset < 0 or last >= len(input._storage)):
+    if numel(size) and (offset < 0 or last >= len(input._storage)):
         raise RuntimeError(
             f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset} "
             "requiring a storage size out of bounds"
@@ -726,12 +714,3 @@ def sum_to_size(input: Tensor, *size) -> Tensor:
     dims += [lead + i for i, s in enumerate(size) if s == 1 and input.shape[lead + i] != 1]
     out = input.sum(dims, keepdim=True) if dims else input
     return out.view(size) if lead else out
-
-
-def contiguous_strides_of(input: Tensor) -> tuple[int, ...]:
-    """Row-major strides for ``input``'s shape."""
-    return contiguous_strides(input.shape)
-
-
-def _contiguous_raw(tensor: Tensor) -> Tensor:
-    return contiguous_raw(tensor)
