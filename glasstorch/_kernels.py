@@ -25,11 +25,13 @@ Conventions shared by every kernel
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 
-class Strided(NamedTuple):
+class Strided:
     """A strided view of a flat buffer, the only tensor type kernels see.
+
+    It unpacks like a tuple: ``buffer, shape, strides, offset = view``.
 
     Attributes:
         buffer: the flat, one-dimensional storage (a NumPy array on the CPU).
@@ -37,12 +39,41 @@ class Strided(NamedTuple):
         shape: size of each dimension.
         strides: distance, in elements, between neighbours along each dimension.
         offset: position in ``buffer`` of the element with index ``(0, 0, ...)``.
+        native: a slot a tier may fill with its own form of this view, built
+            the first time a kernel receives it (the fast tier keeps its C
+            struct here). The frontend never reads it. A tensor hands out the
+            same ``Strided`` on every call, so that work is done once per
+            tensor rather than once per kernel call.
     """
 
-    buffer: Any
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    offset: int
+    __slots__ = ("buffer", "shape", "strides", "offset", "native")
+
+    def __init__(self, buffer: Any, shape: tuple[int, ...], strides: tuple[int, ...], offset: int):
+        self.buffer = buffer
+        self.shape = shape
+        self.strides = strides
+        self.offset = offset
+        self.native = None
+
+    def __iter__(self):
+        return iter((self.buffer, self.shape, self.strides, self.offset))
+
+    def _replace(self, **changes) -> Strided:
+        """A new view with some fields changed (as ``NamedTuple._replace`` does)."""
+        fields = {
+            "buffer": self.buffer,
+            "shape": self.shape,
+            "strides": self.strides,
+            "offset": self.offset,
+        }
+        fields.update(changes)
+        return Strided(**fields)
+
+    def __repr__(self) -> str:
+        return (
+            f"Strided(buffer=<{self.buffer.dtype} x {len(self.buffer)}>, shape={self.shape}, "
+            f"strides={self.strides}, offset={self.offset})"
+        )
 
 
 #: Unary elementwise operations: ``out[i] = op(a[i])``. ``out`` has a's dtype,

@@ -16,8 +16,9 @@ import numpy as np
 
 from glasstorch import _dtype
 from glasstorch._kernels import Strided
-from glasstorch._shape import contiguous_strides, normalize_dim, numel
+from glasstorch._shape import normalize_dim, numel, row_major_strides
 from glasstorch._tier import kernels
+from glasstorch.autograd import function as _function_module
 from glasstorch.autograd.function import AccumulateGrad, HookDict
 
 
@@ -129,23 +130,29 @@ class Tensor:
             "create tensors with glasstorch.tensor(data), glasstorch.zeros(shape) and friends"
         )
 
+    # What a new tensor starts with, besides its metadata: no gradient, no
+    # history, no hooks. These are class-level defaults that an instance
+    # overrides when it changes them, so ``_make`` (run for every tensor, on
+    # the path of every operation) sets only the five fields that differ.
+    _requires_grad = False
+    grad = None  # the accumulated gradient of a leaf, after backward
+    grad_fn = None  # the graph node that made this tensor (None for a leaf)
+    _output_nr = 0  # which output of grad_fn this tensor is
+    _base = None  # the tensor whose storage this view shares (None if not a view)
+    _backward_hooks = None  # a HookDict once a hook is registered on this leaf
+    _accumulator_ref = None  # weak reference to this leaf's AccumulateGrad node
+    _kernel_view = None  # the Strided handed to kernels, made on first use
+
     # ------------------------------------------------------------ construction
     @classmethod
     def _make(cls, storage: Storage, shape, stride, offset: int, dtype) -> Tensor:
         """A tensor over ``storage``: the one place every Tensor object is built."""
         self = object.__new__(cls)
         self._storage = storage
-        self._shape = tuple(shape)
-        self._stride = tuple(stride)
+        self._shape = shape if type(shape) is tuple else tuple(shape)
+        self._stride = stride if type(stride) is tuple else tuple(stride)
         self._offset = offset
         self.dtype = dtype
-        self._requires_grad = False
-        self.grad = None
-        self.grad_fn = None
-        self._output_nr = 0
-        self._base = None
-        self._backward_hooks = None  # a HookDict once a hook is registered on this leaf
-        self._accumulator_ref = None
         return self
 
     def _view(self, shape, stride, offset: int | None = None) -> Tensor:
@@ -161,8 +168,17 @@ class Tensor:
         return self._view(self._shape, self._stride)
 
     def _strided(self) -> Strided:
-        """The description kernels receive: buffer, shape, strides, offset."""
-        return Strided(self._storage.buffer, self._shape, self._stride, self._offset)
+        """The description kernels receive: buffer, shape, strides, offset.
+
+        A tensor's metadata never changes after it is made (``data = ...``
+        aside, which forgets it), so the same object serves every kernel
+        call, and a tier can keep its own form of it in ``Strided.native``.
+        """
+        view = self._kernel_view
+        if view is None:
+            view = Strided(self._storage.buffer, self._shape, self._stride, self._offset)
+            self._kernel_view = view
+        return view
 
     # ---------------------------------------------------------------- metadata
     @property
@@ -295,6 +311,7 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         self._storage, self._shape, self._stride = value._storage, value._shape, value._stride
         self._offset, self.dtype = value._offset, value.dtype
+        self._kernel_view = None  # the old one describes the old storage
 
     # ---------------------------------------------------------------- autograd
     def _grad_accumulator(self) -> AccumulateGrad:
@@ -530,7 +547,7 @@ def empty_tensor(shape: Sequence[int], dtype, strides: Sequence[int] | None = No
     Row-major unless ``strides`` are given (they must describe a dense layout).
     """
     shape = tuple(shape)
-    strides = contiguous_strides(shape) if strides is None else tuple(strides)
+    strides = row_major_strides(shape) if strides is None else tuple(strides)
     storage = Storage(kernels.allocate(numel(shape), dtype.numpy))
     return Tensor._make(storage, shape, strides, 0, dtype)
 
@@ -541,5 +558,7 @@ def wrap_scalar(value, dtype) -> Tensor:
     kernels.fill(out._strided(), dtype.to_python(value))
     return out
 
+
+_function_module.Tensor = Tensor  # Function.apply's "is this a tensor?" test
 
 # The operations are attached in glasstorch/ops/methods.py, which imports this module.

@@ -19,10 +19,15 @@ from __future__ import annotations
 import itertools
 import weakref
 
-from glasstorch.autograd.grad_mode import _set_enabled as set_grad_mode
+from glasstorch.autograd.grad_mode import _state as _grad_state
 from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
 
 _sequence_numbers = itertools.count()
+
+#: The Tensor class. ``glasstorch.tensor`` imports this module, so it sets this
+#: name once it has defined the class (an import here would be circular, and an
+#: import inside ``Function.apply`` would cost time on every operation).
+Tensor: type = None
 
 SECOND_BACKWARD_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -250,23 +255,31 @@ class Function:
     @classmethod
     def apply(cls, *args):
         """Run ``forward`` and, if any input requires grad, record a node for backward."""
-        from glasstorch.tensor import Tensor
-
+        # This runs for every operation, so it is written for speed: the grad
+        # mode flag is read once, and nothing is built for the graph unless a
+        # node will be recorded.
+        grad_enabled = _grad_state.enabled
         needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-        record = any(needs_input_grad) and is_grad_enabled()
-        # Only a recorded call needs a real graph node; otherwise ``forward`` gets
-        # a throwaway context (cheaper to make: this path runs for every op
-        # under no_grad and on tensors that need no gradient).
-        ctx = cls._backward_cls() if record else UnrecordedContext()
+        record = grad_enabled and True in needs_input_grad
+        if not record:
+            # A throwaway context (cheap to make): this path runs for every op
+            # under no_grad and on tensors that need no gradient.
+            ctx = UnrecordedContext()
+            ctx.needs_input_grad = needs_input_grad
+            if not grad_enabled:
+                return cls.forward(ctx, *args)  # already off: nothing to restore
+            _grad_state.enabled = False  # forward computes values only
+            try:
+                return cls.forward(ctx, *args)
+            finally:
+                _grad_state.enabled = True
+        ctx = cls._backward_cls()
         ctx.needs_input_grad = needs_input_grad
-        previous = is_grad_enabled()
-        set_grad_mode(False)  # forward computes values only
+        _grad_state.enabled = False
         try:
             result = cls.forward(ctx, *args)
         finally:
-            set_grad_mode(previous)
-        if not record:
-            return result
+            _grad_state.enabled = True
         is_tuple = isinstance(result, tuple)
         outputs = result if is_tuple else (result,)
         # An input handed back unchanged becomes a new tensor object (an alias),
@@ -309,8 +322,6 @@ def gradient_edge(tensor) -> tuple:
 
 def _connect(node: Node, args: tuple, outputs: tuple) -> None:
     """Wire a recorded node into the graph: inputs behind it, outputs in front."""
-    from glasstorch.tensor import Tensor
-
     edges, meta = [], []
     for position, arg in enumerate(args):
         if isinstance(arg, Tensor) and not arg.dtype.is_floating_point:
