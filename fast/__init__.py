@@ -28,7 +28,7 @@ from types import ModuleType
 
 #: The C ABI version these Python sources expect; must equal ``GT_ABI_VERSION``
 #: in ``fast/csrc/glasstorch_fast.h``.
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 _BUILD_HINT = (
     "Build it with `pip install -e .` (or `make test`, which does so in .venv), "

@@ -1,32 +1,60 @@
-"""Neural-network kernels of the fast tier: the fused cross-entropy.
-
-One call into ``fast/csrc/nn.c``, which computes log_softmax and the negative
-log-likelihood in one pass over each row of logits.
-"""
+"""Neural-network kernels of the fast tier: the fused cross-entropy and its gradient."""
 
 from __future__ import annotations
 
 from glasstorch._kernels import Strided
 
-from ._glue import lib, view
+from ._glue import lib, optional_view, view
+
+
+def _refused(kernel: str, *views: Strided) -> TypeError:
+    dtypes = ", ".join(str(v.buffer.dtype) for v in views)
+    return TypeError(f"the fast tier's {kernel} kernel does not support dtypes ({dtypes})")
 
 
 class NNKernels:
-    """cross_entropy, one call into C."""
+    """cross_entropy and cross_entropy_backward, one call into C each."""
 
     def cross_entropy(
         self,
         losses: Strided,
+        row_weights: Strided,
         log_probs: Strided,
         logits: Strided,
         target: Strided,
+        weight: Strided | None,
+        ignore_index: int,
+    ) -> int:
+        """``log_probs = log_softmax(logits, 1)``; ``losses[i] = -w[t_i] * log_probs[i, t_i]``."""
+        status = lib.gt_cross_entropy(
+            view(losses),
+            view(row_weights),
+            view(log_probs),
+            view(logits),
+            view(target),
+            optional_view(weight),
+            ignore_index,
+        )
+        if status == -2:
+            raise _refused("cross_entropy", logits, target)
+        return status
+
+    def cross_entropy_backward(
+        self,
+        grad_logits: Strided,
+        log_probs: Strided,
+        target: Strided,
+        weight: Strided | None,
+        grad_losses: Strided,
         ignore_index: int,
     ) -> None:
-        """``log_probs = log_softmax(logits, 1)``; ``losses[i] = -log_probs[i, target[i]]``."""
-        if lib.gt_cross_entropy(
-            view(losses), view(log_probs), view(logits), view(target), ignore_index
+        """``grad_logits[i] = grad_losses[i] * w[t_i] * (softmax(row i) - one_hot(t_i))``."""
+        if lib.gt_cross_entropy_backward(
+            view(grad_logits),
+            view(log_probs),
+            view(target),
+            optional_view(weight),
+            view(grad_losses),
+            ignore_index,
         ):
-            dtypes = f"{logits.buffer.dtype}, {target.buffer.dtype}"
-            raise TypeError(
-                f"the fast tier's cross_entropy kernel does not support dtypes ({dtypes})"
-            )
+            raise _refused("cross_entropy_backward", log_probs, grad_losses, target)

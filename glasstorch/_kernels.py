@@ -129,6 +129,10 @@ BINARY_OPS = (
     "bitwise_and",
     "bitwise_or",
     "bitwise_xor",
+    # ReLU's gradient, as PyTorch's threshold_backward(a, b, 0): 0 where
+    # b <= 0, else a (a NaN b passes a through). a is the incoming gradient,
+    # b the ReLU's output: one pass where ``where(b > 0, a, 0)`` takes three.
+    "threshold_backward",
 )
 
 #: Comparisons and logical ops write a bool ``out`` whatever their inputs are.
@@ -308,19 +312,56 @@ class Kernels:
     def cross_entropy(
         self,
         losses: Strided,
+        row_weights: Strided,
         log_probs: Strided,
         logits: Strided,
         target: Strided,
+        weight: Strided | None,
+        ignore_index: int,
+    ) -> int:
+        """Fused log-softmax and weighted negative log-likelihood over class indices.
+
+        ``logits`` and ``log_probs`` are ``(N, C)``; ``target`` (int64),
+        ``losses`` and ``row_weights`` are ``(N,)``; ``weight`` is ``(C,)``, one
+        weight per class, or None for weights of 1. All floating views share
+        one dtype. For each row ``i`` with label ``t = target[i]``:
+
+        * ``log_probs[i] = log_softmax(logits[i])`` (numerically safe, as
+          :meth:`softmax`);
+        * ``row_weights[i] = weight[t]`` (1 without ``weight``), or 0 where
+          ``t == ignore_index``;
+        * ``losses[i] = -row_weights[i] * log_probs[i, t]``, or 0 where ignored.
+
+        The kernel reads the labels before anything else, and reads nothing
+        through a label that is outside ``[0, C)`` (and is not
+        ``ignore_index``): then it writes nothing and returns the first such
+        row, for the frontend's ``IndexError``. Otherwise it returns -1. The
+        reduction (a sum, or a sum divided by the sum of ``row_weights``) is the
+        frontend's.
+        """
+        raise NotImplementedError
+
+    def cross_entropy_backward(
+        self,
+        grad_logits: Strided,
+        log_probs: Strided,
+        target: Strided,
+        weight: Strided | None,
+        grad_losses: Strided,
         ignore_index: int,
     ) -> None:
-        """Fused log-softmax and negative log-likelihood over class indices.
+        """The gradient of :meth:`cross_entropy`'s ``losses`` with respect to ``logits``.
 
-        ``logits`` and ``log_probs`` are ``(N, C)``; ``target`` (int64) and
-        ``losses`` are ``(N,)``. Writes ``log_probs = log_softmax(logits, dim=1)``
-        (numerically safe, as :meth:`softmax`) and
-        ``losses[i] = -log_probs[i, target[i]]``, or 0 where
-        ``target[i] == ignore_index``. Targets are in range (checked by the
-        frontend). Weights, label smoothing and the reduction are the frontend's.
+        ``grad_logits`` and ``log_probs`` are ``(N, C)``; ``target`` and
+        ``grad_losses`` (the gradient arriving for each row's loss; stride 0
+        when one value serves every row) are ``(N,)``. For row ``i`` with label
+        ``t`` and weight ``w = weight[t]`` (1 without ``weight``)::
+
+            grad_logits[i, j] = grad_losses[i] * w * (exp(log_probs[i, j]) - (j == t))
+
+        and a row of zeros where ``t == ignore_index``. Labels were checked by
+        :meth:`cross_entropy`; a label out of range still reads nothing
+        through it and gets a row of zeros.
         """
         raise NotImplementedError
 

@@ -175,6 +175,7 @@ BINARY = {
     "bitwise_and": lambda a, b: a & b,
     "bitwise_or": lambda a, b: a | b,
     "bitwise_xor": lambda a, b: a ^ b,
+    "threshold_backward": lambda a, b: 0 if b <= 0 else a,
 }
 
 

@@ -1,4 +1,4 @@
-"""Kernels for neural-network layers: the fused cross-entropy."""
+"""Kernels for neural-network layers: the fused cross-entropy and its gradient."""
 
 from __future__ import annotations
 
@@ -11,21 +11,28 @@ from .strided import converter, memory
 
 
 class NNKernels:
-    """cross_entropy."""
+    """cross_entropy and cross_entropy_backward."""
 
     def cross_entropy(
         self,
         losses: Strided,
+        row_weights: Strided,
         log_probs: Strided,
         logits: Strided,
         target: Strided,
+        weight: Strided | None,
         ignore_index: int,
-    ) -> None:
-        store = converter(losses.buffer.dtype)
-        loss_mem, lp_mem = memory(losses), memory(log_probs)
-        x_mem, t_mem = memory(logits), memory(target)
+    ) -> int:
         n, c = logits.shape
-        for i in range(n):
+        labels = _labels(target)
+        # Every label is checked before any memory is read through it.
+        for i, label in enumerate(labels):
+            if label != ignore_index and not 0 <= label < c:
+                return i
+        store = converter(losses.buffer.dtype)
+        loss_mem, weight_mem, lp_mem = memory(losses), memory(row_weights), memory(log_probs)
+        x_mem = memory(logits)
+        for i, label in enumerate(labels):
             row = [
                 x_mem[logits.offset + i * logits.strides[0] + j * logits.strides[1]]
                 for j in range(c)
@@ -38,6 +45,54 @@ class NNKernels:
             for j in range(c):
                 position = log_probs.offset + i * log_probs.strides[0] + j * log_probs.strides[1]
                 lp_mem[position] = store(row[j] - log_total)
-            label = t_mem[target.offset + i * target.strides[0]]
-            loss = 0.0 if label == ignore_index else log_total - row[label]
+            if label == ignore_index:
+                w, loss = 0.0, 0.0
+            else:
+                w = _class_weight(weight, label)
+                loss = w * (log_total - row[label])  # -w * log_probs[i, label]
+            weight_mem[row_weights.offset + i * row_weights.strides[0]] = store(w)
             loss_mem[losses.offset + i * losses.strides[0]] = store(loss)
+        return -1
+
+    def cross_entropy_backward(
+        self,
+        grad_logits: Strided,
+        log_probs: Strided,
+        target: Strided,
+        weight: Strided | None,
+        grad_losses: Strided,
+        ignore_index: int,
+    ) -> None:
+        n, c = log_probs.shape
+        store = converter(grad_logits.buffer.dtype)
+        out_mem, lp_mem, g_mem = memory(grad_logits), memory(log_probs), memory(grad_losses)
+        for i, label in enumerate(_labels(target)):
+            counted = label != ignore_index and 0 <= label < c
+            # d loss_i / d logits[i, j] = g_i * w * (softmax_j - [j == label])
+            scale = 0.0
+            if counted:
+                g = g_mem[grad_losses.offset + i * grad_losses.strides[0]]
+                scale = g * _class_weight(weight, label)
+            for j in range(c):
+                position = (
+                    grad_logits.offset + i * grad_logits.strides[0] + j * grad_logits.strides[1]
+                )
+                if not counted:
+                    out_mem[position] = store(0.0)  # an ignored row has no gradient
+                    continue
+                lp = lp_mem[log_probs.offset + i * log_probs.strides[0] + j * log_probs.strides[1]]
+                one_hot = 1.0 if j == label else 0.0
+                out_mem[position] = store(scale * (_exp(lp) - one_hot))
+
+
+def _labels(target: Strided) -> list[int]:
+    """The class index of each row."""
+    t_mem = memory(target)
+    return [t_mem[target.offset + i * target.strides[0]] for i in range(target.shape[0])]
+
+
+def _class_weight(weight: Strided | None, label: int) -> float:
+    """``weight[label]``, or 1 when there are no class weights."""
+    if weight is None:
+        return 1.0
+    return memory(weight)[weight.offset + label * weight.strides[0]]

@@ -111,7 +111,7 @@ C["sin"] = Case(lambda T, x: x.sin(), [U(2, 3)])
 C["cos"] = Case(lambda T, x: T.cos(x), [U(2, 3)])
 C["tanh"] = Case(lambda T, x: x.tanh(), [U(2, 3)], gradgrad=True)
 C["sigmoid"] = Case(lambda T, x: T.sigmoid(x), [U(2, 3)], gradgrad=True)
-C["relu"] = Case(lambda T, x: x.relu(), [A(2, 3)])
+C["relu"] = Case(lambda T, x: x.relu(), [A(2, 3)], gradgrad=True)
 C["relu_fn"] = Case(lambda T, x: T.relu(x), [A(5)])
 _CLAMP_X = np.array([[-0.9, -0.3, 0.1], [0.45, 0.8, 1.3]])
 C["clamp_both"] = Case(lambda T, x: x.clamp(-0.5, 0.6), [_CLAMP_X])
@@ -374,3 +374,13 @@ def test_every_listed_case_is_small():
     for name, case in C.items():
         for array in case.inputs:
             assert array.size <= 12, name
+
+
+def test_relu_gradient_is_one_threshold_backward_node():
+    """ReLU's backward is PyTorch's threshold_backward, itself differentiable."""
+    x = gt.tensor([[-1.0, 2.0, float("nan")], [0.0, 3.0, -0.5]], requires_grad=True)
+    grad_output = gt.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    (grad,) = gt.autograd.grad(x.relu(), x, grad_output, create_graph=True)
+    assert grad.grad_fn.name() == "ThresholdBackwardBackward0"
+    # 0 where the output is <= 0; a NaN output passes the gradient through
+    np.testing.assert_array_equal(grad.detach().numpy(), [[0.0, 2.0, 3.0], [0.0, 5.0, 0.0]])

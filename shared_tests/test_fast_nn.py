@@ -43,12 +43,33 @@ def check_cross_entropy(n, c, dtype, seed, kind, out_kind, ignore_index, scale=1
     if c == 0:
         labels[:] = ignore_index
     target, _ = lay_out(labels, "sliced" if n else "contiguous", rng)
+    weight = None
+    if c and rng.random() < 0.5:  # class weights, half of the time
+        weight, _ = lay_out(rng.random(c).astype(dtype) + 0.5, "sliced", rng)
     fast_loss, ref_loss = output_pair((n,), dtype, out_kind, seed)
+    fast_rw, ref_rw = output_pair((n,), dtype, out_kind, seed + 2)
     fast_lp, ref_lp = output_pair((n, c), dtype, out_kind, seed + 1)
-    FAST.cross_entropy(fast_loss, fast_lp, logits, target, ignore_index)
-    REFERENCE.cross_entropy(ref_loss, ref_lp, logits, target, ignore_index)
+    assert (
+        FAST.cross_entropy(fast_loss, fast_rw, fast_lp, logits, target, weight, ignore_index) == -1
+    )
+    assert (
+        REFERENCE.cross_entropy(ref_loss, ref_rw, ref_lp, logits, target, weight, ignore_index)
+        == -1
+    )
     assert_same(fast_loss.buffer, ref_loss.buffer)
+    assert_same(fast_rw.buffer, ref_rw.buffer)
     assert_same(fast_lp.buffer, ref_lp.buffer)
+
+    # The gradient, from those log-probabilities and one gradient per row
+    # (or one value broadcast to every row, as after a reduction).
+    grads = rng.standard_normal(max(n, 1)).astype(dtype)
+    grad_losses, _ = lay_out(grads[:n], "contiguous", rng)
+    if rng.random() < 0.5:
+        grad_losses = grad_losses._replace(buffer=grads[:1].copy(), strides=(0,), offset=0)
+    fast_grad, ref_grad = output_pair((n, c), dtype, out_kind, seed + 3)
+    FAST.cross_entropy_backward(fast_grad, ref_lp, target, weight, grad_losses, ignore_index)
+    REFERENCE.cross_entropy_backward(ref_grad, ref_lp, target, weight, grad_losses, ignore_index)
+    assert_same(fast_grad.buffer, ref_grad.buffer)
 
 
 @given(
@@ -70,3 +91,16 @@ def test_cross_entropy_matches_reference(n, c, dtype, seed, kind, out_kind, igno
 def test_cross_entropy_large(dtype, kind):
     """400 x 120 logits: rows spread across threads."""
     check_cross_entropy(400, 120, dtype, 11, kind, "contiguous", -100, 4.0)
+
+
+@pytest.mark.parametrize("kernels", (FAST, REFERENCE), ids=("fast", "reference"))
+def test_cross_entropy_reports_the_first_bad_label_and_writes_nothing(kernels):
+    rng = np.random.default_rng(3)
+    logits, _ = lay_out(rng.standard_normal((4, 3)).astype(np.float32), "contiguous", rng)
+    target, _ = lay_out(np.array([0, -100, 7, -1]), "contiguous", rng)
+    loss, _ = output_pair((4,), np.float32, "contiguous", 1)
+    row_weights, _ = output_pair((4,), np.float32, "contiguous", 2)
+    log_probs, _ = output_pair((4, 3), np.float32, "contiguous", 3)
+    before = log_probs.buffer.copy()
+    assert kernels.cross_entropy(loss, row_weights, log_probs, logits, target, None, -100) == 2
+    assert_same(log_probs.buffer, before)

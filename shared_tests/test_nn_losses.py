@@ -213,6 +213,26 @@ def test_cross_entropy_closed_form_and_gradient():
     assert_close(x.grad, np.exp(log_probs) - one_hot)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_gradient_with_create_graph_matches_the_kernel(reduction):
+    """Under create_graph the backward is built from operations: same numbers."""
+    logits = floats(5, 4, dtype=np.float64)
+    target = gt.tensor([0, 3, -100, 1, 3])
+    weight = gt.tensor(RNG.uniform(0.5, 2, size=4))
+    grads = []
+    for create_graph in (False, True):
+        x = gt.tensor(logits, requires_grad=True)
+        loss = F.cross_entropy(x, target, weight, reduction=reduction)
+        scale = gt.tensor(1.5, dtype=gt.float64, requires_grad=True)
+        weighted = loss * scale if reduction != "none" else loss * gt.arange(5.0) * scale
+        (grad,) = gt.autograd.grad(weighted.sum(), x, create_graph=create_graph)
+        # the gradient joins the graph through the incoming gradient (it depends on scale)
+        assert grad.requires_grad is create_graph
+        grads.append(grad.detach())
+    assert_close(grads[1], grads[0].numpy())
+    assert_close(grads[0][2], np.zeros(4))  # the ignored row
+
+
 def test_cross_entropy_all_ignored_mean_is_nan():
     loss = F.cross_entropy(gt.ones(2, 3), gt.tensor([-100, -100]))
     assert np.isnan(loss.item())

@@ -190,6 +190,8 @@ static inline int64_t gt_pow_int(int64_t a, int64_t b)
 #define BINARY_BITWISE_AND(x, y) ((x) & (y))
 #define BINARY_BITWISE_OR(x, y) ((x) | (y))
 #define BINARY_BITWISE_XOR(x, y) ((x) ^ (y))
+/* ReLU's gradient: a compare and a select, which vectorise as a masked move. */
+#define BINARY_THRESHOLD_BACKWARD(x, y) ((y) <= 0 ? 0 : (x))
 
 /* ------------------------------------------------------------- the op lists
  * X(NAME, RESULT): RESULT is SAME (out has the input's dtype) or BOOL. The
@@ -218,7 +220,7 @@ static inline int64_t gt_pow_int(int64_t a, int64_t b)
     X(EQ, BOOL, CODE, CTYPE) X(NE, BOOL, CODE, CTYPE) X(LT, BOOL, CODE, CTYPE) \
     X(LE, BOOL, CODE, CTYPE) X(GT, BOOL, CODE, CTYPE) X(GE, BOOL, CODE, CTYPE) \
     X(LOGICAL_AND, BOOL, CODE, CTYPE) X(LOGICAL_OR, BOOL, CODE, CTYPE)         \
-    X(LOGICAL_XOR, BOOL, CODE, CTYPE)
+    X(LOGICAL_XOR, BOOL, CODE, CTYPE) X(THRESHOLD_BACKWARD, SAME, CODE, CTYPE)
 #define BINARY_INTEGER_OPS(X, CODE, CTYPE)                                     \
     X(BITWISE_AND, SAME, CODE, CTYPE) X(BITWISE_OR, SAME, CODE, CTYPE)         \
     X(BITWISE_XOR, SAME, CODE, CTYPE)

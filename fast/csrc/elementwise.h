@@ -64,7 +64,8 @@ enum {
     GT_BINARY_BITWISE_AND = 18,
     GT_BINARY_BITWISE_OR = 19,
     GT_BINARY_BITWISE_XOR = 20,
-    GT_BINARY_COUNT = 21
+    GT_BINARY_THRESHOLD_BACKWARD = 21,
+    GT_BINARY_COUNT = 22
 };
 
 /* out[i] = value, converted to out's dtype (an integer value wraps around). */

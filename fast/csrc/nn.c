@@ -1,4 +1,4 @@
-/* nn.c: the fused cross-entropy, log_softmax and negative log-likelihood in
+/* nn.c: the fused cross-entropy (and its gradient), log_softmax and negative log-likelihood in
  * one pass over each row of logits.
  *
  * For row x of C logits and its label t (reference/nn.py):
@@ -6,7 +6,10 @@
  *     m         = max(x)                (NaN-propagating; a NaN max shifts by 0)
  *     log_total = m + log(sum_j exp(x_j - m))
  *     log_probs = x - log_total
- *     loss      = log_total - x_t       (0 where t == ignore_index)
+ *     loss      = w_t * (log_total - x_t)   (0 where t == ignore_index)
+ *
+ * with w_t the class weight of t (1 without weights). Its gradient with
+ * respect to x, for the backward pass, is w_t * (exp(log_probs) - one_hot(t)).
  *
  * Fusing saves memory traffic: the row is read three times while it is in
  * cache (max, sum of exps, log_probs), instead of materialising exp(x) and
@@ -64,10 +67,26 @@ static double log_sum_exp_f64(const double *x, int64_t stride, int64_t c, double
     return m + log(lanes[0]);
 }
 
-/* The kernel, written once for both float types. */
+/* The first row whose label is neither ignore_index nor in [0, c), or -1.
+ * Run before any memory is read through a label. */
+static int64_t first_bad_label(const gt_view *target, int64_t c, int64_t ignore_index)
+{
+    const int64_t *t = (const int64_t *)target->data + target->offset;
+    const int64_t n = target->shape[0], st = target->strides[0];
+    for (int64_t i = 0; i < n; i++) {
+        int64_t label = t[i * st];
+        if (label != ignore_index && (label < 0 || label >= c)) return i;
+    }
+    return -1;
+}
+
+/* The forward kernel, written once for both float types. Each row: log_probs
+ * from the log-sum-exp, then the row's weight (weight[label], 1 without class
+ * weights, 0 when ignored) and its loss, -weight * log_probs[label]. */
 #define DEFINE_CROSS_ENTROPY(SUFFIX, CTYPE)                                                      \
-    static void cross_entropy_##SUFFIX(gt_view *losses, gt_view *log_probs,                      \
-                                       const gt_view *logits, const gt_view *target,             \
+    static void cross_entropy_##SUFFIX(gt_view *losses, gt_view *row_weights,                     \
+                                       gt_view *log_probs, const gt_view *logits,                \
+                                       const gt_view *target, const gt_view *weight,             \
                                        int64_t ignore_index)                                     \
     {                                                                                            \
         const int64_t n = logits->shape[0], c = logits->shape[1];                                \
@@ -76,35 +95,107 @@ static double log_sum_exp_f64(const double *x, int64_t stride, int64_t c, double
         const CTYPE *x = (const CTYPE *)logits->data + logits->offset;                           \
         CTYPE *lp = (CTYPE *)log_probs->data + log_probs->offset;                                \
         CTYPE *loss = (CTYPE *)losses->data + losses->offset;                                    \
+        CTYPE *rw = (CTYPE *)row_weights->data + row_weights->offset;                            \
+        const CTYPE *w = weight ? (const CTYPE *)weight->data + weight->offset : NULL;            \
+        const int64_t sw = weight ? weight->strides[0] : 0;                                      \
         const int64_t *t = (const int64_t *)target->data + target->offset;                       \
-        const int64_t sl = losses->strides[0], st = target->strides[0];                          \
+        const int64_t sl = losses->strides[0], srw = row_weights->strides[0];                    \
+        const int64_t st = target->strides[0];                                                   \
         _Pragma("omp parallel for schedule(static) if (n * c >= GT_PARALLEL_THRESHOLD)")         \
         for (int64_t i = 0; i < n; i++) {                                                        \
             const CTYPE *row = x + i * sx0;                                                      \
             CTYPE *out = lp + i * sp0;                                                           \
             double log_total = log_sum_exp_##SUFFIX(row, sx1, c, sp1 == 1 ? out : NULL);       \
             for (int64_t j = 0; j < c; j++) out[j * sp1] = (CTYPE)((double)row[j * sx1] - log_total); \
-            int64_t label = t[i * st];                                                           \
-            double value;                                                                        \
-            if (label == ignore_index) value = 0.0;                                              \
-            else if (label < 0 || label >= c) value = NAN; /* the frontend prevents this */      \
-            else value = log_total - (double)row[label * sx1];                                   \
+            int64_t label = t[i * st]; /* checked by first_bad_label */                          \
+            double row_weight = 0.0, value = 0.0;                                                \
+            if (label != ignore_index) {                                                         \
+                row_weight = w ? (double)w[label * sw] : 1.0;                                    \
+                value = row_weight * (log_total - (double)row[label * sx1]);                     \
+            }                                                                                    \
+            rw[i * srw] = (CTYPE)row_weight;                                                     \
             loss[i * sl] = (CTYPE)value;                                                         \
         }                                                                                        \
     }
 DEFINE_CROSS_ENTROPY(f32, float)
 DEFINE_CROSS_ENTROPY(f64, double)
 
-int gt_cross_entropy(gt_view *losses, gt_view *log_probs, const gt_view *logits,
-                     const gt_view *target, int64_t ignore_index)
+int64_t gt_cross_entropy(gt_view *losses, gt_view *row_weights, gt_view *log_probs,
+                         const gt_view *logits, const gt_view *target, const gt_view *weight,
+                         int64_t ignore_index)
 {
-    if (logits->dtype != log_probs->dtype || logits->dtype != losses->dtype ||
-        target->dtype != GT_INT64)
+    const int dtype = logits->dtype;
+    if (dtype != log_probs->dtype || dtype != losses->dtype || dtype != row_weights->dtype ||
+        (weight && weight->dtype != dtype) || target->dtype != GT_INT64 ||
+        (dtype != GT_FLOAT32 && dtype != GT_FLOAT64))
+        return -2;
+    int64_t bad = first_bad_label(target, logits->shape[1], ignore_index);
+    if (bad >= 0) return bad; /* nothing read through a bad label, nothing written */
+    if (dtype == GT_FLOAT32)
+        cross_entropy_f32(losses, row_weights, log_probs, logits, target, weight, ignore_index);
+    else
+        cross_entropy_f64(losses, row_weights, log_probs, logits, target, weight, ignore_index);
+    return -1;
+}
+
+/* The backward kernel: grad[i, j] = g_i * w_i * (exp(log_probs[i, j]) - [j == t_i]).
+ * A contiguous float32 row runs gt_exp_f32 in a loop the compiler vectorises,
+ * then corrects the label's element once, instead of testing j == t in the
+ * loop. Rows are independent: OpenMP across rows for large problems. */
+#define GT_CE_EXP_f32 gt_exp_f32
+#define GT_CE_EXP_f64 exp
+#define DEFINE_CROSS_ENTROPY_BACKWARD(SUFFIX, CTYPE)                                             \
+    static void cross_entropy_backward_##SUFFIX(gt_view *grad_logits, const gt_view *log_probs,   \
+                                                const gt_view *target, const gt_view *weight,    \
+                                                const gt_view *grad_losses,                      \
+                                                int64_t ignore_index)                            \
+    {                                                                                            \
+        const int64_t n = log_probs->shape[0], c = log_probs->shape[1];                          \
+        const int64_t so0 = grad_logits->strides[0], so1 = grad_logits->strides[1];              \
+        const int64_t sp0 = log_probs->strides[0], sp1 = log_probs->strides[1];                  \
+        CTYPE *o = (CTYPE *)grad_logits->data + grad_logits->offset;                             \
+        const CTYPE *lp = (const CTYPE *)log_probs->data + log_probs->offset;                    \
+        const CTYPE *g = (const CTYPE *)grad_losses->data + grad_losses->offset;                 \
+        const CTYPE *w = weight ? (const CTYPE *)weight->data + weight->offset : NULL;            \
+        const int64_t sw = weight ? weight->strides[0] : 0, sg = grad_losses->strides[0];        \
+        const int64_t *t = (const int64_t *)target->data + target->offset;                       \
+        const int64_t st = target->strides[0];                                                   \
+        _Pragma("omp parallel for schedule(static) if (n * c >= GT_PARALLEL_THRESHOLD)")         \
+        for (int64_t i = 0; i < n; i++) {                                                        \
+            CTYPE *out = o + i * so0;                                                            \
+            const CTYPE *row = lp + i * sp0;                                                     \
+            int64_t label = t[i * st];                                                           \
+            if (label == ignore_index || label < 0 || label >= c) {                              \
+                for (int64_t j = 0; j < c; j++) out[j * so1] = (CTYPE)0; /* no gradient */       \
+                continue;                                                                        \
+            }                                                                                    \
+            const CTYPE scale = (CTYPE)((double)g[i * sg] * (w ? (double)w[label * sw] : 1.0));  \
+            if (so1 == 1 && sp1 == 1) {                                                          \
+                for (int64_t j = 0; j < c; j++) out[j] = scale * GT_CE_EXP_##SUFFIX(row[j]);     \
+            } else {                                                                             \
+                for (int64_t j = 0; j < c; j++)                                                  \
+                    out[j * so1] = scale * GT_CE_EXP_##SUFFIX(row[j * sp1]);                     \
+            }                                                                                    \
+            out[label * so1] = scale * (GT_CE_EXP_##SUFFIX(row[label * sp1]) - (CTYPE)1);        \
+        }                                                                                        \
+    }
+DEFINE_CROSS_ENTROPY_BACKWARD(f32, float)
+DEFINE_CROSS_ENTROPY_BACKWARD(f64, double)
+
+int gt_cross_entropy_backward(gt_view *grad_logits, const gt_view *log_probs,
+                              const gt_view *target, const gt_view *weight,
+                              const gt_view *grad_losses, int64_t ignore_index)
+{
+    const int dtype = grad_logits->dtype;
+    if (dtype != log_probs->dtype || dtype != grad_losses->dtype ||
+        (weight && weight->dtype != dtype) || target->dtype != GT_INT64)
         return -1;
-    if (logits->dtype == GT_FLOAT32)
-        cross_entropy_f32(losses, log_probs, logits, target, ignore_index);
-    else if (logits->dtype == GT_FLOAT64)
-        cross_entropy_f64(losses, log_probs, logits, target, ignore_index);
+    if (dtype == GT_FLOAT32)
+        cross_entropy_backward_f32(grad_logits, log_probs, target, weight, grad_losses,
+                                   ignore_index);
+    else if (dtype == GT_FLOAT64)
+        cross_entropy_backward_f64(grad_logits, log_probs, target, weight, grad_losses,
+                                   ignore_index);
     else
         return -1;
     return 0;

@@ -533,17 +533,31 @@ static void reduce_strip(const reduce_plan *p, const reduce_impl *impl, gt_view 
         store_acc(out->dtype, out_base + j * col_out * out_size, total[j], impl->is_float);
 }
 
+/* How many columns each strip of the outer path takes. GT_COLUMNS, unless
+ * that leaves a thread idle on a large reduction: then halve the strips (down
+ * to 16 columns, one AVX-512 vector of float32) until each thread has one. A
+ * bias gradient, (128, 256) summed over its rows, is one strip of 256
+ * columns; as two strips of 128 both cores share it. */
+static int64_t strip_width(const reduce_plan *p, int threads)
+{
+    const int64_t m = p->kshape[p->nkept - 1], outer = p->nout / m;
+    int64_t width = GT_COLUMNS;
+    if (p->nout * p->nred_elems < GT_PARALLEL_THRESHOLD) return width; /* serial anyway */
+    while (width > 16 && outer * ((m + width - 1) / width) < threads) width /= 2;
+    return width;
+}
+
 static void reduce_outer(const reduce_plan *p, const reduce_impl *impl, gt_view *out,
-                         const gt_view *a)
+                         const gt_view *a, int64_t width)
 {
     const int64_t m = p->kshape[p->nkept - 1];
-    const int64_t strips_per_row = (m + GT_COLUMNS - 1) / GT_COLUMNS;
+    const int64_t strips_per_row = (m + width - 1) / width;
     const int64_t tasks = (p->nout / m) * strips_per_row;
     const int64_t work = p->nout * p->nred_elems;
 #pragma omp parallel for schedule(static) if (work >= GT_PARALLEL_THRESHOLD && tasks > 1)
     for (int64_t t = 0; t < tasks; t++) {
-        int64_t o = t / strips_per_row, c0 = (t % strips_per_row) * GT_COLUMNS;
-        int64_t w = m - c0 < GT_COLUMNS ? m - c0 : GT_COLUMNS;
+        int64_t o = t / strips_per_row, c0 = (t % strips_per_row) * width;
+        int64_t w = m - c0 < width ? m - c0 : width;
         reduce_strip(p, impl, out, a, o, c0, w);
     }
 }
@@ -575,11 +589,12 @@ int gt_reduce(int op, gt_view *out, const gt_view *a)
 #ifdef _OPENMP
     threads = omp_get_max_threads();
 #endif
+    const int64_t width = strip_width(&p, threads);
     int64_t strips = (p.nout / p.kshape[p.nkept - 1]) *
-                     ((p.kshape[p.nkept - 1] + GT_COLUMNS - 1) / GT_COLUMNS);
+                     ((p.kshape[p.nkept - 1] + width - 1) / width);
     int big = p.nout * p.nred_elems >= GT_PARALLEL_THRESHOLD;
     if (kept_is_inner && (!big || strips >= threads || p.nout >= 4 * GT_COLUMNS))
-        reduce_outer(&p, impl, out, a);
+        reduce_outer(&p, impl, out, a, width);
     else
         reduce_inner(&p, impl, out, a);
     return 0;

@@ -19,7 +19,7 @@ import warnings
 from glasstorch import _dtype
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
-from glasstorch.autograd.grad_mode import no_grad
+from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
 from glasstorch.ops import inplace as _inplace
 from glasstorch.ops import pointwise
 from glasstorch.ops.core import strided_as
@@ -702,40 +702,81 @@ def nll_loss(
 
 
 class CrossEntropyIndices(Function):
-    """Per-row cross-entropy over class indices, through the fused kernel.
+    """Cross-entropy over class indices, reduced, through two fused kernels.
 
-    Forward: ``losses[i] = logsumexp(x[i]) - x[i, t_i]`` (0 where ignored), with
-    ``log_probs = log_softmax(x)`` computed on the way. Backward: the gradient
-    of each row is ``(softmax(x[i]) - one_hot(t_i)) * grad[i]``, from the
-    saved ``log_probs``. (``log_probs`` is saved as a constant, so a second
-    derivative through this node is not supported.)
+    Forward: the ``cross_entropy`` kernel gives each row's loss
+    ``w[t_i] * (logsumexp(x[i]) - x[i, t_i])`` and weight ``w[t_i]`` (0 where
+    ignored), with ``log_probs = log_softmax(x)`` on the way; then the
+    reduction: none, the sum, or the sum divided by the summed weights.
+    Backward: the ``cross_entropy_backward`` kernel turns each row's incoming
+    gradient ``g_i`` into ``g_i * w[t_i] * (softmax(x[i]) - one_hot(t_i))``, from
+    the saved ``log_probs``. So a training step spends two kernel calls on its
+    loss, where composing it from tensor operations takes a dozen.
+
+    Under ``create_graph`` the backward is written in tensor operations
+    instead, so the gradient joins the graph through ``g``; ``log_probs`` is
+    saved as a constant, so a second derivative with respect to the logits is
+    not supported.
     """
 
     backward_name = "NllLossBackward0"
 
     @staticmethod
-    def forward(ctx, logits, target, ignore_index):
-        rows, classes = logits.shape
+    def forward(ctx, logits, target, weight, ignore_index, reduction):
+        rows, classes = logits._shape
         losses = empty_tensor((rows,), logits.dtype)
+        row_weights = empty_tensor((rows,), logits.dtype)
         log_probs = empty_tensor((rows, classes), logits.dtype)
-        kernels.cross_entropy(
+        bad_row = kernels.cross_entropy(
             losses._strided(),
+            row_weights._strided(),
             log_probs._strided(),
             logits._strided(),
             target._strided(),
+            None if weight is None else weight._strided(),
             ignore_index,
         )
-        ctx.save_for_backward(log_probs, target)
-        ctx.ignore_index = ignore_index
-        return losses
+        if bad_row >= 0:
+            raise IndexError(f"Target {target[bad_row].item()} is out of bounds.")
+        ctx.save_for_backward(log_probs, target, weight)
+        ctx.ignore_index, ctx.reduction = ignore_index, reduction
+        if reduction == "none":
+            return losses
+        total = losses.sum()
+        if reduction == "sum":
+            return total
+        ctx.weight_sum = row_weights.sum()
+        return total / ctx.weight_sum
 
     @staticmethod
     def backward(ctx, grad):
-        log_probs, target = ctx.saved_tensors
-        classes = log_probs.shape[1]
-        one_hot_target = (target.unsqueeze(1) == arange(classes)).to(log_probs.dtype)
-        kept = (target != ctx.ignore_index).unsqueeze(1)
-        return (log_probs.exp() - one_hot_target) * (grad.unsqueeze(1) * kept), None, None
+        log_probs, target, weight = ctx.saved_tensors
+        rows = log_probs.shape[0]
+        if ctx.reduction == "mean":
+            grad = grad / ctx.weight_sum
+        if is_grad_enabled():  # create_graph: build the gradient from recorded operations
+            grad_logits = _cross_entropy_grad_as_ops(ctx, log_probs, target, weight, grad)
+            return grad_logits, None, None, None, None
+        grad_logits = empty_tensor(log_probs.shape, log_probs.dtype)
+        kernels.cross_entropy_backward(
+            grad_logits._strided(),
+            log_probs._strided(),
+            target._strided(),
+            None if weight is None else weight._strided(),
+            strided_as(grad, (rows,)),  # one value for every row after a reduction
+            ctx.ignore_index,
+        )
+        return grad_logits, None, None, None, None
+
+
+def _cross_entropy_grad_as_ops(ctx, log_probs, target, weight, grad):
+    """:class:`CrossEntropyIndices`' gradient written with tensor operations."""
+    classes = log_probs.shape[1]
+    one_hot_target = (target.unsqueeze(1) == arange(classes)).to(log_probs.dtype)
+    kept = target != ctx.ignore_index
+    row_weights = _sample_weights(target, weight, ctx.ignore_index, log_probs.dtype)
+    scale = grad.expand(target.shape) * row_weights * kept
+    return (log_probs.exp() - one_hot_target) * scale.unsqueeze(1)
 
 
 def cross_entropy(
@@ -779,12 +820,12 @@ def cross_entropy(
             input, target, weight, ignore_index, reduction, label_smoothing
         )
     rows, flat_target = _rows_of_classes(input, target)
-    _check_targets_in_range(flat_target, classes, ignore_index)
-    losses = CrossEntropyIndices.apply(rows, flat_target, ignore_index)
-    weights = _sample_weights(flat_target, weight, ignore_index, rows.dtype)
     if weight is not None:
-        losses = losses * weights
-    return _reduce_weighted(losses, weights, reduction, target.shape)
+        weight = weight.to(rows.dtype)
+    loss = CrossEntropyIndices.apply(rows, flat_target, weight, ignore_index, reduction)
+    if reduction == "none" and loss.shape != target.shape:
+        loss = loss.reshape(target.shape)
+    return loss
 
 
 def _class_weights_along(weight: Tensor, input: Tensor, class_dim: int) -> Tensor:

@@ -569,9 +569,32 @@ Erf = _unary_function(
     lambda g, x, y: g * (-(x * x)).exp() * (2.0 / math.sqrt(math.pi)),
     floating=True,
 )
+
+
 # where() rather than g * (y > 0): one kernel fewer, and no bool-to-float cast.
+class ThresholdBackward(Function):
+    """ReLU's gradient as one kernel: ``grad`` where ``output > 0``, else 0.
+
+    A Function of its own (PyTorch's ``threshold_backward``), so that a
+    gradient computed with ``create_graph`` can itself be differentiated: it
+    is linear in ``grad``, with the same mask.
+    """
+
+    backward_name = "ThresholdBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, output):
+        ctx.save_for_backward(output)
+        return compute_binary("threshold_backward", grad, output)
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        (output,) = ctx.saved_tensors
+        return ThresholdBackward.apply(grad_grad, output), None
+
+
 Relu = _unary_function(
-    "Relu", "relu", lambda g, x, y: where(y > 0, g, 0.0), floating=False, save="output"
+    "Relu", "relu", lambda g, x, y: ThresholdBackward.apply(g, y), floating=False, save="output"
 )
 # Piecewise-constant functions have a zero derivative almost everywhere.
 Sign = _unary_function("Sign", "sign", lambda g, x, y: g * 0, floating=False)
