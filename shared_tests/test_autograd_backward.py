@@ -8,6 +8,7 @@ themselves (``create_graph``) to take second derivatives.
 from __future__ import annotations
 
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -310,3 +311,69 @@ def test_mixed_program_matches_torch():
 
     for mine, theirs in zip(program(gt), program(torch), strict=True):
         assert_close(mine, theirs, rtol=1e-9, atol=1e-12)
+
+
+# ------------------------------------------- a leaf's first gradient, not copied
+class _Double(gt.autograd.Function):
+    """2 * x, remembering (weakly) the gradient its backward hands out."""
+
+    handed_out = None
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        result = grad * 2
+        _Double.handed_out = weakref.ref(result)
+        return result
+
+
+def test_a_gradient_nobody_else_holds_becomes_grad_without_a_copy():
+    x = leaf([1.0, 2.0, 3.0])
+    _Double.apply(x).sum().backward()
+    assert _Double.handed_out() is x.grad  # taken as it is, as PyTorch does
+    assert_close(x.grad, np.array([2.0, 2.0, 2.0]))
+
+
+def test_a_gradient_passed_to_backward_is_copied():
+    x = leaf([1.0, 2.0])
+    g = gt.tensor([1.0, 1.0], **F64)
+    x.backward(g)
+    g.add_(5.0)
+    assert_close(x.grad, np.array([1.0, 1.0]))
+
+
+def test_a_gradient_kept_by_a_leaf_hook_is_copied():
+    x = leaf([1.0, 2.0])
+    kept = []
+    x.register_hook(kept.append)
+    _Double.apply(x).sum().backward()
+    kept[0].add_(5.0)
+    assert_close(x.grad, np.array([2.0, 2.0]))
+
+
+def test_a_gradient_kept_by_a_tensor_hook_upstream_is_copied():
+    x = leaf([1.0, 2.0])
+    y = x + 1  # AddBackward0 hands y's gradient object on to x unchanged
+    kept = []
+    y.register_hook(kept.append)
+    (y * 3).sum().backward()
+    kept[0].add_(5.0)
+    assert_close(x.grad, np.array([3.0, 3.0]))
+
+
+def test_two_leaves_fed_the_same_gradient_do_not_share_it():
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    _Double.apply(a + b).sum().backward()  # one contiguous gradient, handed to both
+    a.grad.add_(1.0)
+    assert_close(b.grad, np.array([2.0, 2.0]))
+    assert_close(a.grad, np.array([3.0, 3.0]))
+
+
+def test_a_taken_gradient_then_accumulates_in_place():
+    x = leaf([1.0, 2.0])
+    for _ in range(3):
+        _Double.apply(x).sum().backward()
+    assert_close(x.grad, np.array([6.0, 6.0]))

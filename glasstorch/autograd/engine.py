@@ -123,12 +123,13 @@ def run_backward(
     with set_grad_enabled(create_graph):
         while ready:
             _, _, node = heapq.heappop(ready)
-            grads = buffers.pop(node, [None])
-            grads = _run_tensor_hooks(node, grads)
-            for output_nr, grad in enumerate(grads):
-                if (node, output_nr) in captures:
-                    captured[captures[(node, output_nr)]] = grad
+            grads = _run_tensor_hooks(node, buffers.pop(node, [None]))
+            if captures:
+                _capture(node, grads, captures, captured)
             if isinstance(node, AccumulateGrad):
+                # ``grads`` is now the only reference the engine holds to the
+                # leaf's gradient, which lets AccumulateGrad take it without a
+                # copy (see AccumulateGrad.apply).
                 if (
                     accumulate
                     and (inputs is None or (node, 0) in captures)
@@ -143,6 +144,7 @@ def run_backward(
             if not retain_graph:
                 node._release_saved()
             _send(node, results, deliver, dependencies, ready)
+            results = None  # the gradients live on in ``buffers`` only (see AccumulateGrad)
 
     if inputs is not None and not accumulate:
         if not allow_unused and any(grad is None for grad in captured):
@@ -152,6 +154,13 @@ def run_backward(
             )
         return captured
     return None
+
+
+def _capture(node: Node, grads: list, captures: dict, captured: list) -> None:
+    """Keep the gradients that ``autograd.grad`` (or ``inputs=``) asked for."""
+    for output_nr, grad in enumerate(grads):
+        if (node, output_nr) in captures:
+            captured[captures[(node, output_nr)]] = grad
 
 
 def _run_tensor_hooks(node: Node, grads: list) -> list:

@@ -17,6 +17,7 @@ Function: ``MulBackward0`` for the built-in ``Mul``, ``MyOpBackward`` for a user
 from __future__ import annotations
 
 import itertools
+import sys
 import weakref
 
 from glasstorch.autograd.grad_mode import _state as _grad_state
@@ -173,7 +174,18 @@ class BackwardNode(Node):
 
 
 class AccumulateGrad(Node):
-    """The node at a leaf: it adds the arriving gradient into ``variable.grad``."""
+    """The node at a leaf: it adds the arriving gradient into ``variable.grad``.
+
+    When the leaf has no gradient yet, the arriving one becomes ``.grad``. If
+    nothing else can see that tensor, it is taken as it is ("stolen", in
+    PyTorch's words) rather than copied: after ``zero_grad()`` that saves a
+    copy of every parameter's gradient on every step. Nothing else can see it
+    when it owns its storage (it is not a view), is contiguous, has no history,
+    and its reference count says that only the engine and this call hold it:
+    a hook that kept it, a user who passed it to ``backward``, or another node
+    waiting for the same tensor all add references, and then it is copied.
+    (PyTorch makes the same test on its C++ reference count.)
+    """
 
     def __init__(self, variable):
         super().__init__()
@@ -191,6 +203,8 @@ class AccumulateGrad(Node):
         if leaf.grad is None:
             if create_graph:
                 leaf.grad = grad.clone()
+            elif sys.getrefcount(grad) <= _UNSHARED_REFCOUNT and _can_take(grad, leaf):
+                leaf.grad = grad  # nobody else holds it: no copy needed
             else:  # one copy: the leaf must not share memory with the graph's tensors
                 grad = grad.detach()
                 leaf.grad = grad.clone() if grad.is_contiguous() else grad.contiguous()
@@ -200,6 +214,43 @@ class AccumulateGrad(Node):
             with no_grad():
                 leaf.grad.add_(grad)
         return ()
+
+
+def _can_take(grad, leaf) -> bool:
+    """Whether ``grad`` may become ``leaf.grad`` as it is: its own dense
+    storage, no history, the leaf's dtype and shape."""
+    return (
+        grad._base is None
+        and grad.grad_fn is None
+        and not grad._requires_grad
+        and grad.dtype is leaf.dtype
+        and grad._shape == leaf._shape
+        and grad.is_contiguous()
+    )
+
+
+class _ReferenceProbe:
+    """Measures what ``sys.getrefcount`` reports inside ``AccumulateGrad.apply``
+    for a gradient held by nothing but the engine's list.
+
+    The count includes references that depend on the Python version (the
+    caller's stack, ``getrefcount``'s own argument), so it is measured here,
+    through the same shape of call the engine makes (``node.apply(grads[0])``
+    with ``grads`` a local list), rather than written down as a constant.
+    """
+
+    def apply(self, grad):
+        return sys.getrefcount(grad)
+
+
+def _measure_unshared_refcount() -> int:
+    grads = [object()]
+    return _ReferenceProbe().apply(grads[0])
+
+
+#: ``sys.getrefcount`` of a gradient that only the engine holds, seen from
+#: ``AccumulateGrad.apply``; a larger count means someone else holds it too.
+_UNSHARED_REFCOUNT = _measure_unshared_refcount()
 
 
 class Function:

@@ -27,6 +27,7 @@ from glasstorch.ops.creation import arange, rand, zeros
 from glasstorch.ops.indexing import masked_select
 from glasstorch.ops.linalg import compute_matmul
 from glasstorch.ops.pointwise import where
+from glasstorch.ops.reduction import compute_reduce
 from glasstorch.ops.reduction import log_softmax as _log_softmax
 from glasstorch.ops.reduction import softmax as _softmax
 from glasstorch.tensor import Tensor, empty_tensor
@@ -630,6 +631,8 @@ def _rows_of_classes(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
     """
     if input.dim() == 1:
         return input.unsqueeze(0), target.reshape(1)
+    if input.dim() == 2:
+        return input, target  # already rows of scores (the usual case: no view to record)
     if input.dim() > 2:
         order = (0,) + tuple(range(2, input.dim())) + (1,)
         input = input.permute(order)
@@ -742,11 +745,12 @@ class CrossEntropyIndices(Function):
         ctx.ignore_index, ctx.reduction = ignore_index, reduction
         if reduction == "none":
             return losses
-        total = losses.sum()
+        # The reduction, straight through the kernels (forward records nothing).
+        total = compute_reduce("sum", losses, (0,), keepdim=False)
         if reduction == "sum":
             return total
-        ctx.weight_sum = row_weights.sum()
-        return total / ctx.weight_sum
+        ctx.weight_sum = compute_reduce("sum", row_weights, (0,), keepdim=False)
+        return pointwise.compute_binary("div", total, ctx.weight_sum)
 
     @staticmethod
     def backward(ctx, grad):
