@@ -76,6 +76,36 @@ def test_other_tier_is_reported_even_when_unavailable(tmp_path):
             assert record["reason"]
 
 
+def test_isolated_rounds_run_each_backend_alone_and_keep_the_best(tmp_path, capsys):
+    document = _run(
+        tmp_path,
+        "--workloads",
+        "add-one-element",
+        "--backends",
+        "tier",
+        "numpy",
+        "--isolate",
+        "--rounds",
+        "2",
+    )
+    assert document["settings"]["isolate"] is True
+    assert document["backends"] == [glasstorch.tier, "numpy"]
+    assert document["tiers"][glasstorch.tier] == {"status": "ok", "where": "subprocess"}
+    (entry,) = document["workloads"]
+    for backend in (glasstorch.tier, "numpy"):
+        record = entry["results"][backend]
+        assert record["status"] == "ok", record
+        assert record["median_s"] > 0
+    captured = capsys.readouterr()
+    assert "round 2/2: numpy in a fresh interpreter" in captured.err
+    assert "each backend in its own interpreter" in captured.out
+
+
+def test_rounds_without_isolate_is_refused(tmp_path, capsys):
+    assert main(["--rounds", "3", "--json", str(tmp_path / "r.json")]) == 2
+    assert "--isolate" in capsys.readouterr().err
+
+
 def test_plot_or_note(tmp_path, capsys):
     plot = tmp_path / "bench.png"
     _run(tmp_path, "--workloads", "add-one-element", "--backends", "numpy", "--plot", str(plot))
@@ -124,3 +154,23 @@ def test_list_and_bad_filter(capsys):
 )
 def test_format_seconds(seconds, text):
     assert format_seconds(seconds) == text
+
+
+def test_merge_best_keeps_the_fastest_successful_run():
+    from glasstorch.bench.runner import _merge_best
+
+    entries = [{"name": "w", "results": {}}]
+
+    def outcome(record):
+        return {
+            "status": "ok",
+            "document": {"workloads": [{"name": "w", "results": {"x": record}}]},
+        }
+
+    _merge_best("fast", {"status": "error", "reason": "crashed"}, entries)
+    assert entries[0]["results"]["fast"]["status"] == "error"
+    _merge_best("fast", outcome({"status": "ok", "median_s": 2.0}), entries)
+    _merge_best("fast", outcome({"status": "ok", "median_s": 1.0}), entries)
+    _merge_best("fast", outcome({"status": "ok", "median_s": 3.0}), entries)
+    _merge_best("fast", outcome({"status": "error", "reason": "flaky"}), entries)
+    assert entries[0]["results"]["fast"] == {"status": "ok", "median_s": 1.0}

@@ -4,6 +4,7 @@ Examples::
 
     python -m glasstorch.bench                      # every workload, this tier, NumPy, PyTorch
     python -m glasstorch.bench --other-tier         # ... and the other tier, in a subprocess
+    python -m glasstorch.bench --isolate --rounds 3 # each backend alone, best of 3 turns
     python -m glasstorch.bench --quick --workloads matmul add
     python -m glasstorch.bench --list
 """
@@ -41,6 +42,20 @@ def parser() -> argparse.ArgumentParser:
         "--other-tier",
         action="store_true",
         help="also run the other glasstorch tier, in a subprocess",
+    )
+    p.add_argument(
+        "--isolate",
+        action="store_true",
+        help="run every backend in a fresh interpreter of its own, so that their thread "
+        "pools never compete for the cores",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --isolate: run the backends N times in turn and keep each one's best "
+        "median (for a machine shared with other jobs; default: %(default)s)",
     )
     p.add_argument(
         "--json",
@@ -99,6 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         print(list_workloads(args.quick))
         return 0
+    if args.rounds < 1 or (args.rounds > 1 and not args.isolate):
+        print(
+            "error: --rounds takes a number >= 1, and more than 1 needs --isolate", file=sys.stderr
+        )
+        return 2
     try:
         select_workloads(args.workloads, args.quick)
     except ValueError as error:
@@ -110,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         quick=args.quick,
         backends=tuple(args.backends),
         other_tier=args.other_tier,
+        isolate=args.isolate,
+        rounds=args.rounds,
         min_time=args.min_time,
         no_skip=args.no_skip,
         torch_threads=args.torch_threads,

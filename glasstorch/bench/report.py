@@ -241,7 +241,7 @@ def notes(document: dict) -> list[str]:
     return lines
 
 
-def machine_line(machine: dict) -> str:
+def machine_line(machine: dict, isolated: bool = False) -> str:
     """The machine in one line, for the top of the report."""
     torch = (
         f"torch {machine['torch']} ({machine['torch_threads']} threads)"
@@ -250,13 +250,19 @@ def machine_line(machine: dict) -> str:
     )
     return (
         f"{machine['cpu']}, {machine['cores']} cores | Python {machine['python']}, "
-        f"NumPy {machine['numpy']}, {torch} | glasstorch tier in process: {machine['tier']}"
+        f"NumPy {machine['numpy']}, {torch} | "
+        + (
+            "each backend in its own interpreter"
+            if isolated
+            else f"glasstorch tier in process: {machine['tier']}"
+        )
     )
 
 
 def render(document: dict) -> str:
     """The full text report: machine, time table, throughput table, notes."""
-    parts = [machine_line(document["machine"])]
+    isolated = document.get("settings", {}).get("isolate", False)
+    parts = [machine_line(document["machine"], isolated)]
     warning = busy_warning(document["machine"])
     if warning:
         parts.append(warning)

@@ -44,6 +44,11 @@ class BenchSettings:
         quick: small sizes and short timings.
         backends: which of ``"tier"``, ``"numpy"``, ``"torch"`` to run in this process.
         other_tier: also run the other glasstorch tier(s), in a subprocess.
+        isolate: run every backend in a fresh interpreter of its own, so that no
+            two libraries' thread pools share the cores (see :func:`run_isolated`).
+        rounds: with ``isolate``, run every backend this many times, in turn,
+            and keep each workload's best median (for a machine shared with
+            other jobs).
         min_time: seconds to spend timing each workload on each backend.
         no_skip: run every size on the reference tier too, however slow.
         torch_threads: PyTorch's thread count.
@@ -55,6 +60,8 @@ class BenchSettings:
     quick: bool = False
     backends: tuple[str, ...] = BACKEND_CHOICES
     other_tier: bool = False
+    isolate: bool = False
+    rounds: int = 1
     min_time: float | None = None
     no_skip: bool = False
     torch_threads: int = 2
@@ -185,9 +192,11 @@ def other_tiers(active: str) -> list[str]:
     return [name for name in TIERS if name != active]
 
 
-def child_options(settings: BenchSettings) -> list[str]:
-    """The command-line options that make a child run the same workloads on its tier only."""
-    options = ["--backends", "tier", "--no-table", "--seed", str(settings.seed)]
+def child_options(settings: BenchSettings, backend: str = "tier") -> list[str]:
+    """The command-line options that make a child run the same workloads on one backend."""
+    options = ["--backends", backend, "--no-table", "--seed", str(settings.seed)]
+    if backend == "torch":
+        options += ["--torch-threads", str(settings.torch_threads)]
     if settings.quick:
         options.append("--quick")
     if settings.no_skip:
@@ -201,8 +210,11 @@ def child_options(settings: BenchSettings) -> list[str]:
     return options
 
 
-def run_tier_in_subprocess(tier: str, settings: BenchSettings) -> dict:
-    """Run the selected workloads on ``tier`` in a fresh interpreter.
+def run_tier_in_subprocess(tier: str, settings: BenchSettings, backend: str = "tier") -> dict:
+    """Run the selected workloads on one backend in a fresh interpreter.
+
+    ``backend`` is ``"tier"`` (glasstorch's ``tier``), ``"numpy"`` or
+    ``"torch"``; the interpreter has ``GLASSTORCH_TIER=tier`` either way.
 
     Returns:
         ``{"status": "ok", "document": <the child's JSON>}``, or
@@ -211,8 +223,13 @@ def run_tier_in_subprocess(tier: str, settings: BenchSettings) -> dict:
     child = Path(__file__).with_name("_child.py")
     env = {**os.environ, "GLASSTORCH_TIER": tier}
     with tempfile.TemporaryDirectory(prefix="glasstorch-bench-") as folder:
-        result_path = Path(folder) / f"{tier}.json"
-        command = [sys.executable, str(child), str(result_path), *child_options(settings)]
+        result_path = Path(folder) / f"{backend}.json"
+        command = [
+            sys.executable,
+            str(child),
+            str(result_path),
+            *child_options(settings, backend),
+        ]
         # stdout and stderr pass through: the child's progress shows as it runs.
         completed = subprocess.run(command, env=env, check=False)
         if not result_path.exists():
@@ -244,6 +261,75 @@ def in_process_backends(settings: BenchSettings) -> tuple[list[Backend], dict[st
     return backends, missing
 
 
+def run_isolated(settings: BenchSettings) -> dict:
+    """:func:`run_benchmarks` with every backend in an interpreter of its own.
+
+    In one process, the fast tier's OpenMP threads and PyTorch's own keep
+    spinning for a while after each parallel region, waiting for more work;
+    on a machine with few cores the two pools then take turns on the same
+    cores and both slow down. Here each backend runs alone. With
+    ``settings.rounds`` above 1 the backends take turns that many times and
+    each workload keeps its best median on each backend: other jobs on a
+    shared machine can only make a run slower, never faster.
+    """
+    import glasstorch
+
+    tiers_to_run = [glasstorch.tier] if "tier" in settings.backends else []
+    if settings.other_tier:
+        tiers_to_run += other_tiers(glasstorch.tier)
+    jobs = [(tier, "tier", tier) for tier in tiers_to_run]  # (column, backend, tier)
+    jobs += [(b, b, glasstorch.tier) for b in settings.backends if b != "tier"]
+
+    workloads = select_workloads(settings.patterns, settings.quick)
+    entries = [_describe(workload) | {"results": {}} for workload in workloads]
+    tiers: dict[str, dict] = {}
+    for round_number in range(1, settings.rounds + 1):
+        for column, backend, tier in jobs:
+            print(
+                f"round {round_number}/{settings.rounds}: {column} in a fresh interpreter...",
+                file=sys.stderr,
+                flush=True,
+            )
+            outcome = run_tier_in_subprocess(tier, settings, backend)
+            _merge_best(column, outcome, entries)
+            if backend == "tier":
+                tiers[column] = {"status": outcome["status"], "where": "subprocess"}
+                if outcome["status"] != "ok":
+                    tiers[column]["reason"] = outcome["reason"]
+    return {
+        "settings": asdict(settings),
+        "backends": [column for column, _, _ in jobs],
+        "tiers": tiers,
+        "workloads": entries,
+    }
+
+
+def _merge_best(column: str, outcome: dict, entries: list[dict]) -> None:
+    """Put one child's results into ``entries`` under ``column``, keeping the faster
+    of what is there and what came (by median time)."""
+    if outcome["status"] != "ok":
+        for entry in entries:
+            entry["results"].setdefault(
+                column, {"status": outcome["status"], "reason": outcome["reason"]}
+            )
+        return
+    document = outcome["document"]
+    by_name = {}
+    for workload in document["workloads"]:
+        records = list(workload["results"].values())
+        by_name[workload["name"]] = records[0] if records else None
+    for entry in entries:
+        new = by_name.get(entry["name"]) or {
+            "status": "error",
+            "reason": "the subprocess returned no result for it",
+        }
+        old = entry["results"].get(column)
+        if old is None or old.get("status") != "ok":
+            entry["results"][column] = new
+        elif new.get("status") == "ok" and new["median_s"] < old["median_s"]:
+            entry["results"][column] = new
+
+
 def run_benchmarks(settings: BenchSettings) -> dict:
     """Run the selected workloads on every backend; the results as a JSON-ready dict.
 
@@ -255,6 +341,8 @@ def run_benchmarks(settings: BenchSettings) -> dict:
     """
     import glasstorch
 
+    if settings.isolate:
+        return run_isolated(settings)
     workloads = select_workloads(settings.patterns, settings.quick)
     backends, missing = in_process_backends(settings)
     numpy = numpy_backend()
