@@ -377,3 +377,18 @@ def test_a_taken_gradient_then_accumulates_in_place():
     for _ in range(3):
         _Double.apply(x).sum().backward()
     assert_close(x.grad, np.array([6.0, 6.0]))
+
+
+def test_a_replacement_gradient_kept_by_its_hook_is_copied():
+    x = leaf([1.0, 2.0])
+    kept = []
+
+    def replace_and_keep(grad):
+        kept.append(grad * 10)
+        return kept[-1]
+
+    x.register_hook(replace_and_keep)
+    x.register_hook(lambda grad: None)  # a later hook that changes nothing
+    _Double.apply(x).sum().backward()
+    kept[0].add_(5.0)
+    assert_close(x.grad, np.array([20.0, 20.0]))

@@ -195,15 +195,21 @@ class AccumulateGrad(Node):
 
     def apply(self, grad):
         leaf = self.variable
+        from_the_engine = True  # still the very tensor the engine handed over
         for hook in list((leaf._backward_hooks or {}).values()):
             replaced = hook(grad)
             if replaced is not None:
-                grad = replaced
+                grad, from_the_engine = replaced, False
         create_graph = is_grad_enabled()  # the engine turns grad mode on for create_graph
         if leaf.grad is None:
             if create_graph:
                 leaf.grad = grad.clone()
-            elif sys.getrefcount(grad) <= _UNSHARED_REFCOUNT and _can_take(grad, leaf):
+            elif (
+                from_the_engine  # (the count below assumes the engine's reference)
+                and _UNSHARED_REFCOUNT > 0
+                and sys.getrefcount(grad) <= _UNSHARED_REFCOUNT
+                and _can_take(grad, leaf)
+            ):
                 leaf.grad = grad  # nobody else holds it: no copy needed
             else:  # one copy: the leaf must not share memory with the graph's tensors
                 grad = grad.detach()
@@ -244,6 +250,8 @@ class _ReferenceProbe:
 
 
 def _measure_unshared_refcount() -> int:
+    if not hasattr(sys, "getrefcount"):  # not CPython: PyPy has no reference counts
+        return 0  # "no count is small enough": gradients are always copied
     grads = [object()]
     return _ReferenceProbe().apply(grads[0])
 
