@@ -318,7 +318,7 @@ class Function:
         # mode flag is read once, and nothing is built for the graph unless a
         # node will be recorded.
         grad_enabled = _grad_state.enabled
-        needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
         record = grad_enabled and True in needs_input_grad
         if not record:
             # A throwaway context (cheap to make): this path runs for every op
