@@ -11,7 +11,8 @@ function:
 * :mod:`~glasstorch.fast.rng`: Philox 4x32-10 and the random kernels;
 * :mod:`~glasstorch.fast.optim`: one fused update per optimizer;
 * :mod:`~glasstorch.fast.reductions`, :mod:`~glasstorch.fast.linalg`,
-  :mod:`~glasstorch.fast.indexing`, :mod:`~glasstorch.fast.nn`: the rest.
+  :mod:`~glasstorch.fast.indexing`, :mod:`~glasstorch.fast.nn`: the rest;
+* :mod:`~glasstorch.fast.threads`: the size of the OpenMP thread pool.
 
 :func:`make_kernels` composes them into one :class:`~glasstorch._kernels.Kernels`.
 There is no fallback to Python loops: a family that is missing makes the tier
@@ -28,7 +29,7 @@ from types import ModuleType
 
 #: The C ABI version these Python sources expect; must equal ``GT_ABI_VERSION``
 #: in ``fast/csrc/glasstorch_fast.h``.
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 _BUILD_HINT = (
     "Build it with `pip install -e .` (or `make test`, which does so in .venv), "
@@ -84,6 +85,7 @@ FAMILIES = (
     ("nn", "NNKernels"),
     ("optim", "OptimKernels"),
     ("rng", "RandomKernels"),
+    ("threads", "ThreadKernels"),
 )
 
 

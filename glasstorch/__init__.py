@@ -200,6 +200,26 @@ int = int32  # noqa: A001
 __version__ = "0.1.0"
 
 
+def set_num_threads(int: _builtins.int) -> None:  # noqa: A002 - PyTorch's argument name
+    """Let each operation use up to ``int`` threads (the fast tier's OpenMP pool).
+
+    As in PyTorch, the setting applies to operations started from the calling
+    thread. The reference tier always computes in one thread; it remembers the
+    number, so that :func:`get_num_threads` reads it back.
+    """
+    value = int
+    if isinstance(value, _builtins.bool) or not isinstance(value, _builtins.int):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(value).__name__}")
+    if value < 1:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    _tier.kernels.set_num_threads(value)
+
+
+def get_num_threads() -> _builtins.int:
+    """How many threads each operation may use (see :func:`set_num_threads`)."""
+    return _tier.kernels.get_num_threads()
+
+
 def is_tensor(obj) -> _builtins.bool:
     """Whether ``obj`` is a glasstorch Tensor."""
     return isinstance(obj, Tensor)

@@ -156,6 +156,19 @@ class Kernels:
     #: The tier's name, as ``GLASSTORCH_TIER`` spells it.
     name = "abstract"
 
+    # ------------------------------------------------------------------ threads
+    def set_num_threads(self, n: int) -> None:
+        """Let each kernel call use up to ``n`` threads (``n >= 1``, checked by the frontend).
+
+        The setting applies to kernel calls made from the thread that set it,
+        as OpenMP's does.
+        """
+        raise NotImplementedError
+
+    def get_num_threads(self) -> int:
+        """How many threads a kernel call may use."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ storage
     def allocate(self, numel: int, dtype: Any) -> Any:
         """Return a new flat buffer of ``numel`` elements of NumPy ``dtype``.

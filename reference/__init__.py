@@ -12,9 +12,10 @@ The kernels are grouped by family, one module each:
 * :mod:`~glasstorch.reference.linalg`: matmul;
 * :mod:`~glasstorch.reference.indexing`: gather, scatter, index_select, index_put, nonzero;
 * :mod:`~glasstorch.reference.creation`: allocate, arange, linspace;
-* :mod:`~glasstorch.reference.nn`: the fused cross-entropy;
+* :mod:`~glasstorch.reference.nn`: the fused cross-entropy and its gradient;
 * :mod:`~glasstorch.reference.optim`: one fused update per optimizer;
-* :mod:`~glasstorch.reference.random`: Philox 4x32-10 and the random kernels.
+* :mod:`~glasstorch.reference.random`: Philox 4x32-10 and the random kernels;
+* :mod:`~glasstorch.reference.threads`: the thread count (always one thread here).
 """
 
 from glasstorch._kernels import Kernels
@@ -27,6 +28,7 @@ from .nn import NNKernels
 from .optim import OptimKernels
 from .random import RandomKernels
 from .reductions import ReductionKernels
+from .threads import ThreadKernels
 
 
 class ReferenceKernels(
@@ -38,6 +40,7 @@ class ReferenceKernels(
     NNKernels,
     OptimKernels,
     RandomKernels,
+    ThreadKernels,
     Kernels,
 ):
     """The whole contract, one family of kernels per base class."""

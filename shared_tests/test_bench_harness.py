@@ -174,3 +174,20 @@ def test_merge_best_keeps_the_fastest_successful_run():
     _merge_best("fast", outcome({"status": "ok", "median_s": 3.0}), entries)
     _merge_best("fast", outcome({"status": "error", "reason": "flaky"}), entries)
     assert entries[0]["results"]["fast"] == {"status": "ok", "median_s": 1.0}
+
+
+def test_threads_option_sets_glasstorch_threads_here_and_in_children(tmp_path):
+    from glasstorch.bench.runner import child_options
+
+    before = glasstorch.get_num_threads()
+    try:
+        document = _run(
+            tmp_path, "--workloads", "add-one-element", "--backends", "tier", "--threads", "1"
+        )
+        assert document["machine"]["threads"] == 1
+        assert document["workloads"][0]["results"][glasstorch.tier]["status"] == "ok"
+    finally:
+        glasstorch.set_num_threads(before)
+    options = child_options(BenchSettings(threads=3), "tier")
+    assert options[options.index("--threads") + 1] == "3"
+    assert "--threads" not in child_options(BenchSettings(threads=3), "torch")

@@ -76,3 +76,40 @@ def test_cuda_is_refused_with_an_explanation():
     expected = "GLASSTORCH_TIER=fast" if gt.tier == "reference" else "no CUDA kernels"
     with pytest.raises(RuntimeError, match=expected):
         gt.zeros(2, device="cuda")
+
+
+def test_set_num_threads_reads_back_and_is_restored():
+    before = gt.get_num_threads()
+    assert isinstance(before, int) and before >= 1
+    try:
+        gt.set_num_threads(1)
+        assert gt.get_num_threads() == 1
+        # one thread computes the same numbers as several
+        x = gt.arange(200_000, dtype=gt.float64)
+        assert float((x * 2).sum()) == 2 * 199_999 * 200_000 / 2
+    finally:
+        gt.set_num_threads(before)
+    assert gt.get_num_threads() == before
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (0, "expects a positive integer"),
+        (-3, "expects a positive integer"),
+        (1.5, "expects an int, but got float"),
+        (True, "expects an int, but got bool"),
+        ("2", "expects an int, but got str"),
+    ],
+)
+def test_set_num_threads_rejects_what_pytorch_rejects(value, message):
+    from oracle import assert_same_error, torch
+
+    before = gt.get_num_threads()
+    assert_same_error(
+        lambda: gt.set_num_threads(value),
+        (lambda: torch.set_num_threads(value)) if torch is not None else None,
+        match=message,
+        exc_type=RuntimeError,
+    )
+    assert gt.get_num_threads() == before

@@ -8,13 +8,14 @@
 
 /* Bumped whenever a kernel's C signature changes, so Python can refuse an
  * extension built from older sources instead of calling it wrongly. */
-#define GT_ABI_VERSION 2
+#define GT_ABI_VERSION 3
 
 /* cffi-begin */
 /* version.c: facts about this build. */
 int gt_abi_version(void);
 int gt_openmp_enabled(void);
 int gt_max_threads(void);
+void gt_set_num_threads(int n);
 /* cffi-end */
 
 #endif /* GLASSTORCH_FAST_H */

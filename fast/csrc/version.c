@@ -23,6 +23,17 @@ int gt_openmp_enabled(void)
 #endif
 }
 
+/* Parallel loops started from the calling thread use up to n threads from now
+ * on (n >= 1). Without OpenMP there is one thread, whatever n is. */
+void gt_set_num_threads(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
 /* How many threads an OpenMP parallel loop would use right now: the value of
  * OMP_NUM_THREADS if set, else the number of cores. 1 without OpenMP. */
 int gt_max_threads(void)

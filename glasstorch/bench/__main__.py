@@ -90,6 +90,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help="PyTorch's thread count (default: %(default)s)",
     )
+    p.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        help="glasstorch's thread count, for both tiers (default: the tier's, all cores)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed for the inputs (default: 0)")
     p.add_argument("--no-progress", action="store_true", help="do not show progress")
     p.add_argument("--no-table", action="store_true", help="do not print the tables")
@@ -114,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         print(list_workloads(args.quick))
         return 0
+    if args.threads is not None and args.threads < 1:
+        print("error: --threads takes a number >= 1", file=sys.stderr)
+        return 2
     if args.rounds < 1 or (args.rounds > 1 and not args.isolate):
         print(
             "error: --rounds takes a number >= 1, and more than 1 needs --isolate", file=sys.stderr
@@ -135,9 +144,14 @@ def main(argv: list[str] | None = None) -> int:
         min_time=args.min_time,
         no_skip=args.no_skip,
         torch_threads=args.torch_threads,
+        threads=args.threads,
         seed=args.seed,
         progress=not args.no_progress,
     )
+    if args.threads is not None:
+        import glasstorch
+
+        glasstorch.set_num_threads(args.threads)  # before machine_info, which records it
     torch_threads = args.torch_threads if "torch" in args.backends else None
     machine = machine_info(torch_threads)  # before the run: the load average is of others
     results = run_benchmarks(settings)

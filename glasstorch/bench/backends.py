@@ -47,10 +47,13 @@ class Backend:
         return self.module.nn.Parameter(self.module.from_numpy(array.copy()))
 
 
-def glasstorch_backend() -> Backend:
-    """The glasstorch tier loaded in this process, named after the tier."""
+def glasstorch_backend(threads: int | None = None) -> Backend:
+    """The glasstorch tier loaded in this process, named after the tier, using
+    ``threads`` threads (``None``: the tier's default, all cores)."""
     import glasstorch
 
+    if threads is not None:
+        glasstorch.set_num_threads(threads)
     return Backend(name=glasstorch.tier, kind="glasstorch", module=glasstorch)
 
 

@@ -53,6 +53,7 @@ def machine_info(torch_threads: int | None = None) -> dict:
         "torch_threads": torch_threads,
         "glasstorch": _version("glasstorch"),
         "tier": glasstorch.tier,
+        "threads": glasstorch.get_num_threads(),
         "fast_build": None,
         "load_average": _load_average(),
     }
@@ -256,6 +257,7 @@ def machine_line(machine: dict, isolated: bool = False) -> str:
             if isolated
             else f"glasstorch tier in process: {machine['tier']}"
         )
+        + (f" | glasstorch threads: {machine['threads']}" if machine.get("threads") else "")
     )
 
 

@@ -52,6 +52,7 @@ class BenchSettings:
         min_time: seconds to spend timing each workload on each backend.
         no_skip: run every size on the reference tier too, however slow.
         torch_threads: PyTorch's thread count.
+        threads: glasstorch's thread count (``None``: the tier's default).
         seed: seed of the NumPy generator that draws the inputs.
         progress: show progress on stderr.
     """
@@ -65,6 +66,7 @@ class BenchSettings:
     min_time: float | None = None
     no_skip: bool = False
     torch_threads: int = 2
+    threads: int | None = None
     seed: int = 0
     progress: bool = True
 
@@ -197,6 +199,8 @@ def child_options(settings: BenchSettings, backend: str = "tier") -> list[str]:
     options = ["--backends", backend, "--no-table", "--seed", str(settings.seed)]
     if backend == "torch":
         options += ["--torch-threads", str(settings.torch_threads)]
+    if backend == "tier" and settings.threads is not None:
+        options += ["--threads", str(settings.threads)]
     if settings.quick:
         options.append("--quick")
     if settings.no_skip:
@@ -249,7 +253,7 @@ def in_process_backends(settings: BenchSettings) -> tuple[list[Backend], dict[st
     """The backends to run here, and the reason for each one left out."""
     backends, missing = [], {}
     if "tier" in settings.backends:
-        backends.append(glasstorch_backend())
+        backends.append(glasstorch_backend(settings.threads))
     if "numpy" in settings.backends:
         backends.append(numpy_backend())
     if "torch" in settings.backends:
