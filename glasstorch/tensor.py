@@ -142,7 +142,6 @@ class Tensor:
     _backward_hooks = None  # a HookDict once a hook is registered on this leaf
     _accumulator_ref = None  # weak reference to this leaf's AccumulateGrad node
     _kernel_view = None  # the Strided handed to kernels, made on first use
-    _contiguous = None  # is_contiguous()'s answer, once asked
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -249,24 +248,18 @@ class Tensor:
     def is_contiguous(self) -> bool:
         """Whether elements are laid out in row-major order with no gaps.
 
-        Dimensions of size 1 may have any stride, as in PyTorch. The answer is
-        worked out once and remembered, like the kernel view: the frontend
-        asks it of every operand of every operation.
+        Dimensions of size 1 may have any stride, and a tensor without
+        elements is contiguous, as in PyTorch.
         """
-        contiguous = self._contiguous
-        if contiguous is None:
-            contiguous = self._contiguous = self._compute_is_contiguous()
-        return contiguous
-
-    def _compute_is_contiguous(self) -> bool:
-        expected = 1
+        contiguous, expected = True, 1
         for size, stride in zip(reversed(self._shape), reversed(self._stride)):
             if size == 0:
-                return True
+                contiguous = True
+                break
             if size != 1 and stride != expected:
-                return False
+                contiguous = False
             expected *= size
-        return True
+        return contiguous
 
     def is_floating_point(self) -> bool:
         """Whether the dtype is a floating-point type."""
@@ -321,7 +314,6 @@ class Tensor:
         self._storage, self._shape, self._stride = value._storage, value._shape, value._stride
         self._offset, self.dtype = value._offset, value.dtype
         self._kernel_view = None  # the old one describes the old storage
-        self._contiguous = None
 
     # ---------------------------------------------------------------- autograd
     def _grad_accumulator(self) -> AccumulateGrad:
