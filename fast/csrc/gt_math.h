@@ -203,6 +203,16 @@ static inline float gt_sigmoid_f32(float x)
 static inline float gt_max_f32(const float *x, int64_t n)
 {
     enum { LANES = GT_MAX_LANES };
+    if (n < LANES) {
+        /* A short row (10 scores of a classifier): one plain pass. Seeding
+         * and then combining GT_MAX_LANES lanes would cost more than it saves. */
+        float best = x[0];
+        for (int64_t i = 1; i < n && best == best; i++) { /* a NaN is the answer: stop */
+            const float v = x[i];
+            if (v > best || v != v) best = v;
+        }
+        return best;
+    }
     const int64_t whole = n / LANES * LANES; /* (a counted loop: see the top) */
     float lanes[LANES];
     for (int k = 0; k < LANES; k++) lanes[k] = x[0];
@@ -239,6 +249,11 @@ static inline float gt_max_f32(const float *x, int64_t n)
 static inline double gt_exp_sum_f32(float *y, const float *x, int64_t n, float shift)
 {
     for (int64_t i = 0; i < n; i++) y[i] = gt_exp_f32(x[i] - shift);
+    if (n < GT_ROW_LANES) { /* a short row: a plain running sum, in double, of under 16 terms */
+        double total = 0.0;
+        for (int64_t i = 0; i < n; i++) total += (double)y[i];
+        return total;
+    }
 
     const int64_t whole = n / GT_ROW_LANES * GT_ROW_LANES;
     double total[GT_ROW_LANES] = {0};
