@@ -29,13 +29,17 @@ class Storage:
         buffer: the flat NumPy array holding the elements.
         version: how many in-place writes the storage has seen; autograd
             compares it with the value noted when a tensor was saved.
+        exported: whether NumPy arrays outside glasstorch may share the
+            buffer (``from_numpy``, ``.numpy()``). Such memory is never taken
+            as a leaf's ``.grad`` without a copy (see ``AccumulateGrad``).
     """
 
-    __slots__ = ("buffer", "version", "__weakref__")
+    __slots__ = ("buffer", "version", "exported", "__weakref__")
 
-    def __init__(self, buffer):
+    def __init__(self, buffer, exported: bool = False):
         self.buffer = buffer
         self.version = 0
+        self.exported = exported
 
     def __len__(self) -> int:
         return len(self.buffer)
@@ -385,6 +389,7 @@ class Tensor:
                 "instead."
             )
         buffer = self._storage.buffer
+        self._storage.exported = True  # the array shares the memory from now on
         item = buffer.itemsize
         return np.lib.stride_tricks.as_strided(
             buffer[self._offset :] if self.numel() else buffer[:0],

@@ -392,3 +392,32 @@ def test_a_replacement_gradient_kept_by_its_hook_is_copied():
     _Double.apply(x).sum().backward()
     kept[0].add_(5.0)
     assert_close(x.grad, np.array([20.0, 20.0]))
+
+
+class _DetachedGrad(gt.autograd.Function):
+    """Identity whose backward hands on the incoming gradient's memory (detached)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.detach()
+
+
+def test_a_gradient_sharing_storage_with_a_held_tensor_is_copied():
+    x = leaf([1.0, 2.0])
+    g = gt.tensor([1.0, 1.0], **F64)
+    _DetachedGrad.apply(x).backward(g)  # x's gradient is a detach() of g
+    x.grad.add_(5.0)
+    assert_close(g, np.array([1.0, 1.0]))
+
+
+def test_a_gradient_exported_to_numpy_by_a_hook_is_copied():
+    x = leaf([1.0, 2.0])
+    arrays = []
+    x.register_hook(lambda grad: arrays.append(grad.numpy()))
+    _Double.apply(x).sum().backward()
+    x.grad.add_(5.0)
+    np.testing.assert_array_equal(arrays[0], [2.0, 2.0])

@@ -223,10 +223,13 @@ class AccumulateGrad(Node):
 
 
 def _can_take(grad, leaf) -> bool:
-    """Whether ``grad`` may become ``leaf.grad`` as it is: its own dense
-    storage, no history, the leaf's dtype and shape."""
+    """Whether ``grad`` may become ``leaf.grad`` as it is: dense storage that
+    no other tensor (a view, a ``detach()``) and no NumPy array shares, no
+    history, the leaf's dtype and shape."""
     return (
         grad._base is None
+        and sys.getrefcount(grad._storage) <= _STORAGE_ALONE_REFCOUNT
+        and not grad._storage.exported
         and grad.grad_fn is None
         and not grad._requires_grad
         and grad.dtype is leaf.dtype
@@ -259,6 +262,20 @@ def _measure_unshared_refcount() -> int:
 #: ``sys.getrefcount`` of a gradient that only the engine holds, seen from
 #: ``AccumulateGrad.apply``; a larger count means someone else holds it too.
 _UNSHARED_REFCOUNT = _measure_unshared_refcount()
+
+
+class _Holder:
+    """Stands in for a tensor holding its storage, to measure the count below."""
+
+
+def _measure_storage_alone_refcount() -> int:
+    holder = _Holder()
+    holder._storage = object()
+    return sys.getrefcount(holder._storage) if hasattr(sys, "getrefcount") else 0
+
+
+#: ``sys.getrefcount(tensor._storage)`` when that tensor is the storage's only holder.
+_STORAGE_ALONE_REFCOUNT = _measure_storage_alone_refcount()
 
 
 class Function:

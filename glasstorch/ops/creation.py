@@ -172,7 +172,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
         else 0
     )
     flat = np.lib.stride_tricks.as_strided(ndarray, shape=(span,), strides=(item,))
-    storage = Storage(flat)
+    storage = Storage(flat, exported=True)  # the caller's array shares it
     return Tensor._make(storage, ndarray.shape, strides, 0, dtype)
 
 
