@@ -146,6 +146,7 @@ class Tensor:
     _backward_hooks = None  # a HookDict once a hook is registered on this leaf
     _accumulator_ref = None  # weak reference to this leaf's AccumulateGrad node
     _kernel_view = None  # the Strided handed to kernels, made on first use
+    _flat_kernel_view = None  # a contiguous tensor's 1-D Strided (optimizers), on first use
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -317,7 +318,7 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         self._storage, self._shape, self._stride = value._storage, value._shape, value._stride
         self._offset, self.dtype = value._offset, value.dtype
-        self._kernel_view = None  # the old one describes the old storage
+        self._kernel_view = self._flat_kernel_view = None  # they describe the old storage
 
     # ---------------------------------------------------------------- autograd
     def _grad_accumulator(self) -> AccumulateGrad:

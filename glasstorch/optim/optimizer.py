@@ -393,17 +393,29 @@ def fused_step(
 
 def _flat(tensor: Tensor) -> Strided:
     """A contiguous tensor as a 1-D strided view: its elements are
-    ``buffer[offset : offset + numel]``, one after another."""
-    view = tensor._strided()
-    return Strided(view.buffer, (tensor.numel(),), (1,), view.offset)
+    ``buffer[offset : offset + numel]``, one after another.
+
+    A parameter and its state buffers go to the optimizer kernel on every
+    step, so the view is made once and kept on the tensor (like its kernel
+    view, see ``Tensor._strided``), along with whatever the tier builds
+    from it.
+    """
+    flat = tensor._flat_kernel_view
+    if flat is None:
+        view = tensor._strided()
+        flat = Strided(view.buffer, (tensor.numel(),), (1,), view.offset)
+        tensor._flat_kernel_view = flat
+    return flat
 
 
 def flat_grad(param: Tensor) -> Strided:
     """``param.grad`` as a contiguous 1-D view for a kernel (copied only if it is strided)."""
-    grad = param.grad.detach()
+    grad = param.grad  # read by the kernel only: nothing is recorded, no detach needed
     if grad.dtype is not param.dtype:
-        grad = grad.to(param.dtype)
-    return _flat(grad.contiguous())
+        grad = grad.detach().to(param.dtype)
+    if not grad.is_contiguous():
+        grad = grad.detach().contiguous()
+    return _flat(grad)
 
 
 @contextmanager
