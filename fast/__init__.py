@@ -29,7 +29,7 @@ from types import ModuleType
 
 #: The C ABI version these Python sources expect; must equal ``GT_ABI_VERSION``
 #: in ``fast/csrc/glasstorch_fast.h``.
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 _BUILD_HINT = (
     "Build it with `pip install -e .` (or `make test`, which does so in .venv), "

@@ -19,6 +19,7 @@ class NNKernels:
         self,
         losses: Strided,
         row_weights: Strided,
+        totals: Strided,
         log_probs: Strided,
         logits: Strided,
         target: Strided,
@@ -29,6 +30,7 @@ class NNKernels:
         status = lib.gt_cross_entropy(
             view(losses),
             view(row_weights),
+            view(totals),
             view(log_probs),
             view(logits),
             view(target),

@@ -326,6 +326,7 @@ class Kernels:
         self,
         losses: Strided,
         row_weights: Strided,
+        totals: Strided,
         log_probs: Strided,
         logits: Strided,
         target: Strided,
@@ -343,14 +344,19 @@ class Kernels:
           :meth:`softmax`);
         * ``row_weights[i] = weight[t]`` (1 without ``weight``), or 0 where
           ``t == ignore_index``;
-        * ``losses[i] = -row_weights[i] * log_probs[i, t]``, or 0 where ignored.
+        * ``losses[i] = -row_weights[i] * log_probs[i, t]``, or 0 where ignored;
+
+        and the reductions, into ``totals`` (3 elements, the same dtype):
+        ``totals[0]`` is the sum of ``losses``, ``totals[1]`` the sum of
+        ``row_weights`` and ``totals[2]`` their quotient, the weighted mean
+        (``reduction="mean"``; NaN when every row is ignored). Each sum runs
+        over the stored values in row order, in double precision, so it does
+        not depend on how the rows were split across threads.
 
         The kernel reads the labels before anything else, and reads nothing
         through a label that is outside ``[0, C)`` (and is not
         ``ignore_index``): then it writes nothing and returns the first such
-        row, for the frontend's ``IndexError``. Otherwise it returns -1. The
-        reduction (a sum, or a sum divided by the sum of ``row_weights``) is the
-        frontend's.
+        row, for the frontend's ``IndexError``. Otherwise it returns -1.
         """
         raise NotImplementedError
 

@@ -17,6 +17,7 @@ class NNKernels:
         self,
         losses: Strided,
         row_weights: Strided,
+        totals: Strided,
         log_probs: Strided,
         logits: Strided,
         target: Strided,
@@ -52,6 +53,15 @@ class NNKernels:
                 loss = w * (log_total - row[label])  # -w * log_probs[i, label]
             weight_mem[row_weights.offset + i * row_weights.strides[0]] = store(w)
             loss_mem[losses.offset + i * losses.strides[0]] = store(loss)
+        # The reductions, over the values as stored.
+        loss_sum = math.fsum(loss_mem[losses.offset + i * losses.strides[0]] for i in range(n))
+        weight_sum = math.fsum(
+            weight_mem[row_weights.offset + i * row_weights.strides[0]] for i in range(n)
+        )
+        mean = loss_sum / weight_sum if weight_sum != 0 else math.nan
+        totals_mem = memory(totals)
+        for k, value in enumerate((loss_sum, weight_sum, mean)):
+            totals_mem[totals.offset + k * totals.strides[0]] = store(value)
         return -1
 
     def cross_entropy_backward(

@@ -48,16 +48,15 @@ def check_cross_entropy(n, c, dtype, seed, kind, out_kind, ignore_index, scale=1
         weight, _ = lay_out(rng.random(c).astype(dtype) + 0.5, "sliced", rng)
     fast_loss, ref_loss = output_pair((n,), dtype, out_kind, seed)
     fast_rw, ref_rw = output_pair((n,), dtype, out_kind, seed + 2)
+    fast_totals, ref_totals = output_pair((3,), dtype, out_kind, seed + 4)
     fast_lp, ref_lp = output_pair((n, c), dtype, out_kind, seed + 1)
-    assert (
-        FAST.cross_entropy(fast_loss, fast_rw, fast_lp, logits, target, weight, ignore_index) == -1
-    )
-    assert (
-        REFERENCE.cross_entropy(ref_loss, ref_rw, ref_lp, logits, target, weight, ignore_index)
-        == -1
-    )
+    fast_args = (fast_loss, fast_rw, fast_totals, fast_lp, logits, target, weight, ignore_index)
+    ref_args = (ref_loss, ref_rw, ref_totals, ref_lp, logits, target, weight, ignore_index)
+    assert FAST.cross_entropy(*fast_args) == -1
+    assert REFERENCE.cross_entropy(*ref_args) == -1
     assert_same(fast_loss.buffer, ref_loss.buffer)
     assert_same(fast_rw.buffer, ref_rw.buffer)
+    assert_same(fast_totals.buffer, ref_totals.buffer)
     assert_same(fast_lp.buffer, ref_lp.buffer)
 
     # The gradient, from those log-probabilities and one gradient per row
@@ -100,7 +99,9 @@ def test_cross_entropy_reports_the_first_bad_label_and_writes_nothing(kernels):
     target, _ = lay_out(np.array([0, -100, 7, -1]), "contiguous", rng)
     loss, _ = output_pair((4,), np.float32, "contiguous", 1)
     row_weights, _ = output_pair((4,), np.float32, "contiguous", 2)
+    totals, _ = output_pair((3,), np.float32, "contiguous", 4)
     log_probs, _ = output_pair((4, 3), np.float32, "contiguous", 3)
     before = log_probs.buffer.copy()
-    assert kernels.cross_entropy(loss, row_weights, log_probs, logits, target, None, -100) == 2
+    args = (loss, row_weights, totals, log_probs, logits, target, None, -100)
+    assert kernels.cross_entropy(*args) == 2
     assert_same(log_probs.buffer, before)

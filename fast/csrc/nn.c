@@ -120,21 +120,49 @@ static int64_t first_bad_label(const gt_view *target, int64_t c, int64_t ignore_
 DEFINE_CROSS_ENTROPY(f32, float)
 DEFINE_CROSS_ENTROPY(f64, double)
 
-int64_t gt_cross_entropy(gt_view *losses, gt_view *row_weights, gt_view *log_probs,
-                         const gt_view *logits, const gt_view *target, const gt_view *weight,
-                         int64_t ignore_index)
+/* totals = (sum of losses, sum of row weights, their quotient), each sum in
+ * double over the stored values in row order: one thread, after the rows, so
+ * the result does not depend on how the rows were shared out. */
+#define DEFINE_CROSS_ENTROPY_TOTALS(SUFFIX, CTYPE)                                               \
+    static void cross_entropy_totals_##SUFFIX(gt_view *totals, const gt_view *losses,            \
+                                              const gt_view *row_weights)                        \
+    {                                                                                            \
+        const CTYPE *l = (const CTYPE *)losses->data + losses->offset;                           \
+        const CTYPE *w = (const CTYPE *)row_weights->data + row_weights->offset;                 \
+        const int64_t n = losses->shape[0], sl = losses->strides[0], sw = row_weights->strides[0]; \
+        double loss_sum = 0.0, weight_sum = 0.0;                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                        \
+            loss_sum += (double)l[i * sl];                                                       \
+            weight_sum += (double)w[i * sw];                                                     \
+        }                                                                                        \
+        CTYPE *t = (CTYPE *)totals->data + totals->offset;                                       \
+        const int64_t st = totals->strides[0];                                                   \
+        t[0] = (CTYPE)loss_sum;                                                                  \
+        t[st] = (CTYPE)weight_sum;                                                               \
+        t[2 * st] = (CTYPE)(weight_sum != 0.0 ? loss_sum / weight_sum : NAN);                    \
+    }
+DEFINE_CROSS_ENTROPY_TOTALS(f32, float)
+DEFINE_CROSS_ENTROPY_TOTALS(f64, double)
+
+int64_t gt_cross_entropy(gt_view *losses, gt_view *row_weights, gt_view *totals,
+                         gt_view *log_probs, const gt_view *logits, const gt_view *target,
+                         const gt_view *weight, int64_t ignore_index)
 {
     const int dtype = logits->dtype;
     if (dtype != log_probs->dtype || dtype != losses->dtype || dtype != row_weights->dtype ||
+        dtype != totals->dtype ||
         (weight && weight->dtype != dtype) || target->dtype != GT_INT64 ||
         (dtype != GT_FLOAT32 && dtype != GT_FLOAT64))
         return -2;
     int64_t bad = first_bad_label(target, logits->shape[1], ignore_index);
     if (bad >= 0) return bad; /* nothing read through a bad label, nothing written */
-    if (dtype == GT_FLOAT32)
+    if (dtype == GT_FLOAT32) {
         cross_entropy_f32(losses, row_weights, log_probs, logits, target, weight, ignore_index);
-    else
+        cross_entropy_totals_f32(totals, losses, row_weights);
+    } else {
         cross_entropy_f64(losses, row_weights, log_probs, logits, target, weight, ignore_index);
+        cross_entropy_totals_f64(totals, losses, row_weights);
+    }
     return -1;
 }
 

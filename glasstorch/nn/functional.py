@@ -27,7 +27,6 @@ from glasstorch.ops.creation import arange, rand, zeros
 from glasstorch.ops.indexing import masked_select
 from glasstorch.ops.linalg import compute_matmul
 from glasstorch.ops.pointwise import where
-from glasstorch.ops.reduction import compute_reduce
 from glasstorch.ops.reduction import log_softmax as _log_softmax
 from glasstorch.ops.reduction import softmax as _softmax
 from glasstorch.tensor import Tensor, empty_tensor
@@ -709,12 +708,14 @@ class CrossEntropyIndices(Function):
 
     Forward: the ``cross_entropy`` kernel gives each row's loss
     ``w[t_i] * (logsumexp(x[i]) - x[i, t_i])`` and weight ``w[t_i]`` (0 where
-    ignored), with ``log_probs = log_softmax(x)`` on the way; then the
-    reduction: none, the sum, or the sum divided by the summed weights.
+    ignored), with ``log_probs = log_softmax(x)`` on the way, and the
+    reductions: the sum of the losses, the sum of the weights and their
+    quotient (the mean). The result is the losses, the sum or the mean.
     Backward: the ``cross_entropy_backward`` kernel turns each row's incoming
     gradient ``g_i`` into ``g_i * w[t_i] * (softmax(x[i]) - one_hot(t_i))``, from
     the saved ``log_probs``. So a training step spends two kernel calls on its
-    loss, where composing it from tensor operations takes a dozen.
+    loss (and one division of the incoming gradient by the summed weights),
+    where composing it from tensor operations takes about twenty.
 
     Under ``create_graph`` the backward is written in tensor operations
     instead, so the gradient joins the graph through ``g``; ``log_probs`` is
@@ -729,10 +730,12 @@ class CrossEntropyIndices(Function):
         rows, classes = logits._shape
         losses = empty_tensor((rows,), logits.dtype)
         row_weights = empty_tensor((rows,), logits.dtype)
+        totals = empty_tensor((3,), logits.dtype)  # loss sum, weight sum, weighted mean
         log_probs = empty_tensor((rows, classes), logits.dtype)
         bad_row = kernels.cross_entropy(
             losses._strided(),
             row_weights._strided(),
+            totals._strided(),
             log_probs._strided(),
             logits._strided(),
             target._strided(),
@@ -745,12 +748,10 @@ class CrossEntropyIndices(Function):
         ctx.ignore_index, ctx.reduction = ignore_index, reduction
         if reduction == "none":
             return losses
-        # The reduction, straight through the kernels (forward records nothing).
-        total = compute_reduce("sum", losses, (0,), keepdim=False)
         if reduction == "sum":
-            return total
-        ctx.weight_sum = compute_reduce("sum", row_weights, (0,), keepdim=False)
-        return pointwise.compute_binary("div", total, ctx.weight_sum)
+            return _element(totals, 0)
+        ctx.weight_sum = _element(totals, 1)
+        return _element(totals, 2)
 
     @staticmethod
     def backward(ctx, grad):
@@ -771,6 +772,13 @@ class CrossEntropyIndices(Function):
             ctx.ignore_index,
         )
         return grad_logits, None, None, None, None
+
+
+def _element(tensor: Tensor, index: int) -> Tensor:
+    """Element ``index`` of a fresh 1-D result as a 0-d tensor of its own (no view
+    bookkeeping: nothing else can reach the 1-D tensor)."""
+    position = tensor._offset + index * tensor._stride[0]
+    return Tensor._make(tensor._storage, (), (), position, tensor.dtype)
 
 
 def _cross_entropy_grad_as_ops(ctx, log_probs, target, weight, grad):
