@@ -69,6 +69,13 @@ def view(strided: Strided):
     return native
 
 
+def refused(kernel: str, *views: Strided) -> TypeError:
+    """The error for a C kernel that returned -1: its tables hold no entry for
+    these dtypes (raised instead of a silent wrong answer)."""
+    dtypes = ", ".join(str(v.buffer.dtype) for v in views)
+    return TypeError(f"the fast tier's {kernel} kernel does not support dtypes ({dtypes})")
+
+
 def optional_view(strided: Strided | None):
     """:func:`view`, or NULL for an unused buffer."""
     return ffi.NULL if strided is None else view(strided)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from glasstorch._kernels import BINARY_OPS, UNARY_OPS, Strided
 
-from ._glue import lib, view
+from ._glue import lib, refused, view
 
 #: Contract name -> C code, e.g. ``"add" -> lib.GT_BINARY_ADD``.
 UNARY_CODES: dict[str, int] = {name: getattr(lib, f"GT_UNARY_{name.upper()}") for name in UNARY_OPS}
@@ -28,11 +28,6 @@ _INT64_MIN = -(1 << 63)
 def _wrap64(value: int) -> int:
     """``value`` modulo 2**64, as a signed 64-bit number (C keeps the low bits from there)."""
     return (value - _INT64_MIN) % (1 << 64) + _INT64_MIN
-
-
-def _refused(kernel: str, *views: Strided) -> TypeError:
-    dtypes = ", ".join(str(v.buffer.dtype) for v in views)
-    return TypeError(f"the fast tier's {kernel} kernel does not support dtypes ({dtypes})")
 
 
 class ElementwiseKernels:
@@ -50,19 +45,19 @@ class ElementwiseKernels:
     def copy(self, out: Strided, src: Strided) -> None:
         """``out[i] = src[i]``, converting between any two dtypes."""
         if lib.gt_copy(view(out), view(src)):
-            raise _refused("copy", out, src)
+            raise refused("copy", out, src)
 
     def unary(self, op: str, out: Strided, a: Strided) -> None:
         """``out[i] = op(a[i])`` for ``op`` in ``UNARY_OPS``."""
         if lib.gt_unary(UNARY_CODES[op], view(out), view(a)):
-            raise _refused(op, out, a)
+            raise refused(op, out, a)
 
     def binary(self, op: str, out: Strided, a: Strided, b: Strided) -> None:
         """``out[i] = op(a[i], b[i])`` for ``op`` in ``BINARY_OPS``."""
         if lib.gt_binary(BINARY_CODES[op], view(out), view(a), view(b)):
-            raise _refused(op, out, a, b)
+            raise refused(op, out, a, b)
 
     def where(self, out: Strided, cond: Strided, a: Strided, b: Strided) -> None:
         """``out[i] = a[i] if cond[i] else b[i]``."""
         if lib.gt_where(view(out), view(cond), view(a), view(b)):
-            raise _refused("where", out, cond, a, b)
+            raise refused("where", out, cond, a, b)

@@ -10,12 +10,7 @@ from __future__ import annotations
 
 from glasstorch._kernels import Strided
 
-from ._glue import lib, view
-
-
-def _refused(kernel: str, *views: Strided) -> TypeError:
-    dtypes = ", ".join(str(v.buffer.dtype) for v in views)
-    return TypeError(f"the fast tier's {kernel} kernel does not support dtypes ({dtypes})")
+from ._glue import lib, refused, view
 
 
 class IndexingKernels:
@@ -24,28 +19,28 @@ class IndexingKernels:
     def gather(self, out: Strided, a: Strided, dim: int, index: Strided) -> None:
         """``out[..., j, ...] = a[..., index[..., j, ...], ...]`` along ``dim``."""
         if lib.gt_gather(view(out), view(a), dim, view(index)):
-            raise _refused("gather", out, a)
+            raise refused("gather", out, a)
 
     def scatter(
         self, out: Strided, dim: int, index: Strided, src: Strided, accumulate: bool
     ) -> None:
         """``out[..., index[..., j, ...], ...] (+)= src[..., j, ...]``; the last write wins."""
         if lib.gt_scatter(view(out), dim, view(index), view(src), accumulate):
-            raise _refused("scatter", out, src)
+            raise refused("scatter", out, src)
 
     def index_select(self, out: Strided, a: Strided, dim: int, index: Strided) -> None:
         """Slices of ``a`` along ``dim`` picked by the 1-D ``index``."""
         if lib.gt_index_select(view(out), view(a), dim, view(index)):
-            raise _refused("index_select", out, a)
+            raise refused("index_select", out, a)
 
     def index_put(
         self, out: Strided, dim: int, index: Strided, src: Strided, accumulate: bool
     ) -> None:
         """``out[..., index[j], ...] (+)= src[..., j, ...]``; the last write wins."""
         if lib.gt_index_put(view(out), dim, view(index), view(src), accumulate):
-            raise _refused("index_put", out, src)
+            raise refused("index_put", out, src)
 
     def nonzero(self, out: Strided, a: Strided) -> None:
         """The row-major coordinates of every non-zero element of ``a``."""
         if lib.gt_nonzero(view(out), view(a)):
-            raise _refused("nonzero", a)
+            raise refused("nonzero", a)

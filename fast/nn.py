@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from glasstorch._kernels import Strided
 
-from ._glue import lib, optional_view, view
-
-
-def _refused(kernel: str, *views: Strided) -> TypeError:
-    dtypes = ", ".join(str(v.buffer.dtype) for v in views)
-    return TypeError(f"the fast tier's {kernel} kernel does not support dtypes ({dtypes})")
+from ._glue import lib, optional_view, refused, view
 
 
 class NNKernels:
@@ -38,7 +33,7 @@ class NNKernels:
             ignore_index,
         )
         if status == -2:
-            raise _refused("cross_entropy", logits, target)
+            raise refused("cross_entropy", logits, target)
         return status
 
     def cross_entropy_backward(
@@ -59,4 +54,4 @@ class NNKernels:
             view(grad_losses),
             ignore_index,
         ):
-            raise _refused("cross_entropy_backward", log_probs, grad_losses, target)
+            raise refused("cross_entropy_backward", log_probs, grad_losses, target)

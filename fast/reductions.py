@@ -14,17 +14,12 @@ from __future__ import annotations
 
 from glasstorch._kernels import REDUCE_OPS, Strided
 
-from ._glue import lib, view
+from ._glue import lib, refused, view
 
 #: Contract name -> C code, e.g. ``"sum" -> lib.GT_REDUCE_SUM``.
 REDUCE_CODES: dict[str, int] = {
     name: getattr(lib, f"GT_REDUCE_{name.upper()}") for name in REDUCE_OPS
 }
-
-
-def _refused(kernel: str, *views: Strided) -> TypeError:
-    dtypes = ", ".join(str(v.buffer.dtype) for v in views)
-    return TypeError(f"the fast tier's {kernel} kernel does not support dtypes ({dtypes})")
 
 
 class ReductionKernels:
@@ -33,19 +28,19 @@ class ReductionKernels:
     def reduce(self, op: str, out: Strided, a: Strided, dims: tuple[int, ...]) -> None:
         """Reduce ``a`` over ``dims`` into the keepdim-shaped ``out``."""
         if lib.gt_reduce(REDUCE_CODES[op], view(out), view(a)):
-            raise _refused(op, out, a)
+            raise refused(op, out, a)
 
     def arg_reduce(self, op: str, values: Strided, indices: Strided, a: Strided, dim: int) -> None:
         """First maximum (``op="max"``) or minimum of ``a`` along ``dim``, NaN winning."""
         if lib.gt_arg_reduce(op == "max", view(values), view(indices), view(a), dim):
-            raise _refused(op, values, a)
+            raise refused(op, values, a)
 
     def cumsum(self, out: Strided, a: Strided, dim: int) -> None:
         """Running sum of ``a`` along ``dim``."""
         if lib.gt_cumsum(view(out), view(a), dim):
-            raise _refused("cumsum", out, a)
+            raise refused("cumsum", out, a)
 
     def softmax(self, out: Strided, a: Strided, dim: int, log: bool) -> None:
         """Fused softmax (or log_softmax) of a float tensor along ``dim``."""
         if lib.gt_softmax(view(out), view(a), dim, log):
-            raise _refused("log_softmax" if log else "softmax", out, a)
+            raise refused("log_softmax" if log else "softmax", out, a)

@@ -256,15 +256,14 @@ class Tensor:
         Dimensions of size 1 may have any stride, and a tensor without
         elements is contiguous, as in PyTorch.
         """
-        contiguous, expected = True, 1
+        if 0 in self._shape:
+            return True  # no elements: nothing is out of place
+        expected = 1
         for size, stride in zip(reversed(self._shape), reversed(self._stride)):
-            if size == 0:
-                contiguous = True
-                break
             if size != 1 and stride != expected:
-                contiguous = False
+                return False
             expected *= size
-        return contiguous
+        return True
 
     def is_floating_point(self) -> bool:
         """Whether the dtype is a floating-point type."""

@@ -1,5 +1,5 @@
-/* nn.c: the fused cross-entropy (and its gradient), log_softmax and negative log-likelihood in
- * one pass over each row of logits.
+/* nn.c: the fused cross-entropy, log_softmax and negative log-likelihood in
+ * one pass over each row of logits, and its gradient.
  *
  * For row x of C logits and its label t (reference/nn.py):
  *

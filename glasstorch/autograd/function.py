@@ -180,11 +180,12 @@ class AccumulateGrad(Node):
     nothing else can see that tensor, it is taken as it is ("stolen", in
     PyTorch's words) rather than copied: after ``zero_grad()`` that saves a
     copy of every parameter's gradient on every step. Nothing else can see it
-    when it owns its storage (it is not a view), is contiguous, has no history,
-    and its reference count says that only the engine and this call hold it:
-    a hook that kept it, a user who passed it to ``backward``, or another node
-    waiting for the same tensor all add references, and then it is copied.
-    (PyTorch makes the same test on its C++ reference count.)
+    when it is contiguous, has no history, its storage is its own (no view, no
+    ``detach()``, no NumPy array shares it), and its reference count says that
+    only the engine and this call hold it: a hook that kept it, a user who
+    passed it to ``backward``, or another node waiting for the same tensor all
+    add references, and then it is copied. (PyTorch makes a similar test on
+    its C++ reference count.)
     """
 
     def __init__(self, variable):

@@ -409,21 +409,15 @@ def _describe(workload: Workload) -> dict:
 
 
 def _merge_tier(tier: str, outcome: dict, entries: list[dict], tiers: dict) -> None:
-    """Put a subprocess's results for ``tier`` into ``entries``, workload by workload."""
+    """Put a subprocess's results for ``tier`` into ``entries``, workload by workload,
+    and its status into ``tiers``."""
     if outcome["status"] != "ok":
         tiers[tier] = {
             "status": outcome["status"],
             "reason": outcome["reason"],
             "where": "subprocess",
         }
-        for entry in entries:
-            entry["results"][tier] = {"status": outcome["status"], "reason": outcome["reason"]}
-        return
-    document = outcome["document"]
-    tiers[tier] = {"status": "ok", "where": "subprocess", "machine": document.get("machine")}
-    by_name = {entry["name"]: entry["results"].get(tier) for entry in document["workloads"]}
-    for entry in entries:
-        entry["results"][tier] = by_name.get(entry["name"]) or {
-            "status": "error",
-            "reason": "the subprocess returned no result for it",
-        }
+    else:
+        machine = outcome["document"].get("machine")
+        tiers[tier] = {"status": "ok", "where": "subprocess", "machine": machine}
+    _merge_best(tier, outcome, entries)  # the column is still empty: its results go in as they are

@@ -571,7 +571,6 @@ Erf = _unary_function(
 )
 
 
-# where() rather than g * (y > 0): one kernel fewer, and no bool-to-float cast.
 class ThresholdBackward(Function):
     """ReLU's gradient as one kernel: ``grad`` where ``output > 0``, else 0.
 
