@@ -244,9 +244,10 @@ static inline int64_t gt_pow_int(int64_t a, int64_t b)
 
 /* ----------------------------------------------------- inner-loop templates */
 
-/* out[i] = EXPR, where EXPR reads x (from input a). */
-#define DEFINE_UNARY_LOOP(NAME, TIN, TOUT, EXPR)                                        \
-    static void NAME(char **p, const int64_t *s, int64_t n, const void *extra)          \
+/* out[i] = EXPR, where EXPR reads x (from input a). ATTR is empty, or
+ * GT_MEMORY_BOUND for a loop that only moves data (a copy). */
+#define DEFINE_UNARY_LOOP(ATTR, NAME, TIN, TOUT, EXPR)                                  \
+    ATTR static void NAME(char **p, const int64_t *s, int64_t n, const void *extra)     \
     {                                                                                   \
         (void)extra;                                                                    \
         TOUT *o = (TOUT *)p[0];                                                         \
@@ -265,9 +266,10 @@ static inline int64_t gt_pow_int(int64_t a, int64_t b)
         }                                                                               \
     }
 
-/* out[i] = EXPR, where EXPR reads x (from a) and y (from b). */
+/* out[i] = EXPR, where EXPR reads x (from a) and y (from b). Binary ops are
+ * cheap next to the bytes they move (pow aside), so the loop is GT_MEMORY_BOUND. */
 #define DEFINE_BINARY_LOOP(NAME, TIN, TOUT, EXPR)                                       \
-    static void NAME(char **p, const int64_t *s, int64_t n, const void *extra)          \
+    GT_MEMORY_BOUND static void NAME(char **p, const int64_t *s, int64_t n, const void *extra) \
     {                                                                                   \
         (void)extra;                                                                    \
         TOUT *o = (TOUT *)p[0];                                                         \
@@ -302,7 +304,7 @@ static inline int64_t gt_pow_int(int64_t a, int64_t b)
 /* ------------------------------------------------------------------- unary */
 
 #define DEFINE_UNARY(OP, RESULT, CODE, CTYPE)                                           \
-    DEFINE_UNARY_LOOP(unary_##OP##_##CODE, CTYPE, OUT_CTYPE_##RESULT(CTYPE),           \
+    DEFINE_UNARY_LOOP(, unary_##OP##_##CODE, CTYPE, OUT_CTYPE_##RESULT(CTYPE),           \
                       CAST_TO(OUT_CODE_##RESULT(CODE), UNARY_##OP(x)))
 #define DEFINE_UNARY_FOR(CODE, CTYPE) UNARY_OPS(DEFINE_UNARY, CODE, CTYPE)
 #define DEFINE_UNARY_INTEGER_FOR(CODE, CTYPE) UNARY_INTEGER_OPS(DEFINE_UNARY, CODE, CTYPE)
@@ -383,7 +385,7 @@ int gt_binary(int op, gt_view *out, const gt_view *a, const gt_view *b)
  * makes copying a view onto itself harmless. */
 
 #define DEFINE_COPY(DST, DTYPE, SRC, STYPE) \
-    DEFINE_UNARY_LOOP(copy_##DST##_##SRC, STYPE, DTYPE, GT_CAST_##DST(x))
+    DEFINE_UNARY_LOOP(GT_MEMORY_BOUND, copy_##DST##_##SRC, STYPE, DTYPE, GT_CAST_##DST(x))
 #define DEFINE_COPY_FROM_EACH(DST, DTYPE)     \
     DEFINE_COPY(DST, DTYPE, GT_BOOL, uint8_t)  \
     DEFINE_COPY(DST, DTYPE, GT_UINT8, uint8_t) \
@@ -415,7 +417,8 @@ int gt_copy(gt_view *out, const gt_view *src)
  * and `extra` points at the converted value. */
 
 #define DEFINE_FILL(CODE, CTYPE)                                                        \
-    static void fill_##CODE(char **p, const int64_t *s, int64_t n, const void *extra)   \
+    GT_MEMORY_BOUND static void fill_##CODE(char **p, const int64_t *s, int64_t n,      \
+                                            const void *extra)                          \
     {                                                                                   \
         const CTYPE value = *(const CTYPE *)extra;                                      \
         CTYPE *o = (CTYPE *)p[0];                                                       \
@@ -478,7 +481,8 @@ int gt_fill_float(gt_view *out, double x)
  * element *size*, not per dtype: a float is moved as its 4 bytes. */
 
 #define DEFINE_WHERE(BITS)                                                              \
-    static void where_##BITS(char **p, const int64_t *s, int64_t n, const void *extra)  \
+    GT_MEMORY_BOUND static void where_##BITS(char **p, const int64_t *s, int64_t n,     \
+                                             const void *extra)                         \
     {                                                                                   \
         (void)extra;                                                                    \
         typedef uint##BITS##_t T;                                                       \

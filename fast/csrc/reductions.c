@@ -38,8 +38,9 @@
  *     (GT_TREE_LEAVES x GT_TREE_WIDTH). Each of the 32 columns is summed by a
  *     balanced binary tree in float32: rows 0+1, 2+3, ..., then those sums
  *     pairwise, until one is left (15 adds, no chain longer than 4). Each
- *     level adds whole rows, 32 columns side by side: two AVX-512
- *     instructions. The 32 roots then join the 16 double lanes, two each.
+ *     level adds whole rows, 32 columns side by side: four 256-bit vector
+ *     instructions (these loops only read and add, so they are
+ *     GT_MEMORY_BOUND, see gt_common.h). The 32 roots then join the 16 double lanes, two each.
  *     Every number thus meets at most 4 float32 roundings, in a pairwise
  *     pattern (a tree of equal values is even exact), before the
  *     double-precision lanes, blocks and pairwise tree above: careful
@@ -75,7 +76,7 @@
 #endif
 
 #define GT_LANES 16           /* independent accumulators within a block */
-#define GT_TREE_WIDTH (2 * GT_LANES) /* float32 trees side by side: two vectors */
+#define GT_TREE_WIDTH (2 * GT_LANES) /* float32 trees side by side */
 #define GT_TREE_LEAVES 16     /* leaves of one float32 tree */
 #define GT_TREE_SIZE (GT_TREE_WIDTH * GT_TREE_LEAVES) /* 512 elements */
 #define GT_BLOCK 8192         /* elements per block of the pairwise sum (each */
@@ -157,7 +158,8 @@ typedef void (*columns_fn)(gt_acc *acc, const char *x, int64_t n, int64_t stride
 typedef void (*merge_fn)(gt_acc *into, const gt_acc *from);
 
 #define DEFINE_KERNELS(OP, KIND, CODE, CTYPE)                                                    \
-    static void lanes_##OP##_##CODE(gt_acc *state, const char *base, int64_t n, int64_t stride)  \
+    GT_MEMORY_BOUND static void lanes_##OP##_##CODE(gt_acc *state, const char *base, int64_t n, \
+                                                    int64_t stride)                              \
     {                                                                                            \
         const CTYPE *x = (const CTYPE *)base;                                                    \
         /* Lanes in a local array: the compiler keeps them in registers. */                      \
@@ -199,7 +201,8 @@ typedef void (*merge_fn)(gt_acc *into, const gt_acc *from);
             acc[k] = OP##_##KIND(acc[k], (ACC_T_##KIND)x[i * stride]);                           \
         for (int k = 0; k < GT_LANES; k++) state[k].ACC_FIELD_##KIND = acc[k];                   \
     }                                                                                            \
-    static void columns_##OP##_##CODE(gt_acc *acc, const char *base, int64_t n, int64_t stride)  \
+    GT_MEMORY_BOUND static void columns_##OP##_##CODE(gt_acc *acc, const char *base, int64_t n,  \
+                                                      int64_t stride)                            \
     {                                                                                            \
         const CTYPE *x = (const CTYPE *)base;                                                    \
         ACC_T_##KIND *a = (ACC_T_##KIND *)acc; /* gt_acc is 8 bytes: same layout */              \
