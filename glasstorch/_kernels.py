@@ -410,7 +410,7 @@ class Kernels:
         Per element::
 
             g = -grad if maximize else grad
-            g = g + weight_decay * param
+            if weight_decay != 0: g = g + weight_decay * param
             if momentum != 0:
                 buf = g if first_step else momentum * buf + (1 - dampening) * g
                 g = g + momentum * buf if nesterov else buf
@@ -441,7 +441,7 @@ class Kernels:
 
             g = -grad if maximize else grad
             if decoupled_weight_decay: param = param * (1 - lr * weight_decay)
-            else: g = g + weight_decay * param
+            elif weight_decay != 0: g = g + weight_decay * param
             m = beta1 * m + (1 - beta1) * g
             v = beta2 * v + (1 - beta2) * g * g
             if amsgrad: vmax = max(vmax, v); v_used = vmax  else: v_used = v
@@ -471,7 +471,7 @@ class Kernels:
         Per element::
 
             g = -grad if maximize else grad
-            g = g + weight_decay * param
+            if weight_decay != 0: g = g + weight_decay * param
             sq = alpha * sq + (1 - alpha) * g * g
             if centered:
                 ga = alpha * ga + (1 - alpha) * g
@@ -502,7 +502,7 @@ class Kernels:
         Per element::
 
             g = -grad if maximize else grad
-            g = g + weight_decay * param
+            if weight_decay != 0: g = g + weight_decay * param
             clr = lr / (1 + (step - 1) * lr_decay)
             sum = sum + g * g
             param = param - clr * g / (sqrt(sum) + eps)
@@ -526,7 +526,7 @@ class Kernels:
         Per element::
 
             g = -grad if maximize else grad
-            g = g + weight_decay * param
+            if weight_decay != 0: g = g + weight_decay * param
             sq = rho * sq + (1 - rho) * g * g
             delta = sqrt(acc + eps) / sqrt(sq + eps) * g
             acc = rho * acc + (1 - rho) * delta * delta

@@ -42,7 +42,8 @@ class OptimKernels:
         buf, bo = _cells(momentum_buffer)
         for i in range(param.shape[0]):
             d = -g[go + i] if maximize else g[go + i]
-            d = d + weight_decay * p[po + i]
+            if weight_decay != 0:  # skipped at 0, so that an inf weight stays inf
+                d = d + weight_decay * p[po + i]
             if momentum != 0:
                 if first_step:
                     b = d
@@ -82,7 +83,7 @@ class OptimKernels:
             d = -g[go + i] if maximize else g[go + i]
             if decoupled_weight_decay:
                 p[po + i] = store(p[po + i] * (1 - lr * weight_decay))
-            else:
+            elif weight_decay != 0:
                 d = d + weight_decay * p[po + i]
             m[mo + i] = store(beta1 * m[mo + i] + (1 - beta1) * d)
             v[vo + i] = store(beta2 * v[vo + i] + (1 - beta2) * d * d)
@@ -116,7 +117,8 @@ class OptimKernels:
         ga, ao = _cells(grad_avg)
         for i in range(param.shape[0]):
             d = -g[go + i] if maximize else g[go + i]
-            d = d + weight_decay * p[po + i]
+            if weight_decay != 0:  # skipped at 0, so that an inf weight stays inf
+                d = d + weight_decay * p[po + i]
             sq[so + i] = store(alpha * sq[so + i] + (1 - alpha) * d * d)
             if centered:
                 ga[ao + i] = store(alpha * ga[ao + i] + (1 - alpha) * d)
@@ -139,7 +141,8 @@ class OptimKernels:
         clr = lr / (1 + (step - 1) * lr_decay)
         for i in range(param.shape[0]):
             d = -g[go + i] if maximize else g[go + i]
-            d = d + weight_decay * p[po + i]
+            if weight_decay != 0:  # skipped at 0, so that an inf weight stays inf
+                d = d + weight_decay * p[po + i]
             s[so + i] = store(s[so + i] + d * d)
             p[po + i] = store(p[po + i] - clr * d / (math.sqrt(s[so + i]) + eps))
 
@@ -153,7 +156,8 @@ class OptimKernels:
         acc, ao = _cells(acc_delta)
         for i in range(param.shape[0]):
             d = -g[go + i] if maximize else g[go + i]
-            d = d + weight_decay * p[po + i]
+            if weight_decay != 0:  # skipped at 0, so that an inf weight stays inf
+                d = d + weight_decay * p[po + i]
             sq[so + i] = store(rho * sq[so + i] + (1 - rho) * d * d)
             delta = math.sqrt(acc[ao + i] + eps) / math.sqrt(sq[so + i] + eps) * d
             acc[ao + i] = store(rho * acc[ao + i] + (1 - rho) * delta * delta)

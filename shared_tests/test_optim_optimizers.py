@@ -233,6 +233,42 @@ def test_adadelta_rule_by_hand():
     np.testing.assert_allclose(got, p, rtol=1e-14)
 
 
+#: Every optimizer whose rule has a plain (coupled) weight-decay term.
+COUPLED_DECAY = [
+    ("SGD", {"momentum": 0.9}),
+    ("Adam", {}),
+    ("RMSprop", {}),
+    ("Adagrad", {}),
+    ("Adadelta", {}),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(("name", "kwargs"), COUPLED_DECAY, ids=lambda v: str(v))
+def test_zero_weight_decay_leaves_an_infinite_weight_infinite(name, kwargs, dtype):
+    # PyTorch adds weight_decay * param only when weight_decay != 0; adding
+    # 0 * inf would turn the weight into NaN. The weights are long enough
+    # (40,000) for the fast tier's threaded loops.
+    p0 = np.full(40_000, 0.5, dtype=dtype)
+    p0[[0, 7, 39_999]] = [np.inf, -np.inf, np.inf]
+    grad = np.full(40_000, 0.25, dtype=dtype)
+    got = _one_step(name, {"lr": 0.1, "weight_decay": 0, **kwargs}, p0, [grad, grad])
+    assert got.dtype == dtype
+    assert np.isposinf(got[[0, 39_999]]).all() and np.isneginf(got[7])
+    assert np.isfinite(np.delete(got, [0, 7, 39_999])).all()
+    if torch is not None:  # and with weight decay, inf * 0.01 flows on as PyTorch's does
+        for decay in (0, 0.01):
+            param = torch.tensor(p0, requires_grad=True)
+            optimizer = getattr(torch.optim, name)([param], lr=0.1, weight_decay=decay, **kwargs)
+            for _ in range(2):
+                param.grad = torch.tensor(grad)
+                optimizer.step()
+            mine = _one_step(name, {"lr": 0.1, "weight_decay": decay, **kwargs}, p0, [grad] * 2)
+            expected = param.detach().numpy()
+            np.testing.assert_array_equal(np.isnan(mine), np.isnan(expected))
+            np.testing.assert_allclose(mine, expected, rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
 def test_defaults_are_pytorchs():
     p = gt.zeros(2, requires_grad=True)
     expected = {

@@ -23,7 +23,7 @@ class Adadelta(Optimizer):
     For each parameter ``p`` with gradient ``g``, one step does::
 
         g = -g if maximize else g
-        g = g + weight_decay * p
+        if weight_decay != 0: g = g + weight_decay * p
         sq = rho * sq + (1 - rho) * g * g                    # state["square_avg"]
         delta = sqrt(acc + eps) / sqrt(sq + eps) * g
         acc = rho * acc + (1 - rho) * delta * delta          # state["acc_delta"]

@@ -24,7 +24,7 @@ class Adagrad(Optimizer):
     For each parameter ``p`` with gradient ``g``, step ``t`` (counting from 1) does::
 
         g = -g if maximize else g
-        g = g + weight_decay * p
+        if weight_decay != 0: g = g + weight_decay * p
         clr = lr / (1 + (t - 1) * lr_decay)
         sum = sum + g * g                              # state["sum"]
         p = p - clr * g / (sqrt(sum) + eps)

@@ -24,7 +24,7 @@ class Adam(Optimizer):
 
         g = -g if maximize else g
         if decoupled_weight_decay: p = p * (1 - lr * weight_decay)
-        else:                      g = g + weight_decay * p
+        elif weight_decay != 0:    g = g + weight_decay * p
         m = beta1 * m + (1 - beta1) * g            # state["exp_avg"]
         v = beta2 * v + (1 - beta2) * g * g        # state["exp_avg_sq"]
         v_hat = max(v_max, v) if amsgrad else v    # state["max_exp_avg_sq"]

@@ -23,7 +23,7 @@ class RMSprop(Optimizer):
     For each parameter ``p`` with gradient ``g``, one step does::
 
         g = -g if maximize else g
-        g = g + weight_decay * p
+        if weight_decay != 0: g = g + weight_decay * p
         sq = alpha * sq + (1 - alpha) * g * g          # state["square_avg"]
         if centered:
             ga = alpha * ga + (1 - alpha) * g          # state["grad_avg"]

@@ -22,7 +22,7 @@ class SGD(Optimizer):
     For each parameter ``p`` with gradient ``g``, one step does::
 
         g = -g if maximize else g
-        g = g + weight_decay * p
+        if weight_decay != 0: g = g + weight_decay * p
         if momentum != 0:
             buf = g on the first step, else momentum * buf + (1 - dampening) * g
             g = g + momentum * buf if nesterov else buf
