@@ -319,3 +319,31 @@ def test_expf_extremes():
         False,
     )
     assert_same(y, z)
+
+
+def test_softmax_exp_is_accurate_over_its_whole_range():
+    """Softmax's exp sees x - max <= 0 only, and flushes answers below 2^-126.5 to 0.
+
+    Rows (0, x) for 200,000 values of x from 0 down to -120: softmax's second
+    output is exp(x) / (1 + exp(x)). It must be within 2 ulp of the exact value
+    (computed in float64) wherever that is a normal float32, and within the
+    smallest normal float32, 1.2e-38, of it below.
+    """
+    x = np.linspace(0, -120, 200_000).astype(np.float32)
+    rows = np.stack([np.zeros_like(x), x], axis=1)
+    y = np.empty_like(rows)
+    FAST.softmax(
+        Strided(y.reshape(-1), y.shape, (2, 1), 0),
+        Strided(rows.reshape(-1), rows.shape, (2, 1), 0),
+        1,
+        False,
+    )
+    e = np.exp(x.astype(np.float64))
+    exact = e / (1 + e)
+    got = y[:, 1].astype(np.float64)
+    tiny = np.finfo(np.float32).tiny
+    normal = exact >= tiny
+    ulp = np.spacing(exact[normal].astype(np.float32)).astype(np.float64)
+    assert (np.abs(got[normal] - exact[normal]) <= 2 * ulp).all()
+    assert (np.abs(got[~normal] - exact[~normal]) <= tiny).all()
+    np.testing.assert_allclose(y[:, 0], 1 / (1 + e), rtol=2.5e-7)

@@ -96,6 +96,30 @@ static inline float gt_exp_f32(float x)
     return x != x ? x : result; /* NaN in, NaN out */
 }
 
+/* exp(x) for x <= 0 (or NaN): the exps of softmax and cross-entropy, whose
+ * argument is x - max.
+ *
+ * The answer is at most 1, so nothing overflows, and most of gt_exp_f32's
+ * care is not needed: one clamp instead of two, and 2^k as a single factor,
+ * a normal float for every k >= -126 (x >= -87.68). Multiplying by it also
+ * rounds the answers between 2^-126.5 and 2^-126 correctly into subnormals.
+ * Below x = -87.68 the exact answer is under 8.3e-39, and this returns 0
+ * ("flushes it to zero"): next to the row's largest term, exp(0) = 1, such a
+ * term is 31 orders of magnitude below float32's resolution, so the sum is
+ * unchanged, and an output of softmax is off by less than 1e-38.
+ *
+ * With fewer vector instructions than gt_exp_f32, softmax over 1024 x 1024
+ * float32 on one thread went from about 670 to 550 us. */
+static inline float gt_exp_nonpositive_f32(float x)
+{
+    const float lowest = -87.68f; /* 126.5 * ln2, less a little: k >= -126 */
+    const float xc = x >= lowest ? x : lowest; /* a NaN becomes `lowest` too */
+    float q;
+    const int32_t k = (int32_t)gt_exp_reduce_f32(xc, &q);
+    const float result = x < lowest ? 0.0f : (1.0f + q) * gt_pow2_f32(k);
+    return x != x ? x : result; /* NaN in, NaN out */
+}
+
 /* expm1(x) = exp(x) - 1, accurate also where the result is tiny.
  *
  *   2^k * (1 + q) - 1  =  2^k * (q + (1 - 2^-k)).
@@ -239,7 +263,9 @@ static inline float gt_max_f32(const float *x, int64_t n)
 }
 
 /* y[i] = exp(x[i] - shift) for n contiguous floats; returns the sum of the
- * y[i], in double.
+ * y[i], in double. shift is the row's maximum, so x[i] - shift <= 0 and
+ * gt_exp_nonpositive_f32 applies. (Softmax shifts by 0 instead when the
+ * maximum is NaN; the row then comes out NaN whatever these exps are.)
  *
  * Two loops rather than one: the exps first (pure elementwise vector code),
  * then the sum, reading y back from L1 cache. Fused into one loop, the
@@ -253,7 +279,7 @@ static inline float gt_max_f32(const float *x, int64_t n)
  * vector add per 16 elements. */
 static inline double gt_exp_sum_f32(float *y, const float *x, int64_t n, float shift)
 {
-    for (int64_t i = 0; i < n; i++) y[i] = gt_exp_f32(x[i] - shift);
+    for (int64_t i = 0; i < n; i++) y[i] = gt_exp_nonpositive_f32(x[i] - shift);
     if (n < GT_ROW_LANES) { /* a short row: a plain running sum, in double, of under 16 terms */
         double total = 0.0;
         for (int64_t i = 0; i < n; i++) total += (double)y[i];
