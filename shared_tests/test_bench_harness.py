@@ -191,3 +191,26 @@ def test_threads_option_sets_glasstorch_threads_here_and_in_children(tmp_path):
     options = child_options(BenchSettings(threads=3), "tier")
     assert options[options.index("--threads") + 1] == "3"
     assert "--threads" not in child_options(BenchSettings(threads=3), "torch")
+
+
+@pytest.mark.parametrize("backend", ["tier", "torch", "numpy"])
+def test_children_keep_numpys_blas_to_one_thread_unless_numpy_is_timed(monkeypatch, backend):
+    # NumPy computes every workload's expected result in the child, just before
+    # the timed backend runs; its BLAS threads must not spin on the same cores.
+    from glasstorch.bench import runner
+
+    seen = {}
+
+    def fake_run(command, env, check):
+        seen["env"] = env
+        return runner.subprocess.CompletedProcess(command, 1)  # and writes no results
+
+    monkeypatch.setattr(runner.subprocess, "run", fake_run)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    outcome = runner.run_tier_in_subprocess(glasstorch.tier, BenchSettings(), backend)
+    assert outcome["status"] == "error"
+    assert seen["env"]["GLASSTORCH_TIER"] == glasstorch.tier
+    if backend == "numpy":
+        assert "OPENBLAS_NUM_THREADS" not in seen["env"]
+    else:
+        assert seen["env"]["OPENBLAS_NUM_THREADS"] == "1"

@@ -226,6 +226,13 @@ def run_tier_in_subprocess(tier: str, settings: BenchSettings, backend: str = "t
     """
     child = Path(__file__).with_name("_child.py")
     env = {**os.environ, "GLASSTORCH_TIER": tier}
+    if backend != "numpy":
+        # The child computes NumPy's result for each workload, to check the
+        # backend's against it. NumPy's BLAS threads keep spinning for a
+        # moment after a matrix product, on the cores the timed backend is
+        # about to use; one BLAS thread leaves them free. (It only slows the
+        # check, which is not timed.)
+        env["OPENBLAS_NUM_THREADS"] = "1"
     with tempfile.TemporaryDirectory(prefix="glasstorch-bench-") as folder:
         result_path = Path(folder) / f"{backend}.json"
         command = [
