@@ -64,7 +64,8 @@ test: lint
 
 # ----------------------------------------------------------------------- bench
 # The benchmark harness (docs/bench.md): both tiers, NumPy and PyTorch, each in an
-# interpreter of its own, best of three turns; a table on stdout, bench-results.json and .png.
+# interpreter of its own, taking turns sample by sample; a table on stdout,
+# bench-results.json and .png.
 BENCH_STAMP := $(VENV)/.stamp-bench
 BENCH_ARGS  ?=
 
@@ -74,7 +75,7 @@ $(BENCH_STAMP): $(INSTALL_DEPS) | $(PY)
 
 .PHONY: bench
 bench: $(BENCH_STAMP)
-	$(PY) -m glasstorch.bench --other-tier --isolate --rounds 3 --json bench-results.json --plot bench-results.png $(BENCH_ARGS)
+	$(PY) -m glasstorch.bench --other-tier --interleave --json bench-results.json --plot bench-results.png $(BENCH_ARGS)
 
 # ------------------------------------------------------------------------ docs
 docs: $(DOCS_STAMP)

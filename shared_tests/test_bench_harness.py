@@ -214,3 +214,91 @@ def test_children_keep_numpys_blas_to_one_thread_unless_numpy_is_timed(monkeypat
         assert "OPENBLAS_NUM_THREADS" not in seen["env"]
     else:
         assert seen["env"]["OPENBLAS_NUM_THREADS"] == "1"
+
+
+def test_interleave_runs_each_backend_alone_taking_turns(tmp_path, capsys):
+    document = _run(
+        tmp_path,
+        "--workloads",
+        "add-one-element",
+        "softmax",
+        "--backends",
+        "tier",
+        "numpy",
+        "--interleave",
+    )
+    assert document["settings"]["interleave"] is True
+    assert document["backends"] == [glasstorch.tier, "numpy"]
+    assert document["tiers"][glasstorch.tier] == {"status": "ok", "where": "subprocess"}
+    for entry in document["workloads"]:
+        for backend in (glasstorch.tier, "numpy"):
+            record = entry["results"][backend]
+            assert record["status"] == "ok", record
+            assert record["median_s"] > 0 and record["samples"] >= 5
+            assert record["max_abs_error"] <= 1e-5
+    assert "each backend in its own interpreter, taking turns" in capsys.readouterr().out
+
+
+def test_interleave_takes_neither_isolate_nor_rounds(tmp_path, capsys):
+    for extra in (["--isolate"], ["--isolate", "--rounds", "2"]):
+        assert main(["--interleave", *extra, "--json", str(tmp_path / "r.json")]) == 2
+        assert "--interleave" in capsys.readouterr().err
+
+
+def test_measure_interleaved_takes_turns_in_rotating_order():
+    from glasstorch.bench.timing import LocalSampler, measure_interleaved
+
+    order = []
+    samplers = {
+        name: LocalSampler(lambda name=name: order.append(name), first_call_s=1e-3)
+        for name in ("a", "b", "c")
+    }
+    policy = TimingPolicy(min_time=0.0, warmup_time=0.0, min_warmup_calls=0, min_samples=3)
+    measured = measure_interleaved(samplers, policy, pause=0.0, turn_time=0.0)
+    assert {name: m.samples for name, m in measured.items()} == {"a": 3, "b": 3, "c": 3}
+    assert all(m.calls_per_sample == 1 and m.median_s >= 0 for m in measured.values())
+    # Each sample is one untimed call and one timed call; the first of each
+    # turn rotates: a b c, then b c a, then c a b.
+    firsts = [order[i] for i in range(0, len(order), 2)]
+    assert firsts == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
+
+
+def test_serve_answers_the_requests_of_taking_turns():
+    import io
+
+    from glasstorch.bench.runner import serve
+
+    requests = [
+        {"cmd": "prepare", "workload": "add-one-element"},
+        {"cmd": "warm_up", "workload": "add-one-element"},
+        {"cmd": "sample", "workload": "add-one-element", "calls": 7},
+        {"cmd": "finish", "workload": "add-one-element"},
+        {"cmd": "no such thing"},
+        {"cmd": "quit"},
+        {"cmd": "prepare", "workload": "add-one-element"},  # after quit: never read
+    ]
+    answers = io.StringIO()
+    settings = BenchSettings(quick=True, backends=("numpy",), patterns=["add-one-element"])
+    lines = [json.dumps(r) + "\n" for r in requests]
+    assert serve(settings, iter(lines), answers) == 0
+    prepared, warmed, sampled, finished, unknown, quit_ = map(
+        json.loads, answers.getvalue().splitlines()
+    )
+    assert prepared == {"status": "ok", "max_abs_error": 0.0}
+    assert warmed["estimate"] > 0 and warmed["warmup_calls"] >= 1
+    assert sampled["seconds"] > 0
+    assert finished == {} and quit_ == {}
+    assert unknown["status"] == "error" and "no such thing" in unknown["reason"]
+
+
+def test_a_child_whose_tier_cannot_load_answers_unavailable():
+    from glasstorch.bench.runner import Child
+
+    child = Child("no-such-tier", BenchSettings(quick=True), "tier")
+    try:
+        answer = child.ask({"cmd": "prepare", "workload": "add-one-element"})
+        assert answer["status"] == "unavailable"
+        assert "no-such-tier" in answer["reason"]
+    finally:
+        child.close()
+    assert child.process.returncode == 0

@@ -5,6 +5,7 @@ Examples::
     python -m glasstorch.bench                      # every workload, this tier, NumPy, PyTorch
     python -m glasstorch.bench --other-tier         # ... and the other tier, in a subprocess
     python -m glasstorch.bench --isolate --rounds 3 # each backend alone, best of 3 turns
+    python -m glasstorch.bench --interleave         # each backend alone, taking turns
     python -m glasstorch.bench --quick --workloads matmul add
     python -m glasstorch.bench --list
 """
@@ -56,6 +57,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help="with --isolate: run the backends N times in turn and keep each one's best "
         "median (for a machine shared with other jobs; default: %(default)s)",
+    )
+    p.add_argument(
+        "--interleave",
+        action="store_true",
+        help="run every backend in a fresh interpreter of its own (as --isolate does) and "
+        "time them in turns, sample by sample, so that the machine's faster and slower "
+        "spells fall on all of them alike (for a machine shared with other jobs)",
     )
     p.add_argument(
         "--json",
@@ -113,6 +121,25 @@ def list_workloads(quick: bool) -> str:
     return "\n".join(lines)
 
 
+def settings_from(args: argparse.Namespace) -> BenchSettings:
+    """The :class:`BenchSettings` that parsed options describe."""
+    return BenchSettings(
+        patterns=args.workloads,
+        quick=args.quick,
+        backends=tuple(args.backends),
+        other_tier=args.other_tier,
+        isolate=args.isolate,
+        rounds=args.rounds,
+        interleave=args.interleave,
+        min_time=args.min_time,
+        no_skip=args.no_skip,
+        torch_threads=args.torch_threads,
+        threads=args.threads,
+        seed=args.seed,
+        progress=not args.no_progress,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the harness with command-line ``argv``; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -128,26 +155,20 @@ def main(argv: list[str] | None = None) -> int:
             "error: --rounds takes a number >= 1, and more than 1 needs --isolate", file=sys.stderr
         )
         return 2
+    if args.interleave and (args.isolate or args.rounds > 1):
+        print(
+            "error: --interleave already runs each backend in its own interpreter, "
+            "taking turns: it takes neither --isolate nor --rounds",
+            file=sys.stderr,
+        )
+        return 2
     try:
         select_workloads(args.workloads, args.quick)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 
-    settings = BenchSettings(
-        patterns=args.workloads,
-        quick=args.quick,
-        backends=tuple(args.backends),
-        other_tier=args.other_tier,
-        isolate=args.isolate,
-        rounds=args.rounds,
-        min_time=args.min_time,
-        no_skip=args.no_skip,
-        torch_threads=args.torch_threads,
-        threads=args.threads,
-        seed=args.seed,
-        progress=not args.no_progress,
-    )
+    settings = settings_from(args)
     if args.threads is not None:
         import glasstorch
 

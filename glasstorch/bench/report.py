@@ -242,7 +242,7 @@ def notes(document: dict) -> list[str]:
     return lines
 
 
-def machine_line(machine: dict, isolated: bool = False) -> str:
+def machine_line(machine: dict, isolated: bool = False, interleaved: bool = False) -> str:
     """The machine in one line, for the top of the report."""
     torch = (
         f"torch {machine['torch']} ({machine['torch_threads']} threads)"
@@ -253,7 +253,9 @@ def machine_line(machine: dict, isolated: bool = False) -> str:
         f"{machine['cpu']}, {machine['cores']} cores | Python {machine['python']}, "
         f"NumPy {machine['numpy']}, {torch} | "
         + (
-            "each backend in its own interpreter"
+            "each backend in its own interpreter, taking turns"
+            if interleaved
+            else "each backend in its own interpreter"
             if isolated
             else f"glasstorch tier in process: {machine['tier']}"
         )
@@ -263,8 +265,12 @@ def machine_line(machine: dict, isolated: bool = False) -> str:
 
 def render(document: dict) -> str:
     """The full text report: machine, time table, throughput table, notes."""
-    isolated = document.get("settings", {}).get("isolate", False)
-    parts = [machine_line(document["machine"], isolated)]
+    settings = document.get("settings", {})
+    parts = [
+        machine_line(
+            document["machine"], settings.get("isolate", False), settings.get("interleave", False)
+        )
+    ]
     warning = busy_warning(document["machine"])
     if warning:
         parts.append(warning)

@@ -2,8 +2,10 @@
 
 For each workload the inputs are drawn once, NumPy's result is computed as the
 oracle, and then each backend in turn is built, checked and timed
-(:func:`run_one`). Other glasstorch tiers run in a subprocess each
-(:func:`run_tier_in_subprocess`), since the tier is fixed at import.
+(:func:`run_one`), or, with ``interleave``, all are built and checked and then
+timed taking turns (:func:`run_interleaved`). Other glasstorch tiers run in a
+subprocess each (:func:`run_tier_in_subprocess`), since the tier is fixed at
+import.
 
 The results form one JSON-ready dictionary (see :func:`run_benchmarks`).
 """
@@ -16,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -28,7 +31,15 @@ from glasstorch.bench.backends import (
     numpy_backend,
     torch_backend,
 )
-from glasstorch.bench.timing import FAST_POLICY, REFERENCE_POLICY, TimingPolicy, measure
+from glasstorch.bench.timing import (
+    FAST_POLICY,
+    REFERENCE_POLICY,
+    LocalSampler,
+    Measurement,
+    TimingPolicy,
+    measure,
+    measure_interleaved,
+)
 from glasstorch.bench.workloads import BackendUnavailable, Workload, select_workloads
 
 #: Backend selectors for ``--backends``: the active tier, NumPy, PyTorch.
@@ -49,6 +60,9 @@ class BenchSettings:
         rounds: with ``isolate``, run every backend this many times, in turn,
             and keep each workload's best median (for a machine shared with
             other jobs).
+        interleave: time the backends of this process in turns, sample by
+            sample (see :func:`~glasstorch.bench.timing.measure_interleaved`),
+            rather than one after the other.
         min_time: seconds to spend timing each workload on each backend.
         no_skip: run every size on the reference tier too, however slow.
         torch_threads: PyTorch's thread count.
@@ -63,6 +77,7 @@ class BenchSettings:
     other_tier: bool = False
     isolate: bool = False
     rounds: int = 1
+    interleave: bool = False
     min_time: float | None = None
     no_skip: bool = False
     torch_threads: int = 2
@@ -70,9 +85,11 @@ class BenchSettings:
     seed: int = 0
     progress: bool = True
 
-    def policy(self, backend: Backend) -> TimingPolicy:
-        """The timing policy for ``backend``: fewer repetitions on the reference tier."""
-        base = REFERENCE_POLICY if backend.name == "reference" else FAST_POLICY
+    def policy(self, backend: Backend | str) -> TimingPolicy:
+        """The timing policy for ``backend`` (or a backend's name): fewer
+        repetitions on the reference tier."""
+        name = backend if isinstance(backend, str) else backend.name
+        base = REFERENCE_POLICY if name == "reference" else FAST_POLICY
         min_time = self.min_time if self.min_time is not None else (0.05 if self.quick else 0.2)
         policy = replace(base, min_time=min_time)
         if self.quick:
@@ -118,6 +135,64 @@ def run_one(
     ``"unavailable"``, ``"wrong"`` (the result did not match NumPy's, so it was
     not timed) or ``"error"`` (it raised); the last four carry a ``reason``.
     """
+    ready = prepare(workload, backend, inputs, expected, settings)
+    if isinstance(ready, dict):
+        return ready
+    m = measure(ready.fn, settings.policy(backend), ready.first_s)
+    return ready.record(m)
+
+
+@dataclass
+class Prepared:
+    """A workload built and checked on one backend, ready to be timed.
+
+    Attributes:
+        workload: what is timed.
+        fn: the callable that does the work once.
+        first_s: how long the first call (the checked one) took.
+        got: that call's result, as NumPy arrays.
+        expected: NumPy's result.
+    """
+
+    workload: Workload
+    fn: Callable[[], object]
+    first_s: float
+    got: list[np.ndarray]
+    expected: list[np.ndarray]
+
+    def record(self, m: Measurement) -> dict:
+        """The JSON-ready record of a timing of :attr:`fn`."""
+        return timing_record(self.workload, m, _max_error(self.got, self.expected))
+
+
+def timing_record(workload: Workload, m: Measurement, max_abs_error: float) -> dict:
+    """The JSON-ready record of a successful timing (see :func:`run_one`)."""
+    return {
+        "status": "ok",
+        "median_s": m.median_s,
+        "min_s": m.min_s,
+        "max_s": m.max_s,
+        "samples": m.samples,
+        "calls_per_sample": m.calls_per_sample,
+        "calls": m.calls,
+        "warmup_calls": m.warmup_calls,
+        "throughput": workload.throughput(m.median_s),
+        "max_abs_error": max_abs_error,
+    }
+
+
+def prepare(
+    workload: Workload,
+    backend: Backend,
+    inputs: dict[str, np.ndarray],
+    expected: list[np.ndarray],
+    settings: BenchSettings,
+) -> Prepared | dict:
+    """Build ``workload`` on ``backend`` and check its first result against NumPy's.
+
+    Returns the :class:`Prepared` callable, or the record of why it will not
+    be timed (``"skipped"``, ``"unavailable"``, ``"wrong"`` or ``"error"``).
+    """
     if backend.name == "reference" and not workload.reference_ok and not settings.no_skip:
         return {"status": "skipped", "reason": "too slow on reference"}
     try:
@@ -134,20 +209,7 @@ def run_one(
     problem = _check(workload, got, expected)
     if problem is not None:
         return {"status": "wrong", "reason": problem}
-
-    m = measure(fn, settings.policy(backend), first_s)
-    return {
-        "status": "ok",
-        "median_s": m.median_s,
-        "min_s": m.min_s,
-        "max_s": m.max_s,
-        "samples": m.samples,
-        "calls_per_sample": m.calls_per_sample,
-        "calls": m.calls,
-        "warmup_calls": m.warmup_calls,
-        "throughput": workload.throughput(m.median_s),
-        "max_abs_error": _max_error(got, expected),
-    }
+    return Prepared(workload, fn, first_s, got, expected)
 
 
 # --------------------------------------------------------------------- progress
@@ -255,6 +317,230 @@ def run_tier_in_subprocess(tier: str, settings: BenchSettings, backend: str = "t
     return {"status": "ok", "document": document}
 
 
+# ------------------------------------------------------------------ taking turns
+class Child:
+    """A backend in an interpreter of its own that times workloads on request.
+
+    The child is ``_child.py --serve`` (see :func:`serve`): it reads one JSON
+    request per line on its stdin and answers each with one JSON line on its
+    stdout. While it waits for a request, it runs nothing, so its threads
+    leave the cores to whichever child is being timed.
+    """
+
+    def __init__(self, tier: str, settings: BenchSettings, backend: str):
+        self.backend = backend
+        env = {**os.environ, "GLASSTORCH_TIER": tier}
+        if backend != "numpy":
+            env["OPENBLAS_NUM_THREADS"] = "1"  # see run_tier_in_subprocess
+        else:
+            # OpenBLAS's threads spin for about 0.1 s after each product before
+            # they sleep, on the cores the other children are timed on: let them
+            # sleep after 2^22 cycles (about a millisecond) instead.
+            env["OPENBLAS_THREAD_TIMEOUT"] = "22"
+        command = [
+            sys.executable,
+            str(Path(__file__).with_name("_child.py")),
+            "--serve",
+            *child_options(settings, backend),
+        ]
+        self.process = subprocess.Popen(
+            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+
+    def ask(self, request: dict) -> dict:
+        """Send one request and return the answer.
+
+        Raises:
+            RuntimeError: the child has exited (its error is on stderr).
+        """
+        try:
+            self.process.stdin.write(json.dumps(request) + "\n")
+            self.process.stdin.flush()
+            line = self.process.stdout.readline()
+        except (BrokenPipeError, OSError):
+            line = ""
+        if not line:
+            raise RuntimeError(
+                f"the {self.backend} subprocess exited with code {self.process.poll()} "
+                "(its error is printed above)"
+            )
+        return json.loads(line)
+
+    def close(self) -> None:
+        """Ask the child to quit, and wait for it."""
+        if self.process.poll() is None:
+            try:
+                self.ask({"cmd": "quit"})
+            except RuntimeError:
+                pass
+        self.process.wait()
+
+
+class ChildSampler:
+    """A :class:`~glasstorch.bench.timing.Sampler` for one workload in a :class:`Child`."""
+
+    def __init__(self, child: Child, workload: str):
+        self.child, self.workload = child, workload
+
+    def warm_up(self, policy: TimingPolicy) -> tuple[float, int]:
+        answer = self.child.ask({"cmd": "warm_up", "workload": self.workload})
+        return answer["estimate"], answer["warmup_calls"]
+
+    def sample(self, calls: int) -> float:
+        return self.child.ask({"cmd": "sample", "workload": self.workload, "calls": calls})[
+            "seconds"
+        ]
+
+
+def run_taking_turns(settings: BenchSettings) -> dict:
+    """:func:`run_benchmarks` with each backend in an interpreter of its own,
+    the backends taking turns, sample by sample (``--interleave``).
+
+    This combines :func:`run_isolated`'s separation (no two libraries' thread
+    pools in one process) with
+    :func:`~glasstorch.bench.timing.measure_interleaved`'s fairness: every
+    workload is timed on all backends within the same few tenths of a second,
+    in alternating samples, so a slower or faster spell of a shared machine
+    falls on all of them alike. Other glasstorch tiers (``other_tier``) run
+    afterwards, each in a subprocess as usual.
+    """
+    import glasstorch
+
+    columns = {}
+    for backend in settings.backends:
+        columns[glasstorch.tier if backend == "tier" else backend] = backend
+    workloads = select_workloads(settings.patterns, settings.quick)
+    entries = [_describe(workload) | {"results": {}} for workload in workloads]
+    children: dict[str, Child] = {}
+    progress = Progress(len(workloads), enabled=settings.progress)
+    try:
+        for column, backend in columns.items():
+            children[column] = Child(glasstorch.tier, settings, backend)
+        for index, (workload, entry) in enumerate(zip(workloads, entries), start=1):
+            progress.start(workload, " and ".join(columns))
+            entry["results"] = _take_turns(workload, children, settings)
+            progress.done_backend()
+            progress.done_workload(index, len(workloads), workload, entry["results"])
+    finally:
+        progress.close()
+        for child in children.values():
+            child.close()
+
+    tiers: dict[str, dict] = {}
+    if "tier" in settings.backends:
+        tiers[glasstorch.tier] = {"status": "ok", "where": "subprocess"}
+    names = list(columns)
+    if settings.other_tier:
+        for tier in other_tiers(glasstorch.tier):
+            print(f"running the {tier} tier in a subprocess...", file=sys.stderr, flush=True)
+            _merge_tier(tier, run_tier_in_subprocess(tier, settings), entries, tiers)
+            names.insert(1 if "tier" in settings.backends else 0, tier)
+    return {
+        "settings": asdict(settings),
+        "backends": names,
+        "tiers": tiers,
+        "workloads": entries,
+    }
+
+
+def _take_turns(workload: Workload, children: dict[str, Child], settings: BenchSettings) -> dict:
+    """Prepare ``workload`` in every child, time the ready ones in turns; a record each."""
+    results: dict[str, dict] = {}
+    samplers: dict[str, ChildSampler] = {}
+    errors: dict[str, float] = {}
+    for column, child in children.items():
+        try:
+            answer = child.ask({"cmd": "prepare", "workload": workload.name})
+        except RuntimeError as error:
+            results[column] = {"status": "error", "reason": str(error)}
+            continue
+        if answer["status"] == "ok":
+            samplers[column] = ChildSampler(child, workload.name)
+            errors[column] = answer["max_abs_error"]
+        else:
+            results[column] = answer
+    if samplers:
+        try:
+            # The children run glasstorch's active tier, NumPy and PyTorch: all
+            # fast, none the reference tier.
+            measured = measure_interleaved(samplers, settings.policy("fast"))
+        except RuntimeError as error:
+            measured = {}
+            for column in samplers:
+                results[column] = {"status": "error", "reason": str(error)}
+        for column, m in measured.items():
+            results[column] = timing_record(workload, m, errors[column])
+    for column in samplers:
+        samplers[column].child.ask({"cmd": "finish", "workload": workload.name})
+    return {column: results[column] for column in children}
+
+
+def serve(settings: BenchSettings, requests, answers) -> int:
+    """The child's side of :class:`Child`: answer timing requests until ``quit``.
+
+    Requests (one JSON object per line, from ``requests``) and answers (to
+    ``answers``):
+
+    * ``{"cmd": "prepare", "workload": NAME}``: draw the inputs (seeded),
+      compute NumPy's result, build the workload on this child's backend and
+      check it; answers ``{"status": "ok", "max_abs_error": ...}`` or the
+      record of why it will not be timed.
+    * ``{"cmd": "warm_up", "workload": NAME}``: answers ``{"estimate": seconds
+      per call, "warmup_calls": n}``.
+    * ``{"cmd": "sample", "workload": NAME, "calls": n}``: one untimed call,
+      then n timed ones; answers ``{"seconds": ...}``.
+    * ``{"cmd": "finish", "workload": NAME}``: forget the workload.
+    * ``{"cmd": "quit"}``.
+    """
+    backends, missing = in_process_backends(settings)
+    backend = backends[0] if backends else None
+    by_name = {w.name: w for w in select_workloads(settings.patterns, settings.quick)}
+    ready: dict[str, Prepared] = {}
+    for line in requests:
+        request = json.loads(line)
+        command, name = request["cmd"], request.get("workload")
+        if command == "quit":
+            answer: dict = {}
+        elif command == "prepare":
+            answer = _serve_prepare(by_name[name], backend, missing, settings, ready)
+        elif command == "warm_up":
+            estimate, calls = LocalSampler(ready[name].fn, ready[name].first_s).warm_up(
+                settings.policy(backend)
+            )
+            answer = {"estimate": estimate, "warmup_calls": calls}
+        elif command == "sample":
+            answer = {"seconds": LocalSampler(ready[name].fn).sample(request["calls"])}
+        elif command == "finish":
+            ready.pop(name, None)
+            answer = {}
+        else:
+            answer = {"status": "error", "reason": f"unknown request {command!r}"}
+        answers.write(json.dumps(answer) + "\n")
+        answers.flush()
+        if command == "quit":
+            break
+    return 0
+
+
+def _serve_prepare(
+    workload: Workload,
+    backend: Backend | None,
+    missing: dict[str, str],
+    settings: BenchSettings,
+    ready: dict[str, Prepared],
+) -> dict:
+    """Answer a ``prepare`` request (see :func:`serve`)."""
+    if backend is None:
+        return {"status": "unavailable", "reason": "; ".join(missing.values())}
+    inputs = workload.make_inputs(np.random.default_rng(settings.seed))
+    expected = as_numpy(workload.build(numpy_backend(), inputs)())
+    outcome = prepare(workload, backend, inputs, expected, settings)
+    if isinstance(outcome, dict):
+        return outcome
+    ready[workload.name] = outcome
+    return {"status": "ok", "max_abs_error": _max_error(outcome.got, outcome.expected)}
+
+
 # ------------------------------------------------------------------------ all
 def in_process_backends(settings: BenchSettings) -> tuple[list[Backend], dict[str, str]]:
     """The backends to run here, and the reason for each one left out."""
@@ -352,6 +638,8 @@ def run_benchmarks(settings: BenchSettings) -> dict:
     """
     import glasstorch
 
+    if settings.interleave:
+        return run_taking_turns(settings)
     if settings.isolate:
         return run_isolated(settings)
     workloads = select_workloads(settings.patterns, settings.quick)
