@@ -269,7 +269,8 @@ static inline int64_t gt_pow_int(int64_t a, int64_t b)
 /* out[i] = EXPR, where EXPR reads x (from a) and y (from b). Binary ops are
  * cheap next to the bytes they move (pow aside), so the loop is GT_MEMORY_BOUND. */
 #define DEFINE_BINARY_LOOP(NAME, TIN, TOUT, EXPR)                                       \
-    GT_MEMORY_BOUND static void NAME(char **p, const int64_t *s, int64_t n, const void *extra) \
+    GT_MEMORY_BOUND static void NAME(char **p, const int64_t *s, int64_t n,             \
+                                     const void *extra)                                 \
     {                                                                                   \
         (void)extra;                                                                    \
         TOUT *o = (TOUT *)p[0];                                                         \
@@ -304,7 +305,7 @@ static inline int64_t gt_pow_int(int64_t a, int64_t b)
 /* ------------------------------------------------------------------- unary */
 
 #define DEFINE_UNARY(OP, RESULT, CODE, CTYPE)                                           \
-    DEFINE_UNARY_LOOP(, unary_##OP##_##CODE, CTYPE, OUT_CTYPE_##RESULT(CTYPE),           \
+    DEFINE_UNARY_LOOP(, unary_##OP##_##CODE, CTYPE, OUT_CTYPE_##RESULT(CTYPE),          \
                       CAST_TO(OUT_CODE_##RESULT(CODE), UNARY_##OP(x)))
 #define DEFINE_UNARY_FOR(CODE, CTYPE) UNARY_OPS(DEFINE_UNARY, CODE, CTYPE)
 #define DEFINE_UNARY_INTEGER_FOR(CODE, CTYPE) UNARY_INTEGER_OPS(DEFINE_UNARY, CODE, CTYPE)

@@ -330,8 +330,8 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
             __builtin_prefetch(c + i * rs_c, 1);                                    \
             __builtin_prefetch(c + i * rs_c + (n - 1) * cs_c, 1);                   \
         }                                                                           \
-        /* Zeroed one register at a time: memset(acc, ...) compiled to a call  \
-         * into libc for every tile, 5% of a 128 x 128 product. */              \
+        /* Zeroed one register at a time: memset(acc, ...) compiled to a            \
+         * call into libc for every tile, 5% of a 128 x 128 product. */             \
         V acc[GEMM_MR][GEMM_NR_VECTORS];                                            \
         for (int i = 0; i < GEMM_MR; i++)                                           \
             for (int v = 0; v < GEMM_NR_VECTORS; v++) acc[i][v] = (V){0};           \

@@ -1,5 +1,6 @@
-/* gt_math.h: float32 exp, expm1, log, tanh and sigmoid that vectorise, and
- * the row loops (maximum, sum of exps) that softmax and cross-entropy share.
+/* gt_math.h: float32 exp, expm1, log, tanh and sigmoid that vectorise (and a
+ * cheaper exp for arguments <= 0), and the row loops (maximum, sum of exps)
+ * that softmax and cross-entropy share.
  *
  * libm's expf, logf and tanhf are opaque calls: a loop that calls one per
  * element stays scalar, one call (a few dozen cycles) per number. The
