@@ -2,10 +2,11 @@
 
 For each workload the inputs are drawn once, NumPy's result is computed as the
 oracle, and then each backend in turn is built, checked and timed
-(:func:`run_one`), or, with ``interleave``, all are built and checked and then
-timed taking turns (:func:`run_interleaved`). Other glasstorch tiers run in a
-subprocess each (:func:`run_tier_in_subprocess`), since the tier is fixed at
-import.
+(:func:`run_one`). Other glasstorch tiers run in a subprocess each
+(:func:`run_tier_in_subprocess`), since the tier is fixed at import. With
+``isolate`` every backend runs in a subprocess of its own
+(:func:`run_isolated`); with ``interleave`` too, and the subprocesses take
+turns, sample by sample (:func:`run_taking_turns`).
 
 The results form one JSON-ready dictionary (see :func:`run_benchmarks`).
 """
@@ -60,9 +61,9 @@ class BenchSettings:
         rounds: with ``isolate``, run every backend this many times, in turn,
             and keep each workload's best median (for a machine shared with
             other jobs).
-        interleave: time the backends of this process in turns, sample by
-            sample (see :func:`~glasstorch.bench.timing.measure_interleaved`),
-            rather than one after the other.
+        interleave: run every backend in an interpreter of its own, as
+            ``isolate`` does, and time them in turns, sample by sample (see
+            :func:`run_taking_turns`).
         min_time: seconds to spend timing each workload on each backend.
         no_skip: run every size on the reference tier too, however slow.
         torch_threads: PyTorch's thread count.
