@@ -151,19 +151,18 @@ class Prepared:
         workload: what is timed.
         fn: the callable that does the work once.
         first_s: how long the first call (the checked one) took.
-        got: that call's result, as NumPy arrays.
-        expected: NumPy's result.
+        max_abs_error: the largest difference between that call's result and
+            NumPy's.
     """
 
     workload: Workload
     fn: Callable[[], object]
     first_s: float
-    got: list[np.ndarray]
-    expected: list[np.ndarray]
+    max_abs_error: float
 
     def record(self, m: Measurement) -> dict:
         """The JSON-ready record of a timing of :attr:`fn`."""
-        return timing_record(self.workload, m, _max_error(self.got, self.expected))
+        return timing_record(self.workload, m, self.max_abs_error)
 
 
 def timing_record(workload: Workload, m: Measurement, max_abs_error: float) -> dict:
@@ -210,7 +209,7 @@ def prepare(
     problem = _check(workload, got, expected)
     if problem is not None:
         return {"status": "wrong", "reason": problem}
-    return Prepared(workload, fn, first_s, got, expected)
+    return Prepared(workload, fn, first_s, _max_error(got, expected))
 
 
 # --------------------------------------------------------------------- progress
@@ -277,6 +276,23 @@ def child_options(settings: BenchSettings, backend: str = "tier") -> list[str]:
     return options
 
 
+#: The script a child interpreter runs (see its docstring).
+CHILD = Path(__file__).with_name("_child.py")
+
+
+def child_environment(tier: str, backend: str) -> dict[str, str]:
+    """The environment of a child that runs ``backend`` with ``GLASSTORCH_TIER=tier``."""
+    env = {**os.environ, "GLASSTORCH_TIER": tier}
+    if backend != "numpy":
+        # The child computes NumPy's result for each workload, to check the
+        # backend's against it. NumPy's BLAS threads keep spinning for a
+        # moment after a matrix product, on the cores the timed backend is
+        # about to use; one BLAS thread leaves them free. (It only slows the
+        # check, which is not timed.)
+        env["OPENBLAS_NUM_THREADS"] = "1"
+    return env
+
+
 def run_tier_in_subprocess(tier: str, settings: BenchSettings, backend: str = "tier") -> dict:
     """Run the selected workloads on one backend in a fresh interpreter.
 
@@ -287,20 +303,12 @@ def run_tier_in_subprocess(tier: str, settings: BenchSettings, backend: str = "t
         ``{"status": "ok", "document": <the child's JSON>}``, or
         ``{"status": "unavailable" | "error", "reason": ...}``.
     """
-    child = Path(__file__).with_name("_child.py")
-    env = {**os.environ, "GLASSTORCH_TIER": tier}
-    if backend != "numpy":
-        # The child computes NumPy's result for each workload, to check the
-        # backend's against it. NumPy's BLAS threads keep spinning for a
-        # moment after a matrix product, on the cores the timed backend is
-        # about to use; one BLAS thread leaves them free. (It only slows the
-        # check, which is not timed.)
-        env["OPENBLAS_NUM_THREADS"] = "1"
+    env = child_environment(tier, backend)
     with tempfile.TemporaryDirectory(prefix="glasstorch-bench-") as folder:
         result_path = Path(folder) / f"{backend}.json"
         command = [
             sys.executable,
-            str(child),
+            str(CHILD),
             str(result_path),
             *child_options(settings, backend),
         ]
@@ -330,17 +338,15 @@ class Child:
 
     def __init__(self, tier: str, settings: BenchSettings, backend: str):
         self.backend = backend
-        env = {**os.environ, "GLASSTORCH_TIER": tier}
-        if backend != "numpy":
-            env["OPENBLAS_NUM_THREADS"] = "1"  # see run_tier_in_subprocess
-        else:
+        env = child_environment(tier, backend)
+        if backend == "numpy":
             # OpenBLAS's threads spin for about 0.1 s after each product before
             # they sleep, on the cores the other children are timed on: let them
             # sleep after 2^22 cycles (about a millisecond) instead.
             env["OPENBLAS_THREAD_TIMEOUT"] = "22"
         command = [
             sys.executable,
-            str(Path(__file__).with_name("_child.py")),
+            str(CHILD),
             "--serve",
             *child_options(settings, backend),
         ]
@@ -431,11 +437,7 @@ def run_taking_turns(settings: BenchSettings) -> dict:
     if "tier" in settings.backends:
         tiers[glasstorch.tier] = {"status": "ok", "where": "subprocess"}
     names = list(columns)
-    if settings.other_tier:
-        for tier in other_tiers(glasstorch.tier):
-            print(f"running the {tier} tier in a subprocess...", file=sys.stderr, flush=True)
-            _merge_tier(tier, run_tier_in_subprocess(tier, settings), entries, tiers)
-            names.insert(1 if "tier" in settings.backends else 0, tier)
+    _run_other_tiers(settings, entries, tiers, names)
     return {
         "settings": asdict(settings),
         "backends": names,
@@ -496,7 +498,7 @@ def serve(settings: BenchSettings, requests, answers) -> int:
     backends, missing = in_process_backends(settings)
     backend = backends[0] if backends else None
     by_name = {w.name: w for w in select_workloads(settings.patterns, settings.quick)}
-    ready: dict[str, Prepared] = {}
+    ready: dict[str, LocalSampler] = {}
     for line in requests:
         request = json.loads(line)
         command, name = request["cmd"], request.get("workload")
@@ -505,12 +507,10 @@ def serve(settings: BenchSettings, requests, answers) -> int:
         elif command == "prepare":
             answer = _serve_prepare(by_name[name], backend, missing, settings, ready)
         elif command == "warm_up":
-            estimate, calls = LocalSampler(ready[name].fn, ready[name].first_s).warm_up(
-                settings.policy(backend)
-            )
+            estimate, calls = ready[name].warm_up(settings.policy(backend))
             answer = {"estimate": estimate, "warmup_calls": calls}
         elif command == "sample":
-            answer = {"seconds": LocalSampler(ready[name].fn).sample(request["calls"])}
+            answer = {"seconds": ready[name].sample(request["calls"])}
         elif command == "finish":
             ready.pop(name, None)
             answer = {}
@@ -528,9 +528,10 @@ def _serve_prepare(
     backend: Backend | None,
     missing: dict[str, str],
     settings: BenchSettings,
-    ready: dict[str, Prepared],
+    ready: dict[str, LocalSampler],
 ) -> dict:
-    """Answer a ``prepare`` request (see :func:`serve`)."""
+    """Answer a ``prepare`` request (see :func:`serve`): on success, the
+    workload's sampler goes into ``ready``."""
     if backend is None:
         return {"status": "unavailable", "reason": "; ".join(missing.values())}
     inputs = workload.make_inputs(np.random.default_rng(settings.seed))
@@ -538,8 +539,8 @@ def _serve_prepare(
     outcome = prepare(workload, backend, inputs, expected, settings)
     if isinstance(outcome, dict):
         return outcome
-    ready[workload.name] = outcome
-    return {"status": "ok", "max_abs_error": _max_error(outcome.got, outcome.expected)}
+    ready[workload.name] = LocalSampler(outcome.fn, outcome.first_s)
+    return {"status": "ok", "max_abs_error": outcome.max_abs_error}
 
 
 # ------------------------------------------------------------------------ all
@@ -671,23 +672,33 @@ def run_benchmarks(settings: BenchSettings) -> dict:
     finally:
         progress.close()
 
-    if settings.other_tier:
-        for tier in other_tiers(glasstorch.tier):
-            print(
-                f"running the {tier} tier in a subprocess (GLASSTORCH_TIER={tier})...",
-                file=sys.stderr,
-                flush=True,
-            )
-            outcome = run_tier_in_subprocess(tier, settings)
-            _merge_tier(tier, outcome, entries, tiers)
-            columns.insert(1 if "tier" in settings.backends else 0, tier)
-
+    _run_other_tiers(settings, entries, tiers, columns)
     return {
         "settings": asdict(settings),
         "backends": columns,
         "tiers": tiers,
         "workloads": entries,
     }
+
+
+def _run_other_tiers(
+    settings: BenchSettings, entries: list[dict], tiers: dict, columns: list[str]
+) -> None:
+    """With ``settings.other_tier``, run every other glasstorch tier in a
+    subprocess and merge its results into ``entries``, ``tiers`` and
+    ``columns`` (after the active tier's column)."""
+    import glasstorch
+
+    if not settings.other_tier:
+        return
+    for tier in other_tiers(glasstorch.tier):
+        print(
+            f"running the {tier} tier in a subprocess (GLASSTORCH_TIER={tier})...",
+            file=sys.stderr,
+            flush=True,
+        )
+        _merge_tier(tier, run_tier_in_subprocess(tier, settings), entries, tiers)
+        columns.insert(1 if "tier" in settings.backends else 0, tier)
 
 
 def _describe(workload: Workload) -> dict:
