@@ -302,3 +302,29 @@ def test_a_child_whose_tier_cannot_load_answers_unavailable():
     finally:
         child.close()
     assert child.process.returncode == 0
+
+
+def test_a_child_that_exits_while_taking_turns_is_an_error_not_a_crash():
+    from glasstorch.bench.runner import _take_turns
+
+    class ExitsWhenTimed:
+        """A stand-in for runner.Child that dies at its first sample."""
+
+        def __init__(self):
+            self.alive = True
+
+        def ask(self, request):
+            if not self.alive:
+                raise RuntimeError("the tier subprocess exited with code -9")
+            if request["cmd"] == "prepare":
+                return {"status": "ok", "max_abs_error": 0.0}
+            if request["cmd"] == "warm_up":
+                return {"estimate": 1e-3, "warmup_calls": 1}
+            self.alive = False
+            raise RuntimeError("the tier subprocess exited with code -9")
+
+    workload = select_workloads(["add-one-element"], quick=True)[0]
+    results = _take_turns(workload, {"fast": ExitsWhenTimed()}, BenchSettings(quick=True))
+    assert results == {
+        "fast": {"status": "error", "reason": "the tier subprocess exited with code -9"}
+    }

@@ -473,8 +473,11 @@ def _take_turns(workload: Workload, children: dict[str, Child], settings: BenchS
                 results[column] = {"status": "error", "reason": str(error)}
         for column, m in measured.items():
             results[column] = timing_record(workload, m, errors[column])
-    for column in samplers:
-        samplers[column].child.ask({"cmd": "finish", "workload": workload.name})
+    for sampler in samplers.values():
+        try:
+            sampler.child.ask({"cmd": "finish", "workload": workload.name})
+        except RuntimeError:
+            pass  # the child has exited: its records above already say so
     return {column: results[column] for column in children}
 
 
