@@ -9,6 +9,11 @@ the same workloads, on the same inputs, on several **backends**:
 * with ``--other-tier``, the other glasstorch tier, in a subprocess (the tier
   is fixed when glasstorch is imported, so it needs a fresh interpreter).
 
+With ``--isolate`` every backend runs in an interpreter of its own, one after
+the other; with ``--interleave`` (what ``make bench`` uses) too, and the
+backends take turns sample by sample
+(:func:`~glasstorch.bench.timing.measure_interleaved`).
+
 How one measurement is made (see :mod:`glasstorch.bench.timing`):
 
 1. the inputs are drawn once, with NumPy, and every backend wraps the same
@@ -26,7 +31,7 @@ The modules, in reading order: :mod:`~glasstorch.bench.timing` (how to time),
 """
 
 from glasstorch.bench.runner import BenchSettings, run_benchmarks
-from glasstorch.bench.timing import Measurement, TimingPolicy, measure
+from glasstorch.bench.timing import Measurement, TimingPolicy, measure, measure_interleaved
 from glasstorch.bench.workloads import Target, Workload, select_workloads, workload_registry
 
 __all__ = [
@@ -36,6 +41,7 @@ __all__ = [
     "TimingPolicy",
     "Workload",
     "measure",
+    "measure_interleaved",
     "run_benchmarks",
     "select_workloads",
     "workload_registry",

@@ -390,10 +390,12 @@ class ChildSampler:
         self.child, self.workload = child, workload
 
     def warm_up(self, policy: TimingPolicy) -> tuple[float, int]:
+        """Ask the child to warm up (with the policy it was started with)."""
         answer = self.child.ask({"cmd": "warm_up", "workload": self.workload})
         return answer["estimate"], answer["warmup_calls"]
 
     def sample(self, calls: int) -> float:
+        """Ask the child for one untimed call and ``calls`` timed ones."""
         return self.child.ask({"cmd": "sample", "workload": self.workload, "calls": calls})[
             "seconds"
         ]

@@ -163,9 +163,11 @@ class LocalSampler:
         self.first_call_s = first_call_s
 
     def warm_up(self, policy: TimingPolicy) -> tuple[float, int]:
+        """See :meth:`Sampler.warm_up`."""
         return _warm_up(self.fn, policy, self.first_call_s)
 
     def sample(self, calls: int) -> float:
+        """See :meth:`Sampler.sample`."""
         self.fn()
         return _time_calls(self.fn, calls)
 
