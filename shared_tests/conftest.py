@@ -1,4 +1,4 @@
-"""Suite-wide configuration for the conformance suite (DESIGN.md section 4).
+"""Suite-wide configuration for the conformance suite (docs/guide/architecture.md, section 4).
 
 * Every test carries exactly the topic markers listed in :data:`TOPICS`; a test
   without one fails collection, because the classroom tooling maps topics onto

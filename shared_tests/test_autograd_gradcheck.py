@@ -1,4 +1,4 @@
-"""Every differentiable op passes ``gradcheck`` in float64 (DESIGN.md section 4).
+"""Every differentiable op passes ``gradcheck`` in float64 (docs/guide/architecture.md, section 4).
 
 Each case is one small program ``fn(T, *inputs)`` that runs unchanged on glasstorch
 and on real PyTorch (``T`` is the module). Three checks use it:

@@ -1,4 +1,4 @@
-"""The benchmark harness runs end to end and writes valid JSON (DESIGN.md section 5).
+"""The benchmark harness runs end to end and writes valid JSON (docs/guide/architecture.md, section 5).
 
 These tests check that the harness *works*: it runs a tiny workload set on the
 active tier, NumPy and PyTorch, checks results, times them and writes its

@@ -1,4 +1,4 @@
-"""The kernel contract and tier selection (DESIGN.md section 2)."""
+"""The kernel contract and tier selection (docs/guide/architecture.md, section 2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Common mistakes get PyTorch's exception type and wording (DESIGN.md section 3).
+"""Common mistakes get PyTorch's exception type and wording (docs/guide/architecture.md, section 3).
 
 Each case names the exception class and a pattern of PyTorch's message. When PyTorch is
 installed the same call is made on it too, so the expectation cannot drift from PyTorch.

@@ -1,6 +1,6 @@
 """rand/randn/randint/randperm and their _like forms, and manual_seed reproducibility.
 
-glasstorch draws from its own Philox generator (DESIGN.md section 3), so its numbers are
+glasstorch draws from its own Philox generator (docs/guide/architecture.md, section 3), so its numbers are
 not PyTorch's CPU numbers: these tests check shapes, dtypes, ranges, rough statistics
 and that a seed reproduces a stream.
 """

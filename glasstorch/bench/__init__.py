@@ -1,4 +1,4 @@
-"""``python -m glasstorch.bench``: the benchmark harness (DESIGN.md section 5).
+"""``python -m glasstorch.bench``: the benchmark harness (docs/guide/architecture.md, section 5).
 
 Speed in glasstorch is measured here, never asserted in tests. The harness runs
 the same workloads, on the same inputs, on several **backends**:
