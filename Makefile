@@ -14,12 +14,12 @@ LINT_PATHS   := glasstorch reference fast shared_tests docs/conf.py setup.py
 .PHONY: help install demo test lint docs clean
 
 help:
-	@echo "make demo    fit a cubic to sin(x) with autograd on the active tier"
+	@echo "make demo    train a classifier on the bundled 8x8 digits on the active tier"
 	@echo "make test    ruff, then the conformance suite once per complete tier"
 	@echo "make bench   time the workloads on both tiers, NumPy and PyTorch (BENCH_ARGS=... adds options)"
 	@echo "make docs    build the Sphinx site into docs/_build/html (warnings are errors)"
 	@echo "make clean   remove .venv and every build output"
-	@echo "Pick the tier with GLASSTORCH_TIER=reference|fast (default: reference)."
+	@echo "Pick the tier with GLASSTORCH_TIER=reference|fast (default: fast)."
 
 # ------------------------------------------------------------------ environment
 $(PY):
