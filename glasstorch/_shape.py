@@ -74,7 +74,7 @@ def check_shape(shape: Sequence[int]) -> int:
             )
     check_ndim(len(shape))
     count = numel(shape)
-    if count > INT64_MAX or (count and max(shape) > INT64_MAX):
+    if count > INT64_MAX:
         raise RuntimeError(
             f"numel: integer multiplication overflow (the sizes {list(shape)} hold more "
             f"than 2**63 - 1 elements)"
