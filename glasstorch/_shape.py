@@ -56,7 +56,7 @@ INT64_MAX = 2**63 - 1
 def check_ndim(ndim: int) -> None:
     """Refuse more than :data:`MAX_DIMS` dimensions, with PyTorch's message."""
     if ndim > MAX_DIMS:
-        raise RuntimeError(f"Number of dimensions of tensor must be at most {MAX_DIMS}, got {ndim}")
+        raise RuntimeError(f"only tensors with up to {MAX_DIMS} dims are supported")
 
 
 def check_shape(shape: Sequence[int]) -> int:
@@ -67,28 +67,33 @@ def check_shape(shape: Sequence[int]) -> int:
     ``numel: integer multiplication overflow``). A size of 0 anywhere makes
     the count 0, however large the others are, as in PyTorch.
     """
+    check_sizes(shape)
+    count = numel(shape)
+    if count > INT64_MAX:
+        raise RuntimeError("numel: integer multiplication overflow")
+    return count
+
+
+def check_sizes(shape: Sequence[int]) -> None:
+    """Refuse negative sizes and more than :data:`MAX_DIMS` of them."""
     for size in shape:
         if size < 0:
             raise RuntimeError(
                 f"Trying to create tensor with negative dimension {size}: {list(shape)}"
             )
     check_ndim(len(shape))
-    count = numel(shape)
-    if count > INT64_MAX:
-        raise RuntimeError(
-            f"numel: integer multiplication overflow (the sizes {list(shape)} hold more "
-            f"than 2**63 - 1 elements)"
-        )
-    return count
 
 
 def check_storage_bytes(shape: Sequence[int], itemsize: int) -> int:
-    """Check that a fresh tensor of ``shape`` fits in an int64 count of bytes; return its numel."""
-    count = check_shape(shape)
+    """Check that a fresh tensor of ``shape`` fits in an int64 count of bytes; return its numel.
+
+    Checks what :func:`check_shape` checks, but words an overflow as
+    PyTorch's allocator does.
+    """
+    check_sizes(shape)
+    count = numel(shape)
     if count * itemsize > INT64_MAX:
-        raise RuntimeError(
-            f"Storage size calculation overflowed with sizes={list(shape)} and itemsize={itemsize}"
-        )
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
     return count
 
 
@@ -253,10 +258,12 @@ def infer_size(shape: Sequence[int], count: int) -> tuple[int, ...]:
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
-    for size in shape:
+    for i, size in enumerate(shape):
         if size != -1:
             if size < 0:
-                raise RuntimeError(f"invalid shape dimension {size}")
+                raise RuntimeError(
+                    f"invalid shape dimension {size} at index {i} of shape {list(shape)}"
+                )
             known *= size
     if -1 in shape:
         if known == 0 or count % known != 0:

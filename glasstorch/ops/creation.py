@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from glasstorch import _dtype
+from glasstorch._shape import check_sizes
 from glasstorch._tier import kernels
 from glasstorch.random import Generator, default_generator
 from glasstorch.tensor import Storage, Tensor, check_device, empty_tensor
@@ -19,8 +20,12 @@ from glasstorch.tensor import Storage, Tensor, check_device, empty_tensor
 # ------------------------------------------------------------------ helpers
 
 
-def _size_arg(size) -> tuple[int, ...]:
-    """Accept ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])``."""
+def _size_arg(size, negative_message: str | None = None) -> tuple[int, ...]:
+    """Accept ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])``.
+
+    A negative size raises PyTorch's error (``negative_message`` where the
+    function words it its own way); too many dimensions too.
+    """
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     for s in size:
@@ -31,9 +36,11 @@ def _size_arg(size) -> tuple[int, ...]:
                 f"zeros(): argument 'size' must be tuple of ints, but found element of type "
                 f"{type(s).__name__}"
             )
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
-    return tuple(int(s) for s in size)
+        if s < 0 and negative_message is not None:
+            raise RuntimeError(negative_message)
+    size = tuple(int(s) for s in size)
+    check_sizes(size)
+    return size
 
 
 def _finish(out: Tensor, requires_grad: bool, device=None) -> Tensor:
@@ -196,7 +203,8 @@ def empty(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Te
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """A tensor of ``size`` filled with 0."""
-    return _finish(_filled(_size_arg(size), 0, _dtype_or_default(dtype)), requires_grad, device)
+    size = _size_arg(size, "zeros: Dimension size must be non-negative.")
+    return _finish(_filled(size, 0, _dtype_or_default(dtype)), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
@@ -271,6 +279,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     start, end, step = values
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if not all(math.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (end - start) * step < 0 and end != start:
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     if dtype is None:
@@ -297,7 +307,11 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
     Built from zeros and one strided view: the diagonal of an ``n x m``
     contiguous matrix is the 1-D view with stride ``m + 1``.
     """
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     m = n if m is None else m
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     out = _filled((n, m), 0, _dtype_or_default(dtype))
     diagonal = out._view((min(n, m),), (m + 1,), 0)
     kernels.fill(diagonal._strided(), out.dtype.to_python(1))
@@ -371,8 +385,7 @@ def randint(
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A random permutation of the integers ``0`` to ``n - 1``."""
-    if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
+    check_sizes((n,))
     out = fill_random(empty_tensor((n,), _dtype.int64), "permutation", generator)
     if dtype is not None and dtype is not _dtype.int64:
         out = out.to(dtype)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from glasstorch import _dtype
 from glasstorch._shape import (
+    check_ndim,
     check_shape,
     check_view_geometry,
     expand_strides,
@@ -230,7 +231,7 @@ def expand(input: Tensor, *sizes) -> Tensor:
     target = []
     for i, size in enumerate(sizes):
         if i < lead:
-            if size < 0:
+            if size == -1:
                 raise RuntimeError(
                     f"The expanded size of the tensor ({size}) isn't allowed in a leading, "
                     "non-existing dimension 0"
@@ -247,6 +248,8 @@ def expand(input: Tensor, *sizes) -> Tensor:
                 f"{list(input.shape)}"
             )
         target.append(size)
+    if min(target, default=0) < 0:  # PyTorch's wording for a negative size here
+        raise RuntimeError("numel: integer multiplication overflow")
     check_shape(target)  # a stride-0 view may claim more elements than an int64 counts
     return Expand.apply(input, tuple(target))
 
@@ -316,6 +319,7 @@ class Unsqueeze(Function):
         new_stride = shape[dim] * strides[dim] if dim < a.dim() else 1
         shape.insert(dim, 1)
         strides.insert(dim, new_stride)
+        check_ndim(len(shape))
         return _raw_view(a, shape, strides)
 
     @staticmethod
