@@ -433,3 +433,122 @@ def test_more_than_sixty_four_dimensions_are_refused():
     if torch is not None:  # PyTorch's own reductions stop at 64 dimensions with this message
         with pytest.raises(RuntimeError, match=message):
             torch.ones([1] * 65).sum(3)
+
+
+# ------------------------------------------------- 7. values that fit their dtype
+
+VALUE_CASES = {
+    "tensor-beyond-int64": (
+        lambda lib: lib.tensor([2**63]),
+        ValueError,
+        _exact("Overflow when unpacking long long"),
+    ),
+    "tensor-far-beyond-int64": (
+        lambda lib: lib.tensor([[1], [2**64]]),
+        ValueError,
+        _exact("Overflow when unpacking long long"),
+    ),
+    "tensor-uint8": (
+        lambda lib: lib.tensor([1, 256], dtype=lib.uint8),
+        RuntimeError,
+        _exact("value cannot be converted to type uint8 without overflow"),
+    ),
+    "tensor-int32": (
+        lambda lib: lib.tensor([2**40], dtype=lib.int32),
+        RuntimeError,
+        _exact("value cannot be converted to type int32 without overflow"),
+    ),
+    "tensor-nan-int64": (
+        lambda lib: lib.tensor([float("nan")], dtype=lib.int64),
+        RuntimeError,
+        _exact("value cannot be converted to type int64 without overflow"),
+    ),
+    "full-int32": (
+        lambda lib: lib.full((2,), 2**40, dtype=lib.int32),
+        RuntimeError,
+        _exact("value cannot be converted to type int without overflow"),
+    ),
+    "full-int64": (
+        lambda lib: lib.full((2,), 2**63),
+        RuntimeError,
+        _exact("value cannot be converted to type int64_t without overflow"),
+    ),
+    "full-float32": (
+        lambda lib: lib.full((2,), 1e300, dtype=lib.float32),
+        RuntimeError,
+        _exact("value cannot be converted to type float without overflow"),
+    ),
+    "full_like-uint8": (
+        lambda lib: lib.full_like(lib.zeros(2, dtype=lib.uint8), 300.0),
+        RuntimeError,
+        _exact("value cannot be converted to type uint8_t without overflow"),
+    ),
+    "randint-uint8-high": (
+        lambda lib: lib.randint(0, 300, (4,), dtype=lib.uint8),
+        RuntimeError,
+        _exact("to - 1 is out of bounds for unsigned char"),
+    ),
+    "randint-uint8-low": (
+        lambda lib: lib.randint(-1, 5, (4,), dtype=lib.uint8),
+        RuntimeError,
+        _exact("from is out of bounds for unsigned char"),
+    ),
+    "randint-int32": (
+        lambda lib: lib.randint(0, 2**40, (4,), dtype=lib.int32),
+        RuntimeError,
+        _exact("to - 1 is out of bounds for int"),
+    ),
+    "randint-beyond-int64": (
+        lambda lib: lib.randint(0, 2**63, (4,)),
+        ValueError,
+        _exact("Overflow when unpacking long long"),
+    ),
+    "arange-step-truncated-to-zero": (
+        lambda lib: lib.arange(0, 1, 0.3, dtype=lib.int64),
+        ValueError,
+        _exact("step must be nonzero"),
+    ),
+    "arange-beyond-int64": (
+        lambda lib: lib.arange(2**63 - 2, 2**63),
+        RuntimeError,
+        _exact("value cannot be converted to type int64_t without overflow"),
+    ),
+}
+
+
+@pytest.mark.creation
+@pytest.mark.parametrize("case", list(VALUE_CASES))
+def test_values_that_do_not_fit_are_refused(case):
+    call, exc_type, match = VALUE_CASES[case]
+    _check(call, exc_type, match)
+
+
+@pytest.mark.creation
+def test_values_that_fit_follow_pytorch():
+    """Where PyTorch converts rather than refuses, glasstorch gives its numbers."""
+    cases = {
+        "negative-uint8-wraps": lambda lib: lib.tensor([-1, -129], dtype=lib.uint8),
+        "full-negative-uint8": lambda lib: lib.full((2,), -1, dtype=lib.uint8),
+        "full-truncates": lambda lib: lib.full((2,), 2.5, dtype=lib.int64),
+        "float32-overflow-is-inf": lambda lib: lib.tensor([1e300], dtype=lib.float32),
+        "big-int-as-float": lambda lib: lib.tensor([2**64, 1.0]),
+        "big-int-as-bool": lambda lib: lib.tensor([2**63, 0], dtype=lib.bool),
+        "arange-truncates-ends": lambda lib: lib.arange(0.5, 3.7, 1.2, dtype=lib.int64),
+        "arange-truncates-step": lambda lib: lib.arange(0, 5, 1.5, dtype=lib.int64),
+        "arange-uint8-wraps": lambda lib: lib.arange(250, 260, dtype=lib.uint8),
+    }
+    expected = {
+        "negative-uint8-wraps": [255, 127],
+        "full-negative-uint8": [255, 255],
+        "full-truncates": [2, 2],
+        "float32-overflow-is-inf": [float("inf")],
+        "big-int-as-float": [float(2**64), 1.0],
+        "big-int-as-bool": [True, False],
+        "arange-truncates-ends": [0, 1, 2],
+        "arange-truncates-step": [0, 1, 2, 3, 4],
+        "arange-uint8-wraps": [250, 251, 252, 253, 254, 255, 0, 1, 2, 3],
+    }
+    for name, call in cases.items():
+        assert call(gt).tolist() == expected[name], name
+        if torch is not None:
+            assert call(torch).tolist() == expected[name], name
