@@ -43,10 +43,13 @@ def _check_bounds(index: Tensor, size: int, dim: int, error=IndexError, message=
     raise ``error`` for any out of range.
 
     The result is what the index positions are computed from; the kernel that
-    reads them checks them again against the storage.
+    reads them checks them again against the storage. It is a private copy:
+    another thread may write the caller's index after the check, and the
+    positions must come from the values that were checked.
     """
     if index.numel() == 0:
         return index
+    index = contiguous_copy(index)
     low, high = int(index.min().item()), int(index.max().item())
     if low < -size or high >= size:
         bad = high if high >= size else low
