@@ -255,6 +255,7 @@ _RACE_PROGRAM = textwrap.dedent(
     raw = index.numpy()  # written from the other thread, bypassing every check
     a = gt.tensor([10.0, 20.0, 30.0])
     table = gt.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    rows = gt.tensor([[10.0, 20.0, 30.0], [10.0, 20.0, 30.0]])
 
     def only_first(values, first):
         assert all(v == first for v in values), values
@@ -271,6 +272,7 @@ _RACE_PROGRAM = textwrap.dedent(
         "cross_entropy": lambda: F.cross_entropy(gt.zeros(n, 3), index),
         "nll_loss": lambda: F.nll_loss(gt.zeros(n, 3), index),
         "getitem": lambda: only_first(a[index].tolist(), 10.0),
+        "getitem_dim1": lambda: only_first(rows[:, index].reshape(-1).tolist(), 10.0),
         "setitem": lambda: a.clone().__setitem__(index, 1.0),
     }
 
@@ -319,7 +321,7 @@ def test_index_written_by_another_thread_never_crashes():
         f"{result.stderr[-3000:]}"
     )
     done = {line.split()[0]: line.split()[1:] for line in result.stdout.splitlines()}
-    assert len(done) == 12 and all(int(calls) > 0 for calls, _ in done.values()), done
+    assert len(done) == 13 and all(int(calls) > 0 for calls, _ in done.values()), done
 
 
 # ------------------------------------------- 4. dimensions, 5 and 6. sizes

@@ -38,18 +38,21 @@ def _out_of_bounds(bad: int | None, dim: int, size: int, error=RuntimeError, pre
         raise error(f"{prefix}index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
-def _check_bounds(index: Tensor, size: int, dim: int, error=IndexError, message=None) -> Tensor:
+def _check_bounds(
+    index: Tensor, size: int, dim: int, error=IndexError, message=None, snapshot=True
+) -> Tensor:
     """Make negative indices positive (advanced indexing, ``x[idx]``, allows them);
     raise ``error`` for any out of range.
 
     The result is what the index positions are computed from; the kernel that
-    reads them checks them again against the storage. It is a private copy:
-    another thread may write the caller's index after the check, and the
-    positions must come from the values that were checked.
+    reads them checks them again against the storage. With ``snapshot`` it is
+    a private copy: another thread may write the caller's index after the
+    check, and the positions must come from the values that were checked.
     """
     if index.numel() == 0:
         return index
-    index = contiguous_copy(index)
+    if snapshot:
+        index = contiguous_copy(index)
     low, high = int(index.min().item()), int(index.max().item())
     if low < -size or high >= size:
         bad = high if high >= size else low
@@ -490,7 +493,11 @@ def _advanced_plan(view: Tensor, advanced) -> tuple[tuple[int, ...], Tensor]:
     # Sum index * stride over the advanced dims (each broadcast into B's place)...
     positions = None
     for d, index in advanced:
-        index = _check_bounds(index, view.shape[d], d)
+        # A lone index into the outermost dim needs no private copy: a value
+        # written into it after the check lands outside the whole view, which
+        # the kernel's own check catches. Anywhere else it could land on
+        # another element, so the positions come from a checked copy.
+        index = _check_bounds(index, view.shape[d], d, snapshot=d != 0 or len(advanced) > 1)
         lead = [1] * (len(b_shape) - index.dim())
         shaped = index.reshape(
             [1] * b_start + lead + list(index.shape) + [1] * (ndim_out - b_start - len(b_shape))
