@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from glasstorch._kernels import Strided
+from glasstorch._shape import MAX_DIMS, check_ndim
 from glasstorch.fast import load_native
 
 _native = load_native()
@@ -39,8 +40,6 @@ DTYPE_CODES = {
 #: The same codes keyed by NumPy dtype object, for the hot path.
 _CODES_BY_DTYPE = {np.dtype(name): code for name, code in DTYPE_CODES.items()}
 
-MAX_DIMS = 16
-
 
 _VIEW_TYPE = ffi.typeof("gt_view *")
 
@@ -51,8 +50,8 @@ def view(strided: Strided):
     if native is not None:
         return native  # built by an earlier call with this same view
     shape = strided.shape
-    if len(shape) > MAX_DIMS:
-        raise ValueError(f"the fast tier supports at most {MAX_DIMS} dimensions, got {len(shape)}")
+    if len(shape) > MAX_DIMS:  # gt_view holds MAX_DIMS; the frontend never makes more
+        check_ndim(len(shape))
     buffer = strided.buffer
     native = ffi.new(
         _VIEW_TYPE,

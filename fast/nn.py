@@ -34,6 +34,8 @@ class NNKernels:
         )
         if status == -2:
             raise refused("cross_entropy", logits, target)
+        if status == -3:
+            raise MemoryError("cross_entropy: no memory for the copy of the labels")
         return status
 
     def cross_entropy_backward(

@@ -21,6 +21,18 @@ Conventions shared by every kernel
   :data:`REDUCE_OPS`: each tier keeps a table from name to implementation instead
   of one kernel per operation.
 * Kernels write into ``out`` and return ``None``, unless stated otherwise.
+* **Kernels that read an index check it themselves** (gather, scatter,
+  index_select, index_put, cross_entropy and its backward). The frontend
+  checks shapes and dtypes but not index values: another Python thread may
+  write the index tensor at any moment, even during the kernel call, so a
+  check made before the call proves nothing. Each index is read exactly once
+  into a local, checked against the size of the dimension it addresses
+  (``0 <= i < size``; negative indices are out of range, never wrapped), and
+  only that local is used. A kernel that meets a bad index reads and writes
+  nothing through it and *returns* it (the first it met): the frontend turns
+  the returned value into PyTorch's ``IndexError``/``RuntimeError``. After
+  such a return the output's contents are unspecified (the frontend always
+  discards it). A kernel whose indices are all in range returns ``None``.
 """
 
 from __future__ import annotations
@@ -261,41 +273,51 @@ class Kernels:
         raise NotImplementedError
 
     # ---------------------------------------------------------------- indexing
-    def gather(self, out: Strided, a: Strided, dim: int, index: Strided) -> None:
+    def gather(self, out: Strided, a: Strided, dim: int, index: Strided) -> int | None:
         """``out[..., j, ...] = a[..., index[..., j, ...], ...]`` along ``dim``.
 
         ``out`` and ``index`` (int64) have one shape; along every dimension but
-        ``dim`` it is no larger than a's. Indices are in range (the frontend
-        checks them).
+        ``dim`` it is no larger than a's. A 0-d ``index`` may pick from a 1-D
+        ``a``, and a 1-D one from a 0-d ``a`` (which has one position along
+        ``dim``: index 0).
+
+        Returns None, or the first index outside ``[0, a.shape[dim])`` (see
+        the index-checking convention above).
         """
         raise NotImplementedError
 
     def scatter(
         self, out: Strided, dim: int, index: Strided, src: Strided, accumulate: bool
-    ) -> None:
+    ) -> int | None:
         """``out[..., index[..., j, ...], ...] = src[..., j, ...]`` along ``dim``.
 
         ``index`` and ``src`` share a shape. With ``accumulate`` the values are
         added (``scatter_add``), otherwise the last write wins.
+
+        Returns None, or the first index outside ``[0, out.shape[dim])`` it met.
         """
         raise NotImplementedError
 
-    def index_select(self, out: Strided, a: Strided, dim: int, index: Strided) -> None:
+    def index_select(self, out: Strided, a: Strided, dim: int, index: Strided) -> int | None:
         """Slices of ``a`` along ``dim`` picked by the 1-D int64 ``index``.
 
         ``out`` has a's shape with ``len(index)`` along ``dim``:
         ``out[..., j, ...] = a[..., index[j], ...]``.
+
+        Returns None, or the first index outside ``[0, a.shape[dim])`` it met.
         """
         raise NotImplementedError
 
     def index_put(
         self, out: Strided, dim: int, index: Strided, src: Strided, accumulate: bool
-    ) -> None:
+    ) -> int | None:
         """The reverse of ``index_select``: ``out[..., index[j], ...] (+)= src[..., j, ...]``.
 
         ``src`` has out's shape with ``len(index)`` along ``dim``. With
         ``accumulate`` the slices are added (``index_add_``); otherwise they are
         copied and the last write wins (``index_copy_``).
+
+        Returns None, or the first index outside ``[0, out.shape[dim])`` it met.
         """
         raise NotImplementedError
 
@@ -353,10 +375,11 @@ class Kernels:
         over the stored values in row order, in double precision, so it does
         not depend on how the rows were split across threads.
 
-        The kernel reads the labels before anything else, and reads nothing
-        through a label that is outside ``[0, C)`` (and is not
-        ``ignore_index``): then it writes nothing and returns the first such
-        row, for the frontend's ``IndexError``. Otherwise it returns -1.
+        Each label is read once and checked before anything is read through
+        it. A label outside ``[0, C)`` that is not ``ignore_index`` is never
+        used: the kernel returns the first row holding one, for the
+        frontend's ``IndexError`` (its outputs are then unspecified).
+        Otherwise it returns -1.
         """
         raise NotImplementedError
 
@@ -379,8 +402,9 @@ class Kernels:
             grad_logits[i, j] = grad_losses[i] * w * (exp(log_probs[i, j]) - (j == t))
 
         and a row of zeros where ``t == ignore_index``. Labels were checked by
-        :meth:`cross_entropy`; a label out of range still reads nothing
-        through it and gets a row of zeros.
+        :meth:`cross_entropy`, but the target may have been written since: a
+        label out of range (read once, then checked) reads nothing through it
+        and gets a row of zeros.
         """
         raise NotImplementedError
 

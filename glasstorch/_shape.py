@@ -36,6 +36,131 @@ def numel(shape: Sequence[int]) -> int:
     return count
 
 
+# ------------------------------------------------- limits every tensor obeys
+#
+# A shape, strides and offset are plain Python ints, which never overflow. The
+# kernels below the contract compute with 64-bit integers (C's int64_t on the
+# fast tier), so every tensor a user can make is held to what 64 bits can
+# describe, and every view to the storage it reads. These checks run where a
+# geometry enters the frontend (creation, view, reshape, expand, as_strided,
+# loading), never in the per-element loops.
+
+#: The most dimensions a tensor may have, on every tier (PyTorch's limit).
+MAX_DIMS = 64
+
+#: The largest value an int64 holds: no element count, position or byte count
+#: may exceed it.
+INT64_MAX = 2**63 - 1
+
+
+def check_ndim(ndim: int) -> None:
+    """Refuse more than :data:`MAX_DIMS` dimensions, with PyTorch's message."""
+    if ndim > MAX_DIMS:
+        raise RuntimeError(f"only tensors with up to {MAX_DIMS} dims are supported")
+
+
+def check_shape(shape: Sequence[int]) -> int:
+    """Check a shape a new tensor or view will have; return its element count.
+
+    Every size must be non-negative, there may be at most :data:`MAX_DIMS`
+    of them, and their product must fit in an int64 (PyTorch's
+    ``numel: integer multiplication overflow``). A size of 0 anywhere makes
+    the count 0, however large the others are, as in PyTorch.
+    """
+    check_sizes(shape)
+    count = numel(shape)
+    if count > INT64_MAX:
+        raise RuntimeError("numel: integer multiplication overflow")
+    return count
+
+
+def check_sizes(shape: Sequence[int]) -> None:
+    """Refuse negative sizes and more than :data:`MAX_DIMS` of them."""
+    for size in shape:
+        if size < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {size}: {list(shape)}"
+            )
+    check_ndim(len(shape))
+
+
+def check_storage_bytes(shape: Sequence[int], itemsize: int) -> int:
+    """Check that a fresh tensor of ``shape`` fits in an int64 count of bytes; return its numel.
+
+    Checks what :func:`check_shape` checks, but words an overflow as
+    PyTorch's allocator does.
+    """
+    check_sizes(shape)
+    count = numel(shape)
+    if count * itemsize > INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    return count
+
+
+def storage_extent(shape: Sequence[int], strides: Sequence[int], offset: int) -> int:
+    """How many storage elements a view needs: one past its last element.
+
+    ``offset + 1 + sum((size - 1) * stride)``, or 0 for a view without elements
+    (it reads nothing, wherever it points). Strides must not be negative.
+    """
+    if 0 in shape:
+        return 0
+    return offset + 1 + sum((size - 1) * stride for size, stride in zip(shape, strides))
+
+
+def check_view_geometry(
+    shape: Sequence[int],
+    strides: Sequence[int],
+    offset: int,
+    itemsize: int,
+    storage_numel: int,
+    name: str = "as_strided",
+) -> None:
+    """Check that a view stays inside its storage, as PyTorch's ``setStorage`` does.
+
+    The one check for any geometry that does not come from an already valid
+    view by a rule known to stay inside it (``as_strided``, a loaded
+    checkpoint): sizes non-negative and at most :data:`MAX_DIMS`, strides
+    non-negative, the offset non-negative, every count and byte position
+    within an int64, and the last element (``offset + sum((size - 1) *
+    stride)``) inside the ``storage_numel`` elements of the storage.
+
+    Args:
+        shape, strides, offset: the view's geometry, in elements.
+        itemsize: bytes per element.
+        storage_numel: the storage's length, in elements.
+        name: the operation, for the messages.
+
+    Raises:
+        RuntimeError: with PyTorch's wording, naming what is wrong.
+    """
+    shape, strides = [int(s) for s in shape], [int(s) for s in strides]
+    if len(shape) != len(strides):
+        raise RuntimeError(
+            f"mismatch in length of strides and shape: {len(strides)} strides for "
+            f"{len(shape)} sizes"
+        )
+    check_shape(shape)
+    if any(stride < 0 for stride in strides):
+        raise RuntimeError(
+            f"{name}: Negative strides are not supported at the moment, got strides: {strides}"
+        )
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    needed = storage_extent(shape, strides, offset) * itemsize
+    if needed > INT64_MAX:
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={shape} and strides={strides}"
+        )
+    available = storage_numel * itemsize
+    if needed > available:
+        raise RuntimeError(
+            f"setStorage: sizes {shape}, strides {strides}, storage offset {offset}, and "
+            f"itemsize {itemsize} requiring a storage size of {needed} are out of bounds for "
+            f"storage of size {available}"
+        )
+
+
 def normalize_dim(dim: int, ndim: int) -> int:
     """Turn a possibly negative dim into ``0 .. ndim-1`` (a 0-d tensor accepts 0 and -1)."""
     if not isinstance(dim, int):
@@ -129,13 +254,16 @@ def expand_strides(
 def infer_size(shape: Sequence[int], count: int) -> tuple[int, ...]:
     """Resolve one ``-1`` in a requested shape so that it holds ``count`` elements."""
     shape = tuple(int(s) for s in shape)
+    check_ndim(len(shape))
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
-    for size in shape:
+    for i, size in enumerate(shape):
         if size != -1:
             if size < 0:
-                raise RuntimeError(f"invalid shape dimension {size}")
+                raise RuntimeError(
+                    f"invalid shape dimension {size} at index {i} of shape {list(shape)}"
+                )
             known *= size
     if -1 in shape:
         if known == 0 or count % known != 0:

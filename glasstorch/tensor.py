@@ -16,7 +16,7 @@ import numpy as np
 
 from glasstorch import _dtype
 from glasstorch._kernels import Strided
-from glasstorch._shape import normalize_dim, numel, row_major_strides
+from glasstorch._shape import MAX_DIMS, check_storage_bytes, normalize_dim, numel, row_major_strides
 from glasstorch._tier import kernels
 from glasstorch.autograd import function as _function_module
 from glasstorch.autograd.function import AccumulateGrad, HookDict
@@ -548,14 +548,22 @@ class Size(tuple):
         return Size(result) if isinstance(item, slice) else result
 
 
+#: Below this many elements a shape with no negative size cannot overflow a
+#: byte count (8 bytes each): empty_tensor checks only shapes beyond it fully.
+_CHECKED_NUMEL = 2**59
+
+
 def empty_tensor(shape: Sequence[int], dtype, strides: Sequence[int] | None = None) -> Tensor:
     """Allocate an uninitialised tensor (no autograd): the frontend's malloc.
 
     Row-major unless ``strides`` are given (they must describe a dense layout).
     """
     shape = tuple(shape)
+    count = numel(shape)
+    if shape and (min(shape) < 0 or count >= _CHECKED_NUMEL or len(shape) > MAX_DIMS):
+        count = check_storage_bytes(shape, dtype.itemsize)  # raises PyTorch's error
     strides = row_major_strides(shape) if strides is None else tuple(strides)
-    storage = Storage(kernels.allocate(numel(shape), dtype.numpy))
+    storage = Storage(kernels.allocate(count, dtype.numpy))
     return Tensor._make(storage, shape, strides, 0, dtype)
 
 

@@ -19,8 +19,8 @@ typedef struct {
     int64_t offset;       /* position of element (0, 0, ...) in the buffer */
     int32_t ndim;
     int32_t dtype;        /* one of the GT_* codes below */
-    int64_t shape[16];
-    int64_t strides[16];  /* in elements, may be 0 (broadcast) */
+    int64_t shape[64];    /* GT_MAX_DIMS: PyTorch's limit, checked by the frontend */
+    int64_t strides[64];  /* in elements, may be 0 (broadcast) */
 } gt_view;
 
 enum {
@@ -33,7 +33,21 @@ enum {
 };
 /* cffi-end */
 
-#define GT_MAX_DIMS 16
+#define GT_MAX_DIMS 64
+
+/* Read a value another thread may be writing, exactly once.
+ *
+ * An index is checked and then used. If the compiler loaded it from memory
+ * again for the use (it may, for a plain read: a data race is undefined
+ * behaviour in C), a value written in between by another thread would skip
+ * the check. A relaxed atomic load is one plain load on x86-64 and ARM, and
+ * the compiler must use the value it loaded. The Linux kernel's READ_ONCE is
+ * the same idea. */
+#define GT_READ_ONCE(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+/* 1 when the int64 index k is outside [0, size): one unsigned comparison
+ * catches the negative ones too. */
+#define GT_INDEX_OUTSIDE(k, size) ((uint64_t)(k) >= (uint64_t)(size))
 
 /* Number of elements of a view. */
 static inline int64_t gt_numel(const gt_view *v)

@@ -38,31 +38,56 @@
 
 #define GT_STRIP 1024 /* inner elements per scatter task */
 
+/* Bounds. Every index is checked here, as it is read, against `limit` (the
+ * indirect operand's size along dim). The frontend does not check indices
+ * beforehand: another Python thread can write the index tensor at any time,
+ * even while this kernel runs. Each index is read once (GT_READ_ONCE) into a
+ * local, checked, and only that local is used, so no element outside the
+ * indirect operand is ever touched, whatever other threads write. A row
+ * stops at its first bad index and reports it; the walker keeps the report
+ * of the earliest task, and the kernel returns it to the glue, which raises
+ * PyTorch's error (the output's contents are then unspecified). */
+
 /* ---------------------------------------------------------- row functions */
 
 /* One inner row of n elements. direct/indirect/idx point at the row's first
  * element (indirect: before adding the index term); each has its stride
- * along the row; `dim_stride` is the indirect operand's stride along dim. */
-typedef void (*row_fn)(char *direct, int64_t s_direct, char *indirect, int64_t s_indirect,
-                       const int64_t *idx, int64_t s_idx, int64_t dim_stride, int64_t n);
+ * along the row; `dim_stride` is the indirect operand's stride along dim and
+ * `limit` its size there. Returns 0, or 1 after storing a bad index in *bad. */
+typedef int (*row_fn)(char *direct, int64_t s_direct, char *indirect, int64_t s_indirect,
+                      const int64_t *idx, int64_t s_idx, int64_t dim_stride, int64_t limit,
+                      int64_t n, int64_t *bad);
+
+#define ROW_PARAMS                                                                             \
+    char *direct, int64_t sd, char *indirect, int64_t si, const int64_t *idx, int64_t sx,      \
+        int64_t dim_stride, int64_t limit, int64_t n, int64_t *bad
+
+/* The loop every row function runs: read index j once into k, check it
+ * (report it and leave the row when it is outside [0, limit)), then BODY. */
+#define FOR_EACH_CHECKED_INDEX(BODY)                       \
+    for (int64_t j = 0; j < n; j++) {                      \
+        const int64_t k = GT_READ_ONCE(&idx[j * sx]);      \
+        if (GT_INDEX_OUTSIDE(k, limit)) {                  \
+            *bad = k;                                      \
+            return 1;                                      \
+        }                                                  \
+        BODY;                                              \
+    }                                                      \
+    return 0;
 
 /* Gathers and plain scatters move bits: one function per element size. */
-#define DEFINE_MOVES(CTYPE, SIZE)                                                              \
-    static void gather_row_##SIZE(char *direct, int64_t sd, char *indirect, int64_t si,        \
-                                  const int64_t *idx, int64_t sx, int64_t dim_stride,          \
-                                  int64_t n)                                                   \
-    {                                                                                          \
-        CTYPE *out = (CTYPE *)direct;                                                          \
-        const CTYPE *a = (const CTYPE *)indirect;                                              \
-        for (int64_t j = 0; j < n; j++) out[j * sd] = a[j * si + idx[j * sx] * dim_stride];    \
-    }                                                                                          \
-    static void scatter_row_##SIZE(char *direct, int64_t sd, char *indirect, int64_t si,       \
-                                   const int64_t *idx, int64_t sx, int64_t dim_stride,         \
-                                   int64_t n)                                                  \
-    {                                                                                          \
-        const CTYPE *src = (const CTYPE *)direct;                                              \
-        CTYPE *out = (CTYPE *)indirect;                                                        \
-        for (int64_t j = 0; j < n; j++) out[j * si + idx[j * sx] * dim_stride] = src[j * sd];  \
+#define DEFINE_MOVES(CTYPE, SIZE)                                                         \
+    static int gather_row_##SIZE(ROW_PARAMS)                                              \
+    {                                                                                     \
+        CTYPE *out = (CTYPE *)direct;                                                     \
+        const CTYPE *a = (const CTYPE *)indirect;                                         \
+        FOR_EACH_CHECKED_INDEX(out[j * sd] = a[j * si + k * dim_stride])                  \
+    }                                                                                     \
+    static int scatter_row_##SIZE(ROW_PARAMS)                                             \
+    {                                                                                     \
+        const CTYPE *src = (const CTYPE *)direct;                                         \
+        CTYPE *out = (CTYPE *)indirect;                                                   \
+        FOR_EACH_CHECKED_INDEX(out[j * si + k * dim_stride] = src[j * sd])                \
     }
 DEFINE_MOVES(uint8_t, 1)
 DEFINE_MOVES(uint32_t, 4)
@@ -78,17 +103,13 @@ DEFINE_MOVES(uint64_t, 8)
 #define ADD_GT_FLOAT32(x, y) ((x) + (y))
 #define ADD_GT_FLOAT64(x, y) ((x) + (y))
 
-#define DEFINE_SCATTER_ADD(CODE, CTYPE)                                                        \
-    static void scatter_add_row_##CODE(char *direct, int64_t sd, char *indirect, int64_t si,   \
-                                       const int64_t *idx, int64_t sx, int64_t dim_stride,     \
-                                       int64_t n)                                              \
-    {                                                                                          \
-        const CTYPE *src = (const CTYPE *)direct;                                              \
-        CTYPE *out = (CTYPE *)indirect;                                                        \
-        for (int64_t j = 0; j < n; j++) {                                                      \
-            CTYPE *target = out + j * si + idx[j * sx] * dim_stride;                           \
-            *target = ADD_##CODE(*target, src[j * sd]);                                        \
-        }                                                                                      \
+#define DEFINE_SCATTER_ADD(CODE, CTYPE)                                                   \
+    static int scatter_add_row_##CODE(ROW_PARAMS)                                         \
+    {                                                                                     \
+        const CTYPE *src = (const CTYPE *)direct;                                         \
+        CTYPE *out = (CTYPE *)indirect;                                                   \
+        FOR_EACH_CHECKED_INDEX(CTYPE *target = out + j * si + k * dim_stride;             \
+                               *target = ADD_##CODE(*target, src[j * sd]))                \
     }
 GT_FOR_EACH_DTYPE(DEFINE_SCATTER_ADD)
 
@@ -114,24 +135,33 @@ static row_fn add_row(int dtype)
 
 /* ------------------------------------------------------------- the walker */
 
+/* A view's stride along d, or 0 past its last dimension: gather and scatter
+ * accept a 0-d index with a 1-D operand and the other way round, so the walk
+ * (over one operand's shape) may name a dimension the other lacks. */
+static int64_t stride_at(const gt_view *v, int d) { return d < v->ndim ? v->strides[d] : 0; }
+
 /* `direct` gives the iteration shape; idx_strides are the index's strides
- * over that shape (all but dim zero for index_select/index_put). */
-static void walk(row_fn row, int ordered, const gt_view *direct, const gt_view *indirect,
-                 const gt_view *index, const int64_t *idx_strides, int dim)
+ * over that shape (all but dim zero for index_select/index_put). Returns 0,
+ * or 1 with the first bad index (of the earliest task that met one) in *bad. */
+static int walk(row_fn row, int ordered, const gt_view *direct, const gt_view *indirect,
+                const gt_view *index, const int64_t *idx_strides, int dim, int64_t *bad)
 {
     const int nd = direct->ndim;
-    if (gt_numel(direct) == 0) return;
+    if (gt_numel(direct) == 0) return 0;
 
     /* The three loops: outer dims (flattened), the middle (dim, unless it is
      * the inner one), the inner (the last dim). A 0-d walk is one element. */
     const int inner = nd - 1;
     int64_t n_inner = 1, sd_in = 0, si_in = 0, sx_in = 0;
     int64_t n_mid = 1, sd_mid = 0, sx_mid = 0;
-    int64_t dim_stride = nd > 0 ? indirect->strides[dim] : 0;
+    /* The indices address the indirect operand along dim: [0, limit). A 0-d
+     * indirect operand is one element, reached by index 0. */
+    const int64_t dim_stride = stride_at(indirect, dim);
+    const int64_t limit = dim < indirect->ndim ? indirect->shape[dim] : 1;
     if (nd > 0) {
         n_inner = direct->shape[inner];
         sd_in = direct->strides[inner];
-        si_in = inner == dim ? 0 : indirect->strides[inner];
+        si_in = inner == dim ? 0 : stride_at(indirect, inner);
         sx_in = idx_strides[inner];
         if (dim != inner) {
             n_mid = direct->shape[dim];
@@ -146,7 +176,7 @@ static void walk(row_fn row, int ordered, const gt_view *direct, const gt_view *
         if (d == dim || direct->shape[d] == 1) continue;
         oshape[nouter] = direct->shape[d];
         osd[nouter] = direct->strides[d];
-        osi[nouter] = indirect->strides[d];
+        osi[nouter] = stride_at(indirect, d);
         osx[nouter] = idx_strides[d];
         n_outer *= direct->shape[d];
         nouter++;
@@ -160,6 +190,7 @@ static void walk(row_fn row, int ordered, const gt_view *direct, const gt_view *
     const int64_t per_outer = ordered ? (n_inner + strip - 1) / strip : n_mid;
     const int64_t tasks = n_outer * per_outer;
     const int64_t work = n_outer * n_mid * n_inner;
+    int64_t bad_task = tasks; /* the earliest task that met a bad index, or none */
 
 #pragma omp parallel for schedule(static) if (work >= GT_PARALLEL_THRESHOLD && tasks > 1)
     for (int64_t t = 0; t < tasks; t++) {
@@ -181,24 +212,33 @@ static void walk(row_fn row, int ordered, const gt_view *direct, const gt_view *
             int64_t qd = pd + m * sd_mid + c_begin * sd_in;
             int64_t qi = pi + c_begin * si_in; /* indirect: dim comes from the index */
             int64_t qx = px + m * sx_mid + c_begin * sx_in;
-            row(direct->data + qd * sd_size, sd_in, indirect->data + qi * si_size, si_in,
-                (const int64_t *)index->data + qx, sx_in, dim_stride, c_len);
+            int64_t found;
+            if (row(direct->data + qd * sd_size, sd_in, indirect->data + qi * si_size, si_in,
+                    (const int64_t *)index->data + qx, sx_in, dim_stride, limit, c_len,
+                    &found)) {
+                /* The error path: rare, so a critical section costs nothing. */
+#pragma omp critical(gt_bad_index)
+                if (t < bad_task) bad_task = t, *bad = found;
+                break;
+            }
         }
     }
+    return bad_task < tasks;
 }
 
-int gt_gather(gt_view *out, const gt_view *a, int dim, const gt_view *index)
+/* Each kernel returns 0, -1 for a dtype it does not handle, or 1 when an
+ * index was outside the indirect operand (the index is in *bad). */
+int gt_gather(gt_view *out, const gt_view *a, int dim, const gt_view *index, int64_t *bad)
 {
-    walk(move_row(1, out->dtype), 0, out, a, index, index->strides, dim);
-    return 0;
+    return walk(move_row(1, out->dtype), 0, out, a, index, index->strides, dim, bad);
 }
 
-int gt_scatter(gt_view *out, int dim, const gt_view *index, const gt_view *src, int accumulate)
+int gt_scatter(gt_view *out, int dim, const gt_view *index, const gt_view *src, int accumulate,
+               int64_t *bad)
 {
     row_fn row = accumulate ? add_row(out->dtype) : move_row(0, out->dtype);
     if (!row) return -1;
-    walk(row, 1, src, out, index, index->strides, dim);
-    return 0;
+    return walk(row, 1, src, out, index, index->strides, dim, bad);
 }
 
 /* The 1-D index of index_select/index_put as strides over the walk's shape:
@@ -209,22 +249,21 @@ static void select_strides(int64_t *strides, int ndim, int dim, const gt_view *i
     if (ndim > 0) strides[dim] = index->ndim > 0 ? index->strides[0] : 0;
 }
 
-int gt_index_select(gt_view *out, const gt_view *a, int dim, const gt_view *index)
+int gt_index_select(gt_view *out, const gt_view *a, int dim, const gt_view *index, int64_t *bad)
 {
     int64_t strides[GT_MAX_DIMS];
     select_strides(strides, out->ndim, dim, index);
-    walk(move_row(1, out->dtype), 0, out, a, index, strides, dim);
-    return 0;
+    return walk(move_row(1, out->dtype), 0, out, a, index, strides, dim, bad);
 }
 
-int gt_index_put(gt_view *out, int dim, const gt_view *index, const gt_view *src, int accumulate)
+int gt_index_put(gt_view *out, int dim, const gt_view *index, const gt_view *src, int accumulate,
+                 int64_t *bad)
 {
     row_fn row = accumulate ? add_row(out->dtype) : move_row(0, out->dtype);
     if (!row) return -1;
     int64_t strides[GT_MAX_DIMS];
     select_strides(strides, src->ndim, dim, index);
-    walk(row, 1, src, out, index, strides, dim);
-    return 0;
+    return walk(row, 1, src, out, index, strides, dim, bad);
 }
 
 /* ---------------------------------------------------------------- nonzero */

@@ -25,6 +25,7 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "gt_common.h"
 #include "gt_math.h"
@@ -67,26 +68,34 @@ static double log_sum_exp_f64(const double *x, int64_t stride, int64_t c, double
     return m + log(lanes[0]);
 }
 
-/* The first row whose label is neither ignore_index nor in [0, c), or -1.
- * Run before any memory is read through a label. */
-static int64_t first_bad_label(const gt_view *target, int64_t c, int64_t ignore_index)
+/* Copy the n labels into `labels`, each read once (GT_READ_ONCE), and return
+ * the first row whose label is neither ignore_index nor in [0, c), or -1.
+ *
+ * The copy is what makes the check hold: another thread may write the target
+ * tensor while the kernel runs, so the rows use the labels that were checked,
+ * never the tensor again. It costs n int64 copies against the n * c logits
+ * each row reads. */
+static int64_t copy_labels(int64_t *labels, const gt_view *target, int64_t c,
+                           int64_t ignore_index)
 {
     const int64_t *t = (const int64_t *)target->data + target->offset;
     const int64_t n = target->shape[0], st = target->strides[0];
     for (int64_t i = 0; i < n; i++) {
-        int64_t label = t[i * st];
-        if (label != ignore_index && (label < 0 || label >= c)) return i;
+        const int64_t label = GT_READ_ONCE(&t[i * st]);
+        if (label != ignore_index && GT_INDEX_OUTSIDE(label, c)) return i;
+        labels[i] = label;
     }
     return -1;
 }
 
 /* The forward kernel, written once for both float types. Each row: log_probs
  * from the log-sum-exp, then the row's weight (weight[label], 1 without class
- * weights, 0 when ignored) and its loss, -weight * log_probs[label]. */
+ * weights, 0 when ignored) and its loss, -weight * log_probs[label].
+ * `labels` is gt_cross_entropy's private copy of the target, checked. */
 #define DEFINE_CROSS_ENTROPY(SUFFIX, CTYPE)                                                      \
     static void cross_entropy_##SUFFIX(gt_view *losses, gt_view *row_weights,                     \
                                        gt_view *log_probs, const gt_view *logits,                \
-                                       const gt_view *target, const gt_view *weight,             \
+                                       const int64_t *labels, const gt_view *weight,             \
                                        int64_t ignore_index)                                     \
     {                                                                                            \
         const int64_t n = logits->shape[0], c = logits->shape[1];                                \
@@ -98,16 +107,14 @@ static int64_t first_bad_label(const gt_view *target, int64_t c, int64_t ignore_
         CTYPE *rw = (CTYPE *)row_weights->data + row_weights->offset;                            \
         const CTYPE *w = weight ? (const CTYPE *)weight->data + weight->offset : NULL;            \
         const int64_t sw = weight ? weight->strides[0] : 0;                                      \
-        const int64_t *t = (const int64_t *)target->data + target->offset;                       \
         const int64_t sl = losses->strides[0], srw = row_weights->strides[0];                    \
-        const int64_t st = target->strides[0];                                                   \
         _Pragma("omp parallel for schedule(static) if (n * c >= GT_PARALLEL_THRESHOLD)")         \
         for (int64_t i = 0; i < n; i++) {                                                        \
             const CTYPE *row = x + i * sx0;                                                      \
             CTYPE *out = lp + i * sp0;                                                           \
             double log_total = log_sum_exp_##SUFFIX(row, sx1, c, sp1 == 1 ? out : NULL);       \
             for (int64_t j = 0; j < c; j++) out[j * sp1] = (CTYPE)((double)row[j * sx1] - log_total); \
-            int64_t label = t[i * st]; /* checked by first_bad_label */                          \
+            const int64_t label = labels[i]; /* checked by copy_labels */                        \
             double row_weight = 0.0, value = 0.0;                                                \
             if (label != ignore_index) {                                                         \
                 row_weight = w ? (double)w[label * sw] : 1.0;                                    \
@@ -154,15 +161,22 @@ int64_t gt_cross_entropy(gt_view *losses, gt_view *row_weights, gt_view *totals,
         (weight && weight->dtype != dtype) || target->dtype != GT_INT64 ||
         (dtype != GT_FLOAT32 && dtype != GT_FLOAT64))
         return -2;
-    int64_t bad = first_bad_label(target, logits->shape[1], ignore_index);
-    if (bad >= 0) return bad; /* nothing read through a bad label, nothing written */
+    const int64_t n = target->shape[0];
+    int64_t *labels = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    if (!labels) return -3;
+    int64_t bad = copy_labels(labels, target, logits->shape[1], ignore_index);
+    if (bad >= 0) {
+        free(labels);
+        return bad; /* nothing read through a bad label, nothing written */
+    }
     if (dtype == GT_FLOAT32) {
-        cross_entropy_f32(losses, row_weights, log_probs, logits, target, weight, ignore_index);
+        cross_entropy_f32(losses, row_weights, log_probs, logits, labels, weight, ignore_index);
         cross_entropy_totals_f32(totals, losses, row_weights);
     } else {
-        cross_entropy_f64(losses, row_weights, log_probs, logits, target, weight, ignore_index);
+        cross_entropy_f64(losses, row_weights, log_probs, logits, labels, weight, ignore_index);
         cross_entropy_totals_f64(totals, losses, row_weights);
     }
+    free(labels);
     return -1;
 }
 
@@ -192,8 +206,8 @@ int64_t gt_cross_entropy(gt_view *losses, gt_view *row_weights, gt_view *totals,
         for (int64_t i = 0; i < n; i++) {                                                        \
             CTYPE *out = o + i * so0;                                                            \
             const CTYPE *row = lp + i * sp0;                                                     \
-            int64_t label = t[i * st];                                                           \
-            if (label == ignore_index || label < 0 || label >= c) {                              \
+            const int64_t label = GT_READ_ONCE(&t[i * st]); /* read once, then checked */        \
+            if (label == ignore_index || GT_INDEX_OUTSIDE(label, c)) {                           \
                 for (int64_t j = 0; j < c; j++) out[j * so1] = (CTYPE)0; /* no gradient */       \
                 continue;                                                                        \
             }                                                                                    \

@@ -273,9 +273,10 @@ typedef struct {
 
 static int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
 
-/* Sort dimensions by decreasing |stride| (a stable insertion sort: at most 16
- * entries), then merge each into its outer neighbour when contiguous with it:
- * walking the merged dimension visits the same elements in the same order. */
+/* Sort dimensions by decreasing |stride| (a stable insertion sort: at most
+ * GT_MAX_DIMS entries), then merge each into its outer neighbour when
+ * contiguous with it: walking the merged dimension visits the same elements
+ * in the same order. */
 static int sort_and_merge(int n, int64_t *shape, int64_t *stride, int64_t *stride2)
 {
     for (int i = 1; i < n; i++) {

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from glasstorch import _dtype
+from glasstorch._shape import check_sizes
 from glasstorch._tier import kernels
 from glasstorch.random import Generator, default_generator
 from glasstorch.tensor import Storage, Tensor, check_device, empty_tensor
@@ -19,8 +20,12 @@ from glasstorch.tensor import Storage, Tensor, check_device, empty_tensor
 # ------------------------------------------------------------------ helpers
 
 
-def _size_arg(size) -> tuple[int, ...]:
-    """Accept ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])``."""
+def _size_arg(size, negative_message: str | None = None) -> tuple[int, ...]:
+    """Accept ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])``.
+
+    A negative size raises PyTorch's error (``negative_message`` where the
+    function words it its own way); too many dimensions too.
+    """
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     for s in size:
@@ -31,9 +36,11 @@ def _size_arg(size) -> tuple[int, ...]:
                 f"zeros(): argument 'size' must be tuple of ints, but found element of type "
                 f"{type(s).__name__}"
             )
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
-    return tuple(int(s) for s in size)
+        if s < 0 and negative_message is not None:
+            raise RuntimeError(negative_message)
+    size = tuple(int(s) for s in size)
+    check_sizes(size)
+    return size
 
 
 def _finish(out: Tensor, requires_grad: bool, device=None) -> Tensor:
@@ -45,6 +52,85 @@ def _finish(out: Tensor, requires_grad: bool, device=None) -> Tensor:
             )
         out.requires_grad_(True)
     return out
+
+
+# ------------------------------------------------- values that fit their dtype
+#
+# PyTorch refuses to create a tensor whose values do not fit its dtype, rather
+# than wrapping them around; the rules (and the words) differ a little between
+# tensor(), full() and randint(), and each function below follows its own.
+
+#: The C type name PyTorch's full() and fill_() use in their overflow message.
+_FILL_TYPE_NAMES = {
+    "uint8": "uint8_t",
+    "int32": "int",
+    "int64": "int64_t",
+    "float32": "float",
+    "float64": "double",
+}
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _int_range(dtype) -> tuple[int, int]:
+    """The smallest and largest value of an integer dtype."""
+    info = np.iinfo(dtype.numpy)
+    return int(info.min), int(info.max)
+
+
+def _check_fill_value(value, dtype) -> None:
+    """Refuse a ``full`` value that ``dtype`` cannot hold, as PyTorch does.
+
+    Integers: a float must be finite and within the type's range; an int too,
+    except that an unsigned type takes a negative int modulo 256. Floats: a
+    finite value beyond the type's largest overflows (inf and nan pass).
+    """
+    if dtype is _dtype.bool_ or isinstance(value, bool):
+        return
+    message = f"value cannot be converted to type {_FILL_TYPE_NAMES[dtype.name]} without overflow"
+    if dtype.is_floating_point:
+        if isinstance(value, int):
+            if not _INT64_MIN <= value <= _INT64_MAX:
+                raise OverflowError("int too big to convert")
+            return
+        largest = float(np.finfo(dtype.numpy).max)
+        if math.isfinite(value) and abs(value) > largest:
+            raise RuntimeError(message)
+        return
+    low, high = _int_range(dtype)
+    if isinstance(value, int):
+        if not dtype.is_signed:
+            low = _INT64_MIN  # negative ints wrap around in an unsigned type
+        if not low <= value <= high:
+            raise RuntimeError(message)
+    elif not (math.isfinite(value) and low <= value <= high):
+        raise RuntimeError(message)
+
+
+def _check_data_values(array: np.ndarray, dtype) -> None:
+    """Refuse Python data that ``dtype`` cannot hold, as ``torch.tensor`` does.
+
+    ``array`` is NumPy's reading of the data: an int beyond int64 made it
+    uint64 or object. Integer dtypes take floats within their range and ints
+    within it (an unsigned type takes negative ints modulo 256); bool and
+    float dtypes take anything.
+    """
+    if array.size == 0 or dtype is _dtype.bool_ or array.dtype.kind == "b":
+        return
+    if array.dtype.kind in "uO":
+        if dtype.is_floating_point:
+            return
+        raise ValueError("Overflow when unpacking long long")
+    if dtype.is_floating_point:
+        return
+    low, high = _int_range(dtype)
+    message = f"value cannot be converted to type {dtype.name} without overflow"
+    if array.dtype.kind == "f":
+        finite = bool(np.isfinite(array).all())
+        if not finite or array.min() < low or array.max() > high:
+            raise RuntimeError(message)
+    elif array.max() > high or (dtype.is_signed and array.min() < low):
+        raise RuntimeError(message)
 
 
 def _filled(shape, value, dtype) -> Tensor:
@@ -108,9 +194,14 @@ def _to_numpy(data) -> np.ndarray:
     if isinstance(data, (str, bytes)) or data is None:
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     array = np.asarray(data)
-    if array.dtype == object:
+    if array.dtype == object and not _holds_only_ints(array):
         raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     return array
+
+
+def _holds_only_ints(array: np.ndarray) -> bool:
+    """Whether an object array is Python ints (NumPy's form of ints beyond 64 bits)."""
+    return all(isinstance(x, (int, float)) for x in array.reshape(-1).tolist())
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -126,11 +217,30 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
                 [3, 4]])
     """
     array = _to_numpy(data)
+    if array.dtype.kind in "uO" and not isinstance(data, (np.ndarray, Tensor)):
+        array = _read_big_ints(data, array, dtype)
     if dtype is None:
         dtype = _infer_dtype(array, data) if not isinstance(data, Tensor) else data.dtype
+    if not isinstance(data, (np.ndarray, Tensor)):  # Python numbers: PyTorch checks each
+        _check_data_values(array, dtype)
     out = empty_tensor(array.shape, dtype)
-    out._storage.buffer[:] = array.astype(dtype.numpy, copy=False).reshape(-1)
+    with np.errstate(over="ignore"):  # a float beyond float32's range becomes inf, as in PyTorch
+        out._storage.buffer[:] = array.astype(dtype.numpy, copy=False).reshape(-1)
     return _finish(out, requires_grad, device)
+
+
+def _read_big_ints(data, array: np.ndarray, dtype) -> np.ndarray:
+    """NumPy's reading of Python data that holds ints beyond int64 (uint64 or objects).
+
+    A float or bool dtype takes them as floats (or truth values); any other is
+    an overflow, as in PyTorch.
+    """
+    as_float = dtype is not None and (dtype.is_floating_point or dtype is _dtype.bool_)
+    if dtype is None:  # a float among the values makes them all floats
+        as_float = any(isinstance(x, float) for x in array.reshape(-1).tolist())
+    if as_float:
+        return np.asarray(data, dtype=np.float64)
+    raise ValueError("Overflow when unpacking long long")
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -196,7 +306,8 @@ def empty(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Te
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """A tensor of ``size`` filled with 0."""
-    return _finish(_filled(_size_arg(size), 0, _dtype_or_default(dtype)), requires_grad, device)
+    size = _size_arg(size, "zeros: Dimension size must be non-negative.")
+    return _finish(_filled(size, 0, _dtype_or_default(dtype)), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
@@ -209,6 +320,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dtype = dtype or _dtype.scalar_dtype(fill_value)
+    _check_fill_value(fill_value, dtype)
     return _finish(_filled(_size_arg((size,)), fill_value, dtype), requires_grad, device)
 
 
@@ -253,6 +365,9 @@ def full_like(
     input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False, **_ignored
 ) -> Tensor:
     """``fill_value`` everywhere, shaped like ``input``."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    _check_fill_value(fill_value, dtype or input.dtype)
     return _finish(_filled_like(input, fill_value, dtype), requires_grad, device)
 
 
@@ -271,15 +386,33 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     start, end, step = values
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if not all(math.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (end - start) * step < 0 and end != start:
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     if dtype is None:
         floating = any(isinstance(v, float) for v in values)
         dtype = _dtype.get_default_dtype() if floating else _dtype.int64
-    length = max(0, math.ceil((end - start) / step))
+    if not dtype.is_floating_point:
+        start, end, step = _integer_range(start, end, step)
+        length = max(0, -((start - end) // step))  # exact: ceil((end - start) / step)
+    else:
+        length = max(0, math.ceil((end - start) / step))
     out = empty_tensor((length,), dtype)
     kernels.arange(out._strided(), start, step)
     return _finish(out, requires_grad, device)
+
+
+def _integer_range(start, end, step) -> tuple[int, int, int]:
+    """arange's ends and step for an integer dtype: each truncated to an int first,
+    as PyTorch does (so ``arange(0, 5, 1.5, dtype=int64)`` steps by 1)."""
+    for value in (start, end, step):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    start, end, step = int(start), int(end), int(step)
+    if step == 0:
+        raise ValueError("step must be nonzero")
+    return start, end, step
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -297,7 +430,11 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
     Built from zeros and one strided view: the diagonal of an ``n x m``
     contiguous matrix is the 1-D view with stride ``m + 1``.
     """
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     m = n if m is None else m
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     out = _filled((n, m), 0, _dtype_or_default(dtype))
     diagonal = out._view((min(n, m),), (m + 1,), 0)
     kernels.fill(diagonal._strided(), out.dtype.to_python(1))
@@ -360,19 +497,28 @@ def randint(
         low, high, size = 0, low, high
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
+    low, high = int(low), int(high)
+    if not (_INT64_MIN <= low <= _INT64_MAX and _INT64_MIN <= high <= _INT64_MAX):
+        raise ValueError("Overflow when unpacking long long")
     if high <= low:
         raise RuntimeError(
             f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
         )
-    out = empty_tensor(_size_arg((size,)), dtype or _dtype.int64)
+    dtype = dtype or _dtype.int64
+    if not dtype.is_floating_point:  # both ends must be values of the dtype
+        smallest, largest = (0, 1) if dtype is _dtype.bool_ else _int_range(dtype)
+        if not smallest <= low <= largest:
+            raise RuntimeError(f"from is out of bounds for {dtype.c_name}")
+        if not smallest <= high - 1 <= largest:
+            raise RuntimeError(f"to - 1 is out of bounds for {dtype.c_name}")
+    out = empty_tensor(_size_arg((size,)), dtype)
     fill_random(out, "integers", generator, int(low), int(high))
     return _finish(out, requires_grad, device)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A random permutation of the integers ``0`` to ``n - 1``."""
-    if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
+    check_sizes((n,))
     out = fill_random(empty_tensor((n,), _dtype.int64), "permutation", generator)
     if dtype is not None and dtype is not _dtype.int64:
         out = out.to(dtype)

@@ -26,13 +26,33 @@ def _check_index_tensor(index: Tensor, name: str) -> None:
         raise RuntimeError(f"{name}(): Expected dtype int64 for index")
 
 
-def _check_bounds(index: Tensor, size: int, dim: int, error=IndexError, message=None) -> Tensor:
-    """Make negative indices positive; raise ``error`` for any out of range.
+def _out_of_bounds(bad: int | None, dim: int, size: int, error=RuntimeError, prefix="") -> None:
+    """Raise for the index a kernel reported outside ``[0, size)`` (None: all in range).
 
-    This check is what lets the kernels index without bounds checks of their own.
+    The kernels check every index themselves as they read it (see
+    :mod:`glasstorch._kernels`), so gather, scatter, index_select and index_put
+    need no check before the call and are safe whatever another thread
+    writes into the index tensor meanwhile.
+    """
+    if bad is not None:
+        raise error(f"{prefix}index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def _check_bounds(
+    index: Tensor, size: int, dim: int, error=IndexError, message=None, snapshot=True
+) -> Tensor:
+    """Make negative indices positive (advanced indexing, ``x[idx]``, allows them);
+    raise ``error`` for any out of range.
+
+    The result is what the index positions are computed from; the kernel that
+    reads them checks them again against the storage. With ``snapshot`` it is
+    a private copy: another thread may write the caller's index after the
+    check, and the positions must come from the values that were checked.
     """
     if index.numel() == 0:
         return index
+    if snapshot:
+        index = contiguous_copy(index)
     low, high = int(index.min().item()), int(index.max().item())
     if low < -size or high >= size:
         bad = high if high >= size else low
@@ -55,7 +75,8 @@ class Gather(Function):
         ctx.input_shape, ctx.dim = a.shape, dim
         ctx.save_for_backward(index)
         out = empty_tensor(index.shape, a.dtype)
-        kernels.gather(out._strided(), a._strided(), dim, index._strided())
+        bad = kernels.gather(out._strided(), a._strided(), dim, index._strided())
+        _out_of_bounds(bad, dim, a.shape[dim] if a.dim() else 1)
         return out
 
     @staticmethod
@@ -90,8 +111,7 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     _check_index_tensor(index, "gather")
     dim = normalize_dim(dim, input.dim())
     _check_gather_shapes(input, dim, index, "gather")
-    index = _check_bounds(index, input.shape[dim] if input.dim() else 1, dim, RuntimeError)
-    return Gather.apply(input, dim, index)
+    return Gather.apply(input, dim, index)  # the kernel checks the indices
 
 
 class Scatter(Function):
@@ -112,7 +132,8 @@ class Scatter(Function):
             filler = empty_tensor(index.shape, a.dtype)
             kernels.fill(filler._strided(), a.dtype.to_python(src))
             source = filler._strided()
-        kernels.scatter(out._strided(), dim, index._strided(), source, cls.accumulate)
+        bad = kernels.scatter(out._strided(), dim, index._strided(), source, cls.accumulate)
+        _out_of_bounds(bad, dim, a.shape[dim] if a.dim() else 1)
         return out
 
     @staticmethod
@@ -145,7 +166,6 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
     _check_index_tensor(index, "scatter")
     dim = normalize_dim(dim, input.dim())
     _check_gather_shapes(input, dim, index, "scatter", src if isinstance(src, Tensor) else None)
-    index = _check_bounds(index, input.shape[dim] if input.dim() else 1, dim, RuntimeError)
     if reduce == "add":
         return ScatterAdd.apply(input, dim, index, src)
     if reduce is not None:
@@ -168,7 +188,9 @@ class IndexSelect(Function):
         shape = list(a.shape)
         shape[dim] = index.shape[0] if index.dim() else 1
         out = empty_tensor(shape, a.dtype)
-        kernels.index_select(out._strided(), a._strided(), dim, index.reshape(-1)._strided())
+        bad = kernels.index_select(out._strided(), a._strided(), dim, index.reshape(-1)._strided())
+        if bad is not None:
+            _index_select_error(a, dim, bad)
         return out
 
     @staticmethod
@@ -188,10 +210,23 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
         raise IndexError("index_select(): Index is supposed to be a vector")
     _check_index_tensor(index, "index_select")
     if input.dim() == 0:
-        return IndexSelect.apply(input.reshape(1), 0, _check_bounds(index, 1, 0)).reshape(())
+        return IndexSelect.apply(input.reshape(1), 0, index).reshape(())
     dim = normalize_dim(dim, input.dim())
-    index = _check_bounds(index, input.shape[dim], dim, message="index out of range in self")
-    return IndexSelect.apply(input, dim, index)
+    return IndexSelect.apply(input, dim, index)  # the kernel checks the indices
+
+
+def _index_select_error(a: Tensor, dim: int, bad: int) -> None:
+    """PyTorch's error for an index_select index outside ``a``'s dimension ``dim``.
+
+    PyTorch words it three ways, after the code path it takes: an empty
+    dimension of a matrix, a contiguous matrix along dim 1, and the general case.
+    """
+    size = a.shape[dim]
+    if a.dim() > 1 and size == 0 and dim == 0:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if a.dim() == 2 and dim == 1 and a.is_contiguous():
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    raise IndexError("index out of range in self")
 
 
 class IndexPut(Function):
@@ -208,8 +243,19 @@ class IndexPut(Function):
         source = cast(src, a.dtype)
         if alpha != 1:
             source = source * alpha
-        kernels.index_put(out._strided(), dim, index._strided(), source._strided(), cls.accumulate)
+        bad = kernels.index_put(
+            out._strided(), dim, index._strided(), source._strided(), cls.accumulate
+        )
+        if bad is not None:
+            cls.out_of_bounds(a, dim, bad)
         return out
+
+    @staticmethod
+    def out_of_bounds(a: Tensor, dim: int, bad: int) -> None:
+        """index_add's error, worded as PyTorch's (which depends on a's dimensions)."""
+        if a.dim() <= 1:
+            raise IndexError("index out of range in self")
+        _out_of_bounds(bad, dim, a.shape[dim])
 
     @staticmethod
     def backward(ctx, grad):
@@ -223,6 +269,12 @@ class IndexPut(Function):
 class IndexCopy(IndexPut):
     backward_name = "IndexCopyBackward0"
     accumulate = False
+
+    @staticmethod
+    def out_of_bounds(a: Tensor, dim: int, bad: int) -> None:
+        """index_copy's error, worded as PyTorch's."""
+        size = a.shape[dim] if a.dim() else 1
+        _out_of_bounds(bad, dim, size, IndexError, prefix="index_copy_(): ")
 
     @staticmethod
     def backward(ctx, grad):
@@ -254,14 +306,14 @@ def _check_index_put(input: Tensor, dim: int, index: Tensor, source: Tensor, nam
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """Out-of-place ``index_add_``: add ``alpha * source`` slices at ``index`` along ``dim``."""
     dim = _check_index_put(input, dim, index, source, "index_add")
-    index = _check_bounds(index.reshape(-1), input.shape[dim], dim)
+    index = index.reshape(-1)  # the kernel checks the indices
     return IndexPut.apply(input, dim, index, source.reshape(_slice_shape(input, dim, index)), alpha)
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """Out-of-place ``index_copy_``: copy ``source`` slices to ``index`` along ``dim``."""
     dim = _check_index_put(input, dim, index, source, "index_copy")
-    index = _check_bounds(index.reshape(-1), input.shape[dim], dim)
+    index = index.reshape(-1)  # the kernel checks the indices
     return IndexCopy.apply(input, dim, index, source.reshape(_slice_shape(input, dim, index)), 1)
 
 
@@ -441,7 +493,11 @@ def _advanced_plan(view: Tensor, advanced) -> tuple[tuple[int, ...], Tensor]:
     # Sum index * stride over the advanced dims (each broadcast into B's place)...
     positions = None
     for d, index in advanced:
-        index = _check_bounds(index, view.shape[d], d)
+        # A lone index into the outermost dim needs no private copy: a value
+        # written into it after the check lands outside the whole view, which
+        # the kernel's own check catches. Anywhere else it could land on
+        # another element, so the positions come from a checked copy.
+        index = _check_bounds(index, view.shape[d], d, snapshot=d != 0 or len(advanced) > 1)
         lead = [1] * (len(b_shape) - index.dim())
         shaped = index.reshape(
             [1] * b_start + lead + list(index.shape) + [1] * (ndim_out - b_start - len(b_shape))
@@ -470,7 +526,8 @@ class Index(Function):
         flat = contiguous_raw(view).reshape(-1)
         out = empty_tensor((positions.numel(),), view.dtype)
         flat_positions = contiguous_raw(positions).reshape(-1)
-        kernels.index_select(out._strided(), flat._strided(), 0, flat_positions._strided())
+        bad = kernels.index_select(out._strided(), flat._strided(), 0, flat_positions._strided())
+        _out_of_bounds(bad, 0, flat.numel(), IndexError)  # only if the index changed meanwhile
         return out.reshape(out_shape)
 
     @staticmethod
@@ -513,13 +570,14 @@ class IndexPutAdvanced(Function):
         out = contiguous_copy(view)
         values = cast(values, view.dtype).expand(positions.shape)
         flat_values = contiguous_raw(values).reshape(1, -1)
-        kernels.index_put(
+        bad = kernels.index_put(
             out.reshape(1, -1)._strided(),
             1,
             contiguous_raw(positions).reshape(-1)._strided(),
             flat_values._strided(),
             accumulate,
         )
+        _out_of_bounds(bad, 0, out.numel(), IndexError)  # only if the index changed meanwhile
         return out
 
     @staticmethod

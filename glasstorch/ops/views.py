@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from glasstorch import _dtype
 from glasstorch._shape import (
+    check_ndim,
+    check_shape,
+    check_view_geometry,
     expand_strides,
     infer_size,
     normalize_dim,
@@ -228,7 +231,7 @@ def expand(input: Tensor, *sizes) -> Tensor:
     target = []
     for i, size in enumerate(sizes):
         if i < lead:
-            if size < 0:
+            if size == -1:
                 raise RuntimeError(
                     f"The expanded size of the tensor ({size}) isn't allowed in a leading, "
                     "non-existing dimension 0"
@@ -245,6 +248,9 @@ def expand(input: Tensor, *sizes) -> Tensor:
                 f"{list(input.shape)}"
             )
         target.append(size)
+    if min(target, default=0) < 0:  # PyTorch's wording for a negative size here
+        raise RuntimeError("numel: integer multiplication overflow")
+    check_shape(target)  # a stride-0 view may claim more elements than an int64 counts
     return Expand.apply(input, tuple(target))
 
 
@@ -313,6 +319,7 @@ class Unsqueeze(Function):
         new_stride = shape[dim] * strides[dim] if dim < a.dim() else 1
         shape.insert(dim, 1)
         strides.insert(dim, new_stride)
+        check_ndim(len(shape))
         return _raw_view(a, shape, strides)
 
     @staticmethod
@@ -584,22 +591,34 @@ class AsStrided(Function):
 def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     """A view with any ``size``/``stride``/``storage_offset`` over ``input``'s storage.
 
-    The geometry must stay inside the storage. For autograd the input must be
-    contiguous (the geometry is read relative to it).
+    The geometry must stay inside the storage, with non-negative strides and
+    offset (checked by :func:`glasstorch._shape.check_view_geometry`, with
+    PyTorch's messages). For autograd the input must be contiguous (the
+    geometry is read relative to it).
     """
-    size, stride = tuple(size), tuple(stride)
-    offset = input.storage_offset() if storage_offset is None else storage_offset
-    last = offset + sum((s - 1) * st for s, st in zip(size, stride) if s > 0)
-    if numel(size) and (offset < 0 or last >= len(input._storage)):
-        raise RuntimeError(
-            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset} "
-            "requiring a storage size out of bounds"
-        )
+    size, stride = _int_tuple(size, "size"), _int_tuple(stride, "stride")
+    offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    check_view_geometry(size, stride, offset, input.dtype.itemsize, len(input._storage))
     if not input.requires_grad:
         return input._view(size, stride, offset)
     if not input.is_contiguous():
         raise RuntimeError("as_strided with autograd needs a contiguous input in glasstorch")
     return AsStrided.apply(input, size, stride, offset - input.storage_offset())
+
+
+def _int_tuple(values, name: str) -> tuple[int, ...]:
+    """A size or stride argument as a tuple of ints (PyTorch's TypeError otherwise)."""
+    if isinstance(values, int):
+        values = (values,)
+    result = []
+    for value in values:
+        if isinstance(value, bool) or not hasattr(value, "__index__"):
+            raise TypeError(
+                f"as_strided(): argument '{name}' must be tuple of ints, but found element of "
+                f"type {type(value).__name__}"
+            )
+        result.append(int(value))
+    return tuple(result)
 
 
 # ------------------------------------------------------------- cat, stack
