@@ -498,16 +498,38 @@ def equal(input: Tensor, other: Tensor) -> bool:
 
 
 def allclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    """Whether ``|input - other| <= atol + rtol * |other|`` everywhere."""
+    """Whether :func:`isclose` holds everywhere."""
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
 def isclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
-    """Elementwise closeness test; returns bool."""
-    close = (input - other).abs() <= atol + rtol * other.abs()
+    """Elementwise ``|input - other| <= atol + rtol * |other|``; returns bool.
+
+    Equal elements are close (so ``inf`` is close to ``inf``); otherwise the
+    difference must be finite, so an infinity is close only to the same
+    infinity. NaN is close to NaN only with ``equal_nan``. Both tensors must
+    have the same dtype, as in PyTorch.
+    """
+    for name, value in (("other", other), ("input", input)):
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"isclose(): argument '{name}' must be Tensor, not {type(value).__name__}"
+            )
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype.title} did not match {other.dtype.title}")
+    for name, tolerance in (("rtol", rtol), ("atol", atol)):
+        if tolerance < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tolerance}")
+    close = eq(input, other)
     if equal_nan:
         close = close | (isnan(input) & isnan(other))
-    return close | eq(input, other)
+    if input.dtype is _dtype.bool_:
+        input, other = input.to(default_float()), other.to(default_float())
+    difference = (input - other).abs()
+    allowed = atol + (other * rtol).abs()
+    # A NaN or infinite difference is never close (inf - inf is NaN, 1 - inf is inf).
+    finite = difference < float("inf")
+    return close | (finite & (difference <= allowed))
 
 
 # ----------------------------------------------------------- unary Functions
