@@ -358,6 +358,16 @@ def _consumes(item) -> int:
     return 1
 
 
+def _is_integer_scalar_tensor(item) -> bool:
+    """A 0-d int32/int64 tensor: PyTorch indexes with it as with a Python int."""
+    return (
+        isinstance(item, Tensor)
+        and item.dim() == 0
+        and not item.dtype.is_floating_point
+        and item.dtype not in (_dtype.bool_, _dtype.uint8)
+    )
+
+
 def _apply_basic(x: Tensor, key: tuple) -> tuple[Tensor, list[tuple[int, Tensor]]]:
     """Apply the basic part of ``key`` as views; return the view and the advanced
     items as ``(dim in the view, index tensor)`` pairs (masks become int tensors)."""
@@ -370,6 +380,8 @@ def _apply_basic(x: Tensor, key: tuple) -> tuple[Tensor, list[tuple[int, Tensor]
     source_dim = 0  # the dimension of x the item indexes, for error messages
     for item in key:
         source_dim = dim + (x.dim() - view.dim())
+        if _is_integer_scalar_tensor(item):
+            item = int(item.item())  # a 0-d integer tensor selects, like an int (as PyTorch)
         if item is Ellipsis:
             dim += x.dim() - used
         elif item is None:
