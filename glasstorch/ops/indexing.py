@@ -569,7 +569,7 @@ def setitem(x: Tensor, key, value) -> None:
             f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
             f"indexing result of shape {list(out_shape)}"
         ) from None
-    assign_inplace(view, lambda: IndexPutAdvanced.apply(view, values, positions, False))
+    assign_inplace(view, lambda: IndexPutAdvanced.apply(view, values, positions, False), (values,))
 
 
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
