@@ -64,12 +64,8 @@ def _same_elements_in_order(target: Tensor, other: Tensor) -> bool:
     if not is_expandable_to(tuple(other.shape), tuple(target.shape)):
         return False
     expanded = other.expand(tuple(target.shape))
-    return (
-        expanded.storage_offset() == target.storage_offset()
-        and all(
-            size == 1 or a == b
-            for size, a, b in zip(target.shape, expanded.stride(), target.stride())
-        )
+    return expanded.storage_offset() == target.storage_offset() and all(
+        size == 1 or a == b for size, a, b in zip(target.shape, expanded.stride(), target.stride())
     )
 
 
