@@ -195,10 +195,17 @@ class Pow(Function):
 
     backward_name = "PowBackward0"
 
+    #: Exponents PyTorch computes with a unary kernel instead of pow. They differ
+    #: from C's pow at -0.0 and -inf: sqrt(-0.0) is -0.0, pow(-0.0, 0.5) is 0.0.
+    UNARY_FOR_EXPONENT = {0.5: "sqrt", -0.5: "rsqrt"}
+
     @staticmethod
     def forward(ctx, a, exponent):
         ctx.exponent = exponent
         ctx.save_for_backward(a)
+        dtype = _dtype.result_type(a, exponent)
+        if dtype.is_floating_point and exponent in Pow.UNARY_FOR_EXPONENT:
+            return compute_unary(Pow.UNARY_FOR_EXPONENT[exponent], a, dtype)
         return compute_binary("pow", a, exponent)
 
     @staticmethod
@@ -384,6 +391,8 @@ def floor_divide(input, other) -> Tensor:
 
 def remainder(input, other) -> Tensor:
     """Python-style remainder: the result has the sign of the divisor."""
+    if _dtype.result_type(input, other) is _dtype.bool_:
+        raise NotImplementedError("\"remainder_cpu\" not implemented for 'Bool'")
     return Remainder.apply(input, other)
 
 
@@ -392,6 +401,8 @@ def pow(input, exponent) -> Tensor:
     if not isinstance(input, Tensor):
         return RPow.apply(input, exponent)
     if isinstance(exponent, Tensor):
+        if _dtype.result_type(input, exponent) is _dtype.bool_:
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
         _check_integer_power(input, exponent)
         return PowTensor.apply(input, exponent)
     check_tensor_or_number(exponent, "exponent")
@@ -408,13 +419,25 @@ def _check_integer_power(a: Tensor, exponent) -> None:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
+def _check_both_tensors(name: str, input, other) -> None:
+    """maximum/minimum take two tensors; a number is a TypeError, as in PyTorch."""
+    for position, (argument, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
+                f"not {type(value).__name__}"
+            )
+
+
 def maximum(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise maximum of two tensors (NaN wins)."""
+    _check_both_tensors("maximum", input, other)
     return Maximum.apply(input, other)
 
 
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise minimum of two tensors (NaN wins)."""
+    _check_both_tensors("minimum", input, other)
     return Minimum.apply(input, other)
 
 
@@ -694,8 +717,8 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorc
 
 
 def square(input: Tensor) -> Tensor:
-    """``input * input``."""
-    return mul(input, input)
+    """``input ** 2``: a bool input gives int64 (1 or 0), as in PyTorch."""
+    return pow(input, 2)
 
 
 # ------------------------------------------------------------- clamp, where
