@@ -7,8 +7,10 @@ operation, store. The operations themselves live in two tables, so adding an
 operation means adding one line, not one loop.
 
 Python's ``math`` raises where IEEE-754 gives ``inf`` or ``nan`` (``log(0)``,
-``exp(1000)``, ``1.0 / 0.0``); the small functions below return what a float
-unit would, so the reference tier agrees with C and with PyTorch.
+``exp(1000)``, ``1.0 / 0.0``, ``math.fsum([inf, -inf])``); the small functions
+below return what a float unit would, so the reference tier agrees with C and
+with PyTorch. The other reference kernels (reductions, matmul, optimizers,
+cross-entropy) use them too.
 """
 
 from __future__ import annotations
@@ -124,6 +126,23 @@ UNARY = {
     "bitwise_not": _bitwise_not,
     "isnan": lambda x: x != x,
 }
+
+
+def _fsum(values):
+    """The sum of floats, added exactly and rounded once (``math.fsum``).
+
+    fsum raises where a float unit does not: ``inf + -inf`` (ValueError; IEEE
+    gives NaN) and a partial sum past the largest double (OverflowError; IEEE
+    gives inf). Then the values are added one by one, as C adds them, which
+    gives exactly those IEEE answers."""
+    values = list(values)
+    try:
+        return math.fsum(values)
+    except (ValueError, OverflowError):
+        total = 0.0
+        for value in values:
+            total += value
+        return total
 
 
 # -------------------------------------------------------------- binary helpers
