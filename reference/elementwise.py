@@ -7,8 +7,10 @@ operation, store. The operations themselves live in two tables, so adding an
 operation means adding one line, not one loop.
 
 Python's ``math`` raises where IEEE-754 gives ``inf`` or ``nan`` (``log(0)``,
-``exp(1000)``, ``1.0 / 0.0``); the small functions below return what a float
-unit would, so the reference tier agrees with C and with PyTorch.
+``exp(1000)``, ``1.0 / 0.0``, ``math.fsum([inf, -inf])``); the small functions
+below return what a float unit would, so the reference tier agrees with C and
+with PyTorch. The other reference kernels (reductions, matmul, optimizers,
+cross-entropy) use them too.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def _sqrt(x):
 def _rsqrt(x):
     if x > 0:
         return 1.0 / math.sqrt(x)
-    return inf if x == 0 else nan
+    return math.copysign(inf, x) if x == 0 else nan  # 1 / sqrt(-0.0) = 1 / -0.0 = -inf
 
 
 def _reciprocal(x):
@@ -77,8 +79,22 @@ def _sigmoid(x):
 
 
 def _rounding(fn):
-    """floor/ceil/round/trunc leave integers, infinities and NaN as they are."""
-    return lambda x: fn(x) if isinstance(x, float) and math.isfinite(x) else x
+    """floor/ceil/round/trunc leave integers, infinities and NaN as they are.
+
+    Python's versions return an int, which has no -0: a zero result takes the
+    sign of x back, as IEEE's do (``ceil(-0.5)`` is ``-0.0``)."""
+
+    def rounded(x):
+        if not (isinstance(x, float) and math.isfinite(x)):
+            return x
+        return float(fn(x)) or math.copysign(0.0, x)
+
+    return rounded
+
+
+def _sign(x):
+    """-1, 0 or 1; NaN gives 0, as PyTorch's ``(0 < x) - (x < 0)`` does."""
+    return (x > 0) - (x < 0)
 
 
 def _bitwise_not(x):
@@ -101,7 +117,7 @@ UNARY = {
     "sigmoid": _sigmoid,
     "erf": math.erf,
     "relu": lambda x: 0 if x < 0 else x,  # NaN passes through, as in PyTorch
-    "sign": lambda x: (x > 0) - (x < 0) if x == x else x,
+    "sign": _sign,
     "floor": _rounding(math.floor),
     "ceil": _rounding(math.ceil),
     "round": _rounding(round),  # Python's round() is half-to-even, like PyTorch
@@ -110,6 +126,23 @@ UNARY = {
     "bitwise_not": _bitwise_not,
     "isnan": lambda x: x != x,
 }
+
+
+def _fsum(values):
+    """The sum of floats, added exactly and rounded once (``math.fsum``).
+
+    fsum raises where a float unit does not: ``inf + -inf`` (ValueError; IEEE
+    gives NaN) and a partial sum past the largest double (OverflowError; IEEE
+    gives inf). Then the values are added one by one, as C adds them, which
+    gives exactly those IEEE answers."""
+    values = list(values)
+    try:
+        return math.fsum(values)
+    except (ValueError, OverflowError):
+        total = 0.0
+        for value in values:
+            total += value
+        return total
 
 
 # -------------------------------------------------------------- binary helpers
@@ -121,28 +154,68 @@ def _div(a, b):
     return math.copysign(inf, a) * math.copysign(1.0, b)
 
 
-def _floor_divide(a, b):
-    if isinstance(a, float) or isinstance(b, float):
-        return math.floor(_div(a, b)) if b != 0 and math.isfinite(a / b) else _div(a, b)
-    return a // b  # integers: the frontend has ruled out b == 0
+def _fmod(a, b):
+    """C's fmod: the remainder of truncated division, with the sign of a.
+
+    Python's math.fmod raises where C returns NaN (an infinite a, b == 0)."""
+    if a != a or b != b or math.isinf(a) or b == 0:
+        return nan
+    return math.fmod(a, b)  # exact; fmod(a, inf) is a
 
 
 def _remainder(a, b):
+    """torch.remainder: the remainder takes the sign of the divisor.
+
+    Floats follow PyTorch's formula on top of fmod, so a zero result keeps the
+    sign of a (``-0.0 % 1`` is ``-0.0``, where Python's % gives ``0.0``)."""
+    if not (isinstance(a, float) or isinstance(b, float)):
+        return a % b  # integers: Python's % is the same; the frontend rules out b == 0
+    mod = _fmod(a, b)
+    if mod != 0 and (b < 0) != (mod < 0):
+        mod += b
+    return mod
+
+
+def _floor_divide(a, b):
+    """Division rounded toward minus infinity, as PyTorch (and Python's //) compute it.
+
+    For floats: the quotient of ``a - fmod(a, b)``, which is a whole multiple of
+    b, less 1 when the remainder's sign says so; a zero quotient keeps the
+    sign of ``a / b``. Dividing by 0 gives the IEEE quotient (inf or NaN), an
+    infinite a gives NaN, a finite a over an infinite b gives 0 or -1."""
+    if not (isinstance(a, float) or isinstance(b, float)):
+        return a // b  # integers: the frontend has ruled out b == 0
     if b == 0:
-        return nan  # floats only: the frontend has ruled out integer b == 0
-    return a % b  # Python's % takes the sign of the divisor, like torch.remainder
+        return _div(a, b)
+    mod = _fmod(a, b)
+    quotient = _div(a - mod, b)
+    if mod != 0 and (b < 0) != (mod < 0):
+        quotient -= 1.0
+    if quotient == 0:
+        return math.copysign(0.0, _div(a, b))
+    if not math.isfinite(quotient):
+        return quotient
+    floored = float(math.floor(quotient))
+    return floored + 1.0 if quotient - floored > 0.5 else floored
+
+
+def _is_odd_integer(x) -> bool:
+    return math.isfinite(x) and x == int(x) and int(x) % 2 == 1
 
 
 def _pow(a, b):
+    """C's pow. Python's math.pow raises where C returns inf or NaN."""
     if not (isinstance(a, float) or isinstance(b, float)):
         return a**b  # integers: the frontend has ruled out negative exponents
+    if a == 0 and b < 0:
+        # 0 to a negative power: inf, with a's sign for an odd integer power (-0.0 ** -1).
+        return math.copysign(inf, a) if _is_odd_integer(b) else inf
     try:
         return math.pow(a, b)
     except OverflowError:  # the result is too large for a double
-        odd_power = b == int(b) and int(b) % 2 == 1
-        return -inf if (a < 0 and odd_power) else inf
-    except ValueError:  # 0 to a negative power, or a negative base to a fraction
-        return inf if a == 0 else nan
+        return -inf if (a < 0 and _is_odd_integer(b)) else inf
+    except ValueError:  # a negative base to a fraction
+        return nan
 
 
 def _maximum(a, b):

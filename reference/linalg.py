@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 from glasstorch._kernels import Strided
 
+from .elementwise import _fsum
 from .strided import converter, index_to_position, is_floating, memory, row_major_indices
 
 
@@ -32,5 +31,5 @@ class LinalgKernels:
                         a_mem[a0 + i * a_row + k * a_col] * b_mem[b0 + k * b_row + j * b_col]
                         for k in range(k_size)
                     ]
-                    total = math.fsum(products) if floating else sum(products)
+                    total = _fsum(products) if floating else sum(products)
                     out_mem[o0 + i * o_row + j * o_col] = store(total)

@@ -6,7 +6,7 @@ import math
 
 from glasstorch._kernels import Strided
 
-from .elementwise import _exp, _log
+from .elementwise import _div, _exp, _fsum, _log
 from .strided import converter, memory
 
 
@@ -42,7 +42,7 @@ class NNKernels:
             m = max(row) if row else 0.0
             if not math.isfinite(m):
                 m = 0.0 if m != m else m
-            log_total = m + _log(math.fsum(_exp(x - m) for x in row))
+            log_total = m + _log(_fsum(_exp(x - m) for x in row))
             for j in range(c):
                 position = log_probs.offset + i * log_probs.strides[0] + j * log_probs.strides[1]
                 lp_mem[position] = store(row[j] - log_total)
@@ -54,11 +54,11 @@ class NNKernels:
             weight_mem[row_weights.offset + i * row_weights.strides[0]] = store(w)
             loss_mem[losses.offset + i * losses.strides[0]] = store(loss)
         # The reductions, over the values as stored.
-        loss_sum = math.fsum(loss_mem[losses.offset + i * losses.strides[0]] for i in range(n))
-        weight_sum = math.fsum(
+        loss_sum = _fsum(loss_mem[losses.offset + i * losses.strides[0]] for i in range(n))
+        weight_sum = _fsum(
             weight_mem[row_weights.offset + i * row_weights.strides[0]] for i in range(n)
         )
-        mean = loss_sum / weight_sum if weight_sum != 0 else math.nan
+        mean = _div(loss_sum, weight_sum)
         totals_mem = memory(totals)
         for k, value in enumerate((loss_sum, weight_sum, mean)):
             totals_mem[totals.offset + k * totals.strides[0]] = store(value)

@@ -2,16 +2,16 @@
 
 Each loop reads a parameter, its gradient and its state, applies the update rule
 written in the contract's docstring line by line, and writes the parameter and
-the state back. The frontend passes contiguous 1-D views, so element ``i`` of
+the state back. Divisions and square roots go through the IEEE helpers of
+``elementwise`` (``eps=0`` may divide 0 by 0: NaN, as in C, not ZeroDivisionError). The frontend passes contiguous 1-D views, so element ``i`` of
 every buffer is at ``offset + i``.
 """
 
 from __future__ import annotations
 
-import math
-
 from glasstorch._kernels import Strided
 
+from .elementwise import _div, _sqrt
 from .strided import converter, memory
 
 
@@ -78,7 +78,7 @@ class OptimKernels:
         v, vo = _cells(exp_avg_sq)
         vmax, xo = _cells(max_exp_avg_sq)
         bias1 = 1 - beta1**step
-        bias2_sqrt = math.sqrt(1 - beta2**step)
+        bias2_sqrt = _sqrt(1 - beta2**step)
         for i in range(param.shape[0]):
             d = -g[go + i] if maximize else g[go + i]
             if decoupled_weight_decay:
@@ -91,8 +91,8 @@ class OptimKernels:
             if amsgrad:
                 vmax[xo + i] = store(max(vmax[xo + i], used))
                 used = vmax[xo + i]
-            denom = math.sqrt(used) / bias2_sqrt + eps
-            p[po + i] = store(p[po + i] - (lr / bias1) * m[mo + i] / denom)
+            denom = _div(_sqrt(used), bias2_sqrt) + eps
+            p[po + i] = store(p[po + i] - _div(_div(lr, bias1) * m[mo + i], denom))
 
     def rmsprop_step(
         self,
@@ -122,14 +122,14 @@ class OptimKernels:
             sq[so + i] = store(alpha * sq[so + i] + (1 - alpha) * d * d)
             if centered:
                 ga[ao + i] = store(alpha * ga[ao + i] + (1 - alpha) * d)
-                avg = math.sqrt(max(sq[so + i] - ga[ao + i] * ga[ao + i], 0.0)) + eps
+                avg = _sqrt(max(sq[so + i] - ga[ao + i] * ga[ao + i], 0.0)) + eps
             else:
-                avg = math.sqrt(sq[so + i]) + eps
+                avg = _sqrt(sq[so + i]) + eps
             if momentum > 0:
-                buf[bo + i] = store(momentum * buf[bo + i] + d / avg)
+                buf[bo + i] = store(momentum * buf[bo + i] + _div(d, avg))
                 p[po + i] = store(p[po + i] - lr * buf[bo + i])
             else:
-                p[po + i] = store(p[po + i] - lr * d / avg)
+                p[po + i] = store(p[po + i] - _div(lr * d, avg))
 
     def adagrad_step(
         self, param, grad, state_sum, step, lr, lr_decay, weight_decay, eps, maximize
@@ -138,13 +138,13 @@ class OptimKernels:
         p, po = _cells(param)
         g, go = _cells(grad)
         s, so = _cells(state_sum)
-        clr = lr / (1 + (step - 1) * lr_decay)
+        clr = _div(lr, 1 + (step - 1) * lr_decay)
         for i in range(param.shape[0]):
             d = -g[go + i] if maximize else g[go + i]
             if weight_decay != 0:  # skipped at 0, so that an inf weight stays inf
                 d = d + weight_decay * p[po + i]
             s[so + i] = store(s[so + i] + d * d)
-            p[po + i] = store(p[po + i] - clr * d / (math.sqrt(s[so + i]) + eps))
+            p[po + i] = store(p[po + i] - _div(clr * d, _sqrt(s[so + i]) + eps))
 
     def adadelta_step(
         self, param, grad, square_avg, acc_delta, lr, rho, eps, weight_decay, maximize
@@ -159,6 +159,6 @@ class OptimKernels:
             if weight_decay != 0:  # skipped at 0, so that an inf weight stays inf
                 d = d + weight_decay * p[po + i]
             sq[so + i] = store(rho * sq[so + i] + (1 - rho) * d * d)
-            delta = math.sqrt(acc[ao + i] + eps) / math.sqrt(sq[so + i] + eps) * d
+            delta = _div(_sqrt(acc[ao + i] + eps), _sqrt(sq[so + i] + eps)) * d
             acc[ao + i] = store(rho * acc[ao + i] + (1 - rho) * delta * delta)
             p[po + i] = store(p[po + i] - lr * delta)

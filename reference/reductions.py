@@ -12,7 +12,7 @@ import math
 
 from glasstorch._kernels import Strided
 
-from .elementwise import _exp, _log
+from .elementwise import _div, _exp, _fsum, _log
 from .strided import converter, drop_dim, is_floating, memory, positions, row_major_indices
 
 
@@ -56,8 +56,8 @@ def _min(values):
 
 
 def _sum(values, floating):
-    # math.fsum adds exactly and rounds once: the most careful summation there is.
-    return math.fsum(values) if floating else sum(values)
+    # fsum adds exactly and rounds once: the most careful summation there is.
+    return _fsum(values) if floating else sum(values)
 
 
 class ReductionKernels:
@@ -118,10 +118,10 @@ class ReductionKernels:
             if not math.isfinite(shift):
                 shift = 0.0 if shift != shift else shift
             exps = [_exp(x - shift) if x == x else x for x in row]
-            total = math.fsum(exps)
+            total = _fsum(exps)
             for k in range(size):
                 if log:
                     value = row[k] - shift - _log(total)
                 else:
-                    value = exps[k] / total if total != 0 else math.nan
+                    value = _div(exps[k], total)
                 out_mem[start_out + k * out_stride] = store(value)

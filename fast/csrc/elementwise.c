@@ -67,13 +67,21 @@ static inline double gt_sigmoid_f64(double x)
     return e / (1.0 + e);
 }
 
-/* Floats: floor of the quotient, which is inf or NaN when that is. Computed
- * in double for float32 too, as the reference does: flooring a quotient
- * rounded to float could land on the next integer. */
+/* Floats, as PyTorch (and Python's //): the quotient of a - fmod(a, b), a
+ * whole multiple of b, less 1 where the remainder's sign says so, rounded to
+ * the nearest whole number; a zero quotient keeps the sign of a / b. So an
+ * infinite a gives NaN, a finite a over an infinite b gives 0 or -1, and
+ * b == 0 gives the IEEE quotient. Computed in double for float32 too, as the
+ * reference does. */
 static inline double gt_floor_divide_f64(double a, double b)
 {
-    double q = a / b;
-    return isfinite(q) ? floor(q) : q;
+    if (b == 0) return a / b;
+    const double mod = fmod(a, b);
+    double q = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) q -= 1.0;
+    if (q == 0) return copysign(0.0, a / b);
+    const double floored = floor(q);
+    return q - floored > 0.5 ? floored + 1.0 : floored;
 }
 
 /* Integers, as Python's //: round toward minus infinity. Division by zero is
@@ -89,16 +97,12 @@ static inline int64_t gt_floor_divide_int(int64_t a, int64_t b)
     return q;
 }
 
-/* Python's %: the remainder takes the sign of the divisor. */
+/* torch.remainder: the remainder takes the sign of the divisor. A zero keeps
+ * fmod's sign, that of a (-0.0 % 1 is -0.0), as in PyTorch. */
 static inline double gt_remainder_f64(double a, double b)
 {
-    if (b == 0) return NAN;
-    double r = fmod(a, b); /* exact, with the sign of a */
-    if (r != 0) {
-        if ((b < 0) != (r < 0)) r += b;
-    } else {
-        r = copysign(0.0, b);
-    }
+    double r = fmod(a, b); /* exact, with the sign of a; NaN for b == 0 or infinite a */
+    if (r != 0 && ((b < 0) != (r < 0))) r += b;
     return r;
 }
 static inline int64_t gt_remainder_int(int64_t a, int64_t b)
@@ -109,13 +113,8 @@ static inline int64_t gt_remainder_int(int64_t a, int64_t b)
     return r;
 }
 
-/* IEEE pow, except that 0 to a negative power is +inf (also for -0.0), as
- * the reference defines it. */
-static inline double gt_pow_f64(double a, double b)
-{
-    if (a == 0 && b < 0) return INFINITY;
-    return pow(a, b);
-}
+/* IEEE pow: 0 to a negative power is inf, -inf for -0.0 to an odd integer power. */
+static inline double gt_pow_f64(double a, double b) { return pow(a, b); }
 
 /* Integer power by repeated squaring: a^b = (a^2)^(b/2) * (a if b is odd).
  * The product runs in uint64_t, so it wraps around modulo 2^64; the low bits
@@ -147,7 +146,7 @@ static inline int64_t gt_pow_int(int64_t a, int64_t b)
 #define UNARY_LOG1P(x) GT_MATH(log1p, x)
 #define UNARY_EXPM1(x) GT_FAST_MATH(expm1, x)
 #define UNARY_SQRT(x) GT_MATH(sqrt, x)
-#define UNARY_RSQRT(x) ((x) == 0 ? INFINITY : _Generic((x), float: 1.0f, default: 1.0) / GT_MATH(sqrt, x))
+#define UNARY_RSQRT(x) (_Generic((x), float: 1.0f, default: 1.0) / GT_MATH(sqrt, x)) /* -0 -> -inf */
 #define UNARY_RECIPROCAL(x) (_Generic((x), float: 1.0f, default: 1.0) / (x))
 #define UNARY_SIN(x) GT_MATH(sin, x)
 #define UNARY_COS(x) GT_MATH(cos, x)
@@ -155,7 +154,7 @@ static inline int64_t gt_pow_int(int64_t a, int64_t b)
 #define UNARY_ERF(x) GT_MATH(erf, x)
 #define UNARY_SIGMOID(x) _Generic((x), float: gt_sigmoid_f32, default: gt_sigmoid_f64)(x)
 #define UNARY_RELU(x) ((x) < 0 ? 0 : (x)) /* NaN passes through */
-#define UNARY_SIGN(x) ((x) == (x) ? ((x) > 0) - ((x) < 0) : (x)) /* NaN stays NaN */
+#define UNARY_SIGN(x) (((x) > 0) - ((x) < 0)) /* NaN gives 0, as in PyTorch */
 #define UNARY_FLOOR(x) GT_ROUNDING(floor, x)
 #define UNARY_CEIL(x) GT_ROUNDING(ceil, x)
 #define UNARY_ROUND(x) GT_ROUNDING(nearbyint, x) /* default rounding: half to even */

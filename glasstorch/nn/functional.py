@@ -718,9 +718,10 @@ class CrossEntropyIndices(Function):
     where composing it from tensor operations takes about twenty.
 
     Under ``create_graph`` the backward is written in tensor operations
-    instead, so the gradient joins the graph through ``g``; ``log_probs`` is
-    saved as a constant, so a second derivative with respect to the logits is
-    not supported.
+    instead, on a log-softmax of the logits recomputed in the graph, so the
+    gradient is differentiable again, with respect to the incoming gradient
+    and to the logits (second derivatives, as in PyTorch). The saved
+    ``log_probs`` are constants of the forward pass and cannot serve there.
     """
 
     backward_name = "NllLossBackward0"
@@ -746,6 +747,10 @@ class CrossEntropyIndices(Function):
             raise IndexError(f"Target {target[bad_row].item()} is out of bounds.")
         ctx.save_for_backward(log_probs, target, weight)
         ctx.ignore_index, ctx.reduction = ignore_index, reduction
+        # The logits, for a backward under create_graph only. Kept as a plain
+        # reference with its version, not saved: in-place changes after forward
+        # must not break an ordinary backward (which never reads them).
+        ctx.logits, ctx.logits_version = logits, logits._version
         if reduction == "none":
             return losses
         if reduction == "sum":
@@ -760,7 +765,7 @@ class CrossEntropyIndices(Function):
         if ctx.reduction == "mean":
             grad = grad / ctx.weight_sum
         if is_grad_enabled():  # create_graph: build the gradient from recorded operations
-            grad_logits = _cross_entropy_grad_as_ops(ctx, log_probs, target, weight, grad)
+            grad_logits = _cross_entropy_grad_as_ops(ctx, target, weight, grad)
             return grad_logits, None, None, None, None
         grad_logits = empty_tensor(log_probs.shape, log_probs.dtype)
         kernels.cross_entropy_backward(
@@ -781,14 +786,23 @@ def _element(tensor: Tensor, index: int) -> Tensor:
     return Tensor._make(tensor._storage, (), (), position, tensor.dtype)
 
 
-def _cross_entropy_grad_as_ops(ctx, log_probs, target, weight, grad):
-    """:class:`CrossEntropyIndices`' gradient written with tensor operations."""
-    classes = log_probs.shape[1]
-    one_hot_target = (target.unsqueeze(1) == arange(classes)).to(log_probs.dtype)
+def _cross_entropy_grad_as_ops(ctx, target, weight, grad):
+    """:class:`CrossEntropyIndices`' gradient written with tensor operations:
+    ``g_i * w[t_i] * (softmax(x[i]) - one_hot(t_i))``, with the softmax
+    recomputed from the logits so that it is differentiable with respect to them."""
+    logits = ctx.logits
+    if logits._version != ctx.logits_version:
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an "
+            "inplace operation: the logits of cross_entropy were changed after the forward "
+            "pass, so its gradient cannot be differentiated again."
+        )
+    classes = logits.shape[1]
+    one_hot_target = (target.unsqueeze(1) == arange(classes)).to(logits.dtype)
     kept = target != ctx.ignore_index
-    row_weights = _sample_weights(target, weight, ctx.ignore_index, log_probs.dtype)
+    row_weights = _sample_weights(target, weight, ctx.ignore_index, logits.dtype)
     scale = grad.expand(target.shape) * row_weights * kept
-    return (log_probs.exp() - one_hot_target) * scale.unsqueeze(1)
+    return (logits.softmax(1) - one_hot_target) * scale.unsqueeze(1)
 
 
 def cross_entropy(

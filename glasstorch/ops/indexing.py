@@ -12,7 +12,7 @@ Writing (``x[key] = value``) is the same computation in reverse with
 from __future__ import annotations
 
 from glasstorch import _dtype
-from glasstorch._shape import broadcast_shapes, contiguous_strides, normalize_dim
+from glasstorch._shape import broadcast_shapes, contiguous_strides, normalize_dim, normalize_dims
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.ops.core import cast, contiguous_copy, contiguous_raw, is_number
@@ -344,11 +344,9 @@ def flip(input: Tensor, dims) -> Tensor:
     """Reverse the order of elements along ``dims`` (a copy, as in PyTorch)."""
     from glasstorch.ops.creation import arange
 
-    if isinstance(dims, int):
-        dims = (dims,)
+    dims = normalize_dims(dims, input.dim())  # a repeated dim is an error, as in PyTorch
     out = input
-    for dim in dims:
-        dim = normalize_dim(dim, input.dim())
+    for dim in dims if input.dim() > 0 else ():  # a 0-d tensor has nothing to reverse
         n = input.shape[dim]
         out = out.index_select(dim, arange(n - 1, -1, -1))
     return out if out is not input else input.clone()
@@ -412,6 +410,16 @@ def _consumes(item) -> int:
     return 1
 
 
+def _is_integer_scalar_tensor(item) -> bool:
+    """A 0-d int32/int64 tensor: PyTorch indexes with it as with a Python int."""
+    return (
+        isinstance(item, Tensor)
+        and item.dim() == 0
+        and not item.dtype.is_floating_point
+        and item.dtype not in (_dtype.bool_, _dtype.uint8)
+    )
+
+
 def _apply_basic(x: Tensor, key: tuple) -> tuple[Tensor, list[tuple[int, Tensor]]]:
     """Apply the basic part of ``key`` as views; return the view and the advanced
     items as ``(dim in the view, index tensor)`` pairs (masks become int tensors)."""
@@ -424,6 +432,8 @@ def _apply_basic(x: Tensor, key: tuple) -> tuple[Tensor, list[tuple[int, Tensor]
     source_dim = 0  # the dimension of x the item indexes, for error messages
     for item in key:
         source_dim = dim + (x.dim() - view.dim())
+        if _is_integer_scalar_tensor(item):
+            item = int(item.item())  # a 0-d integer tensor selects, like an int (as PyTorch)
         if item is Ellipsis:
             dim += x.dim() - used
         elif item is None:
@@ -617,7 +627,7 @@ def setitem(x: Tensor, key, value) -> None:
             f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
             f"indexing result of shape {list(out_shape)}"
         ) from None
-    assign_inplace(view, lambda: IndexPutAdvanced.apply(view, values, positions, False))
+    assign_inplace(view, lambda: IndexPutAdvanced.apply(view, values, positions, False), (values,))
 
 
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:

@@ -52,9 +52,89 @@ def check_inplace(target: Tensor) -> None:
         )
 
 
-def apply_inplace(target: Tensor, compute) -> Tensor:
-    """Run ``compute()`` (an out-of-place op on ``target``) and store the result in it."""
+# ------------------------------------------------------ inputs that overlap the target
+
+
+def _same_elements_in_order(target: Tensor, other: Tensor) -> bool:
+    """Whether ``other``, broadcast to ``target``'s shape, reads each element
+    exactly where ``target`` writes it (``x.add_(x)``): a pure elementwise
+    update, which is safe."""
+    from glasstorch._shape import is_expandable_to
+
+    if not is_expandable_to(tuple(other.shape), tuple(target.shape)):
+        return False
+    expanded = other.expand(tuple(target.shape))
+    return expanded.storage_offset() == target.storage_offset() and all(
+        size == 1 or a == b for size, a, b in zip(target.shape, expanded.stride(), target.stride())
+    )
+
+
+def _span(view: Tensor) -> tuple[int, int]:
+    """The first and last buffer positions a (non-empty) view touches."""
+    low = high = view.storage_offset()
+    for size, stride in zip(view.shape, view.stride()):
+        reach = (size - 1) * stride
+        low, high = low + min(reach, 0), high + max(reach, 0)
+    return low, high
+
+
+def _is_dense(view: Tensor) -> bool:
+    """Whether a view covers one gap-free block of its buffer, each element once
+    (PyTorch's 'non-overlapping and dense')."""
+    expected = 1
+    for stride, size in sorted((st, sz) for sz, st in zip(view.shape, view.stride()) if sz > 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _positions(view: Tensor) -> set[int]:
+    """Every buffer position a view touches (only for the rare ambiguous case)."""
+    found = {view.storage_offset()}
+    for size, stride in zip(view.shape, view.stride()):
+        found = {p + i * stride for p in found for i in range(size)}
+    return found
+
+
+def check_no_partial_overlap(target: Tensor, inputs) -> None:
+    """Refuse an input that shares some, but not exactly the same, memory as the
+    tensor written in place, with PyTorch's error.
+
+    ``x[1:].add_(x[:-1])`` would read elements that the same operation has
+    already overwritten (or not, depending on the loop order), so PyTorch
+    rejects it; ``x.add_(x)`` reads each element where it writes it and is
+    fine. PyTorch decides from the memory ranges when both views are dense,
+    and lets other layouts through ("too hard to tell"), computing them in its
+    loop order; glasstorch then checks the elements themselves and raises
+    whenever some are shared, rather than give an order-dependent answer.
+    """
+    if target.numel() == 0:
+        return
+    for other in inputs:
+        if not isinstance(other, Tensor) or other._storage is not target._storage:
+            continue
+        if other.numel() == 0 or _same_elements_in_order(target, other):
+            continue
+        (low, high), (other_low, other_high) = _span(target), _span(other)
+        if high < other_low or other_high < low:
+            continue  # disjoint ranges of the buffer
+        if (_is_dense(target) and _is_dense(other)) or _positions(target) & _positions(other):
+            raise RuntimeError(
+                "unsupported operation: some elements of the input tensor and the written-to "
+                "tensor refer to a single memory location. Please clone() the tensor before "
+                "performing the operation."
+            )
+
+
+def apply_inplace(target: Tensor, compute, inputs=()) -> Tensor:
+    """Run ``compute()`` (an out-of-place op on ``target``) and store the result in it.
+
+    ``inputs`` are the op's other arguments: one that partially overlaps
+    ``target`` is an error (see :func:`check_no_partial_overlap`).
+    """
     check_inplace(target)
+    check_no_partial_overlap(target, inputs)
     result = compute()
     if not _dtype.can_cast(result.dtype, target.dtype):
         raise RuntimeError(
@@ -90,9 +170,10 @@ def _keep_original(result: Tensor, target: Tensor) -> None:
         node._saved[i] = (original, original._version, entry[2], entry[3])
 
 
-def assign_inplace(target: Tensor, compute) -> Tensor:
+def assign_inplace(target: Tensor, compute, inputs=()) -> Tensor:
     """Like :func:`apply_inplace`, for results already shaped like ``target`` (setitem)."""
     check_inplace(target)
+    check_no_partial_overlap(target, inputs)
     _write(target, compute())
     return target
 
@@ -195,7 +276,7 @@ def copy_(target: Tensor, src) -> Tensor:
             f"of tensor b ({src.shape[-1] if src.dim() else 1}) at non-singleton dimension "
             f"{max(target.dim() - 1, 0)}"
         )
-    return assign_inplace(target, lambda: Copy.apply(target, src))
+    return assign_inplace(target, lambda: Copy.apply(target, src), (src,))
 
 
 class Fill(Function):

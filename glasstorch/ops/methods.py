@@ -19,7 +19,8 @@ def _inplace(function, name: str):
 
     @functools.wraps(function)
     def method(self, *args, **kwargs):
-        return inplace.apply_inplace(self, lambda: function(self, *args, **kwargs))
+        inputs = (*args, *kwargs.values())
+        return inplace.apply_inplace(self, lambda: function(self, *args, **kwargs), inputs)
 
     method.__name__ = name
     method.__doc__ = f"In-place version of :meth:`{name[:-1]}`."

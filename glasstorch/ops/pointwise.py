@@ -195,10 +195,17 @@ class Pow(Function):
 
     backward_name = "PowBackward0"
 
+    #: Exponents PyTorch computes with a unary kernel instead of pow. They differ
+    #: from C's pow at -0.0 and -inf: sqrt(-0.0) is -0.0, pow(-0.0, 0.5) is 0.0.
+    UNARY_FOR_EXPONENT = {0.5: "sqrt", -0.5: "rsqrt"}
+
     @staticmethod
     def forward(ctx, a, exponent):
         ctx.exponent = exponent
         ctx.save_for_backward(a)
+        dtype = _dtype.result_type(a, exponent)
+        if dtype.is_floating_point and exponent in Pow.UNARY_FOR_EXPONENT:
+            return compute_unary(Pow.UNARY_FOR_EXPONENT[exponent], a, dtype)
         return compute_binary("pow", a, exponent)
 
     @staticmethod
@@ -384,6 +391,8 @@ def floor_divide(input, other) -> Tensor:
 
 def remainder(input, other) -> Tensor:
     """Python-style remainder: the result has the sign of the divisor."""
+    if _dtype.result_type(input, other) is _dtype.bool_:
+        raise NotImplementedError("\"remainder_cpu\" not implemented for 'Bool'")
     return Remainder.apply(input, other)
 
 
@@ -392,6 +401,8 @@ def pow(input, exponent) -> Tensor:
     if not isinstance(input, Tensor):
         return RPow.apply(input, exponent)
     if isinstance(exponent, Tensor):
+        if _dtype.result_type(input, exponent) is _dtype.bool_:
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
         _check_integer_power(input, exponent)
         return PowTensor.apply(input, exponent)
     check_tensor_or_number(exponent, "exponent")
@@ -408,13 +419,25 @@ def _check_integer_power(a: Tensor, exponent) -> None:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
+def _check_both_tensors(name: str, input, other) -> None:
+    """maximum/minimum take two tensors; a number is a TypeError, as in PyTorch."""
+    for position, (argument, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
+                f"not {type(value).__name__}"
+            )
+
+
 def maximum(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise maximum of two tensors (NaN wins)."""
+    _check_both_tensors("maximum", input, other)
     return Maximum.apply(input, other)
 
 
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise minimum of two tensors (NaN wins)."""
+    _check_both_tensors("minimum", input, other)
     return Minimum.apply(input, other)
 
 
@@ -498,16 +521,38 @@ def equal(input: Tensor, other: Tensor) -> bool:
 
 
 def allclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    """Whether ``|input - other| <= atol + rtol * |other|`` everywhere."""
+    """Whether :func:`isclose` holds everywhere."""
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
 def isclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
-    """Elementwise closeness test; returns bool."""
-    close = (input - other).abs() <= atol + rtol * other.abs()
+    """Elementwise ``|input - other| <= atol + rtol * |other|``; returns bool.
+
+    Equal elements are close (so ``inf`` is close to ``inf``); otherwise the
+    difference must be finite, so an infinity is close only to the same
+    infinity. NaN is close to NaN only with ``equal_nan``. Both tensors must
+    have the same dtype, as in PyTorch.
+    """
+    for name, value in (("other", other), ("input", input)):
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"isclose(): argument '{name}' must be Tensor, not {type(value).__name__}"
+            )
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype.title} did not match {other.dtype.title}")
+    for name, tolerance in (("rtol", rtol), ("atol", atol)):
+        if tolerance < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tolerance}")
+    close = eq(input, other)
     if equal_nan:
         close = close | (isnan(input) & isnan(other))
-    return close | eq(input, other)
+    if input.dtype is _dtype.bool_:
+        input, other = input.to(default_float()), other.to(default_float())
+    difference = (input - other).abs()
+    allowed = atol + (other * rtol).abs()
+    # A NaN or infinite difference is never close (inf - inf is NaN, 1 - inf is inf).
+    finite = difference < float("inf")
+    return close | (finite & (difference <= allowed))
 
 
 # ----------------------------------------------------------- unary Functions
@@ -672,8 +717,8 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorc
 
 
 def square(input: Tensor) -> Tensor:
-    """``input * input``."""
-    return mul(input, input)
+    """``input ** 2``: a bool input gives int64 (1 or 0), as in PyTorch."""
+    return pow(input, 2)
 
 
 # ------------------------------------------------------------- clamp, where
@@ -706,8 +751,45 @@ class Clamp(Function):
         return grad * inside, None, None
 
 
+#: The C type PyTorch names when a bound does not fit an integer dtype.
+_INTEGER_C_TYPES = {_dtype.uint8: "uint8_t", _dtype.int32: "int", _dtype.int64: "int64_t"}
+
+
+def _check_integer_bound(bound, dtype) -> None:
+    """clamp converts an int bound to an integer input's dtype with PyTorch's
+    overflow check: it must fit the type, except that an unsigned type also
+    takes negatives down to ``-max`` (they wrap around: -1 is 255 for uint8)."""
+    if dtype not in _INTEGER_C_TYPES or not isinstance(bound, int) or isinstance(bound, bool):
+        return
+    bits = {_dtype.uint8: 8, _dtype.int32: 32, _dtype.int64: 64}[dtype]
+    if dtype is _dtype.uint8:
+        low, high = -(2**bits - 1), 2**bits - 1
+    else:
+        low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    if not low <= bound <= high:
+        raise RuntimeError(
+            f"value cannot be converted to type {_INTEGER_C_TYPES[dtype]} without overflow"
+        )
+
+
+def _check_clamp_numbers(input: Tensor, min, max) -> None:  # noqa: A002
+    """PyTorch's errors for number bounds: none on a bool result, overflowing ints."""
+    dtype = _dtype.result_type(input, *(b for b in (min, max) if b is not None))
+    if dtype is _dtype.bool_:
+        kind = "clamp_min" if max is None else "clamp_max" if min is None else "clamp"
+        raise NotImplementedError(f"\"{kind}_scalar_cpu\" not implemented for 'Bool'")
+    for bound in (min, max):
+        _check_integer_bound(bound, dtype)
+
+
 def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
-    """Limit every element to ``[min, max]``; ``min``/``max`` are numbers or tensors."""
+    """Limit every element to ``[min, max]``; ``min``/``max`` are numbers or tensors.
+
+    The result has the promoted dtype of the input and the bounds (a float
+    bound makes an integer input float). Where ``min > max`` every element is
+    ``max``. An int bound that does not fit an integer input's dtype is an
+    error, as in PyTorch.
+    """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -717,6 +799,7 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch'
         if max is not None:
             out = minimum(out, max if isinstance(max, Tensor) else as_tensor_like(max, input))
         return out
+    _check_clamp_numbers(input, min, max)
     return Clamp.apply(input, min, max)
 
 

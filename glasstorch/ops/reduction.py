@@ -8,6 +8,8 @@ and expands it over the reduced dims.
 
 from __future__ import annotations
 
+import builtins
+import warnings
 from collections import namedtuple
 
 from glasstorch import _dtype
@@ -353,14 +355,20 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 # ------------------------------------------------------------- var and std
 
 
+def _var_divisor(a: Tensor, dims, correction) -> float:
+    """``max(0, N - correction)``, as PyTorch: with no degrees of freedom left the
+    variance is ``x / 0``, so inf (or NaN for a zero sum, and for an empty slice)."""
+    count = numel([a.shape[d] for d in dims])
+    return builtins.max(0, count - correction)
+
+
 class Var(Function):
     backward_name = "VarBackward0"
 
     @staticmethod
     def forward(ctx, a, dims, correction, keepdim):
         ctx.input_shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
-        count = numel([a.shape[d] for d in dims])
-        ctx.divisor = count - correction
+        ctx.divisor = _var_divisor(a, dims, correction)
         centered = a - a.mean(dims, keepdim=True)
         ctx.save_for_backward(a)
         return (centered * centered).sum(dims, keepdim=keepdim) / ctx.divisor
@@ -379,8 +387,7 @@ class Std(Function):
     @staticmethod
     def forward(ctx, a, dims, correction, keepdim):
         ctx.input_shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
-        count = numel([a.shape[d] for d in dims])
-        ctx.divisor = count - correction
+        ctx.divisor = _var_divisor(a, dims, correction)
         out = Var.forward(ctx, a, dims, correction, keepdim).sqrt()
         ctx.save_for_backward(a, out)
         return out
@@ -400,13 +407,21 @@ def _correction(unbiased, correction) -> float:
     return 1 if unbiased is None or unbiased else 0
 
 
-def _var_args(input, dim, unbiased, keepdim, correction):
+def _var_args(input, dim, unbiased, keepdim, correction, name: str):
     # var(x, True) passes unbiased positionally, as older PyTorch code does.
     if isinstance(dim, bool):
         unbiased, dim = dim, None
     if not input.dtype.is_floating_point:
         raise RuntimeError("std and var only support floating point and complex dtypes")
-    return _dims_arg(input, dim), _correction(unbiased, correction), keepdim
+    dims, correction = _dims_arg(input, dim), _correction(unbiased, correction)
+    if numel([input.shape[d] for d in dims]) - correction <= 0:
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=3,
+        )
+    return dims, correction, keepdim
 
 
 def var(input: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
@@ -414,13 +429,13 @@ def var(input: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=Non
 
     ``correction`` defaults to 1 (Bessel's correction); ``unbiased=False`` means 0.
     """
-    dims, correction, keepdim = _var_args(input, dim, unbiased, keepdim, correction)
+    dims, correction, keepdim = _var_args(input, dim, unbiased, keepdim, correction, "var")
     return Var.apply(input, dims, correction, keepdim)
 
 
 def std(input: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
     """Standard deviation: the square root of :func:`var`."""
-    dims, correction, keepdim = _var_args(input, dim, unbiased, keepdim, correction)
+    dims, correction, keepdim = _var_args(input, dim, unbiased, keepdim, correction, "std")
     return Std.apply(input, dims, correction, keepdim)
 
 
@@ -462,14 +477,28 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     return LogSumExp.apply(input, _dims_arg(input, dim), keepdim)
 
 
+def _logical_dims(input: Tensor, dim) -> tuple[int, ...]:
+    """all/any's dims: unlike sum's, an empty tuple reduces *no* dimension (as in
+    PyTorch), so ``x.all(())`` is the elementwise truth of ``x``."""
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        return ()
+    return _dims_arg(input, dim)
+
+
 def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    """Whether every element (over ``dim``) is nonzero; returns bool."""
-    return compute_reduce("all", input, _dims_arg(input, dim), keepdim)
+    """Whether every element (over ``dim``) is nonzero; returns bool (uint8 for uint8).
+
+    ``dim=()`` reduces nothing: the result is each element's truth.
+    """
+    return compute_reduce("all", input, _logical_dims(input, dim), keepdim)
 
 
 def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    """Whether some element (over ``dim``) is nonzero; returns bool."""
-    return compute_reduce("any", input, _dims_arg(input, dim), keepdim)
+    """Whether some element (over ``dim``) is nonzero; returns bool (uint8 for uint8).
+
+    ``dim=()`` reduces nothing: the result is each element's truth.
+    """
+    return compute_reduce("any", input, _logical_dims(input, dim), keepdim)
 
 
 def count_nonzero(input: Tensor, dim=None) -> Tensor:
@@ -485,19 +514,25 @@ class Cumsum(Function):
         ctx.dim = dim
         a = cast(a, dtype)
         out = empty_tensor(a.shape, a.dtype)
-        kernels.cumsum(out._strided(), a._strided(), dim)
+        if a.dim() == 0:  # the running sum of one number is that number (in ``dtype``)
+            kernels.copy(out._strided(), a._strided())
+        else:
+            kernels.cumsum(out._strided(), a._strided(), dim)
         return out
 
     @staticmethod
     def backward(ctx, grad):
+        if grad.dim() == 0:
+            return grad, None, None
         # Each input feeds every later output: reverse, running-sum, reverse back.
         return grad.flip(ctx.dim).cumsum(ctx.dim).flip(ctx.dim), None, None
 
 
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """Running sum along ``dim``."""
-    if input.dim() == 0:
-        return input.clone()
+    """Running sum along ``dim``, in ``dtype`` (integers and bool accumulate in int64).
+
+    A 0-d tensor accepts dim 0 or -1 and gives its value, converted like the rest.
+    """
     return Cumsum.apply(input, normalize_dim(dim, input.dim()), _sum_dtype(input, dtype))
 
 
