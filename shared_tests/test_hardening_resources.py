@@ -4,13 +4,22 @@
   waits for Python's cyclic garbage collector. Each test here turns the
   collector off and watches a tensor's storage through a weak reference: once
   the last name for the graph is gone, the storage must be gone too.
+* Loading: crafted checkpoints (zip bombs, huge declared sizes, views outside
+  their storage, encrypted entries) raise SerializationError and cost ``load``
+  a few megabytes at most (measured with tracemalloc).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import io
+import json
+import struct
+import tracemalloc
 import weakref
+import zipfile
+import zlib
 
 import pytest
 from oracle import needs_torch, torch
@@ -18,6 +27,7 @@ from oracle import needs_torch, torch
 import glasstorch as gt
 import glasstorch.nn as nn
 import glasstorch.nn.functional as F
+from glasstorch.serialization import SerializationError
 
 
 @contextlib.contextmanager
@@ -229,3 +239,300 @@ def test_double_backward_through_saved_outputs():
         return gg.tolist()
 
     assert program(gt) == pytest.approx(program(torch), rel=1e-5)
+
+
+# ------------------------------------------------------------------ loading
+#
+# Crafted checkpoints that try to make ``load`` spend memory: each must raise
+# SerializationError while the Python heap (NumPy buffers included) grows by no
+# more than a few megabytes, whatever size the file claims.
+
+#: The most a refused malicious checkpoint may cost ``load``, in bytes.
+FEW_MEGABYTES = 4 << 20
+
+
+def _checkpoint_entries(obj) -> dict[str, bytes]:
+    buffer = io.BytesIO()
+    gt.save(obj, buffer)
+    with zipfile.ZipFile(buffer) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def _manifest(entries) -> dict:
+    return json.loads(entries["manifest.json"])
+
+
+def _zip(entries, compressed=(), streamed=None) -> bytes:
+    """A zip of ``entries`` ({name: bytes}); names in ``compressed`` are deflated.
+
+    ``streamed`` is ``(name, chunk, count)``: an entry of ``count`` copies of
+    ``chunk``, written (and deflated) one chunk at a time, never whole in memory.
+    """
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, content in entries.items():
+            method = zipfile.ZIP_DEFLATED if name in compressed else zipfile.ZIP_STORED
+            archive.writestr(name, content, compress_type=method)
+        if streamed is not None:
+            name, chunk, count = streamed
+            info = zipfile.ZipInfo(name)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with archive.open(info, "w", force_zip64=True) as stream:
+                for _ in range(count):
+                    stream.write(chunk)
+    return out.getvalue()
+
+
+def _with_manifest(entries, manifest) -> dict:
+    return {**entries, "manifest.json": json.dumps(manifest).encode()}
+
+
+def _central_record(data: bytes, name: str) -> int:
+    """Where the central directory record of entry ``name`` starts."""
+    position = len(data)
+    while True:
+        position = data.rindex(b"PK\x01\x02", 0, position)
+        if data[position + 46 : position + 46 + len(name)] == name.encode():
+            return position
+
+
+def _load_measured(data: bytes, match: str) -> int:
+    """Load ``data``, expecting SerializationError matching ``match``; return the peak memory."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(SerializationError, match=match):
+            gt.load(io.BytesIO(data))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak
+
+
+ONE_FLOAT = _checkpoint_entries(gt.zeros(4))
+
+
+@pytest.mark.serialization
+@pytest.mark.errors
+def test_zip_bomb_storage_is_refused_before_inflating():
+    # 64 MiB of zeros deflate to about 64 KiB; the manifest promises 16 bytes.
+    zeros = bytes(1 << 20)
+    data = _zip(
+        {n: c for n, c in ONE_FLOAT.items() if n != "storages/0"},
+        streamed=("storages/0", zeros, 64),
+    )
+    del zeros
+    assert len(data) < 1 << 20
+    assert _load_measured(data, "compressed") < FEW_MEGABYTES
+
+
+@pytest.mark.serialization
+@pytest.mark.errors
+def test_zip_bomb_storage_that_the_manifest_agrees_with_is_refused():
+    # The manifest honestly promises 16M float32 elements (64 MiB) of zeros.
+    manifest = _manifest(ONE_FLOAT)
+    manifest["storages"][0]["numel"] = 1 << 24
+    entries = _with_manifest(ONE_FLOAT, manifest)
+    del entries["storages/0"]
+    data = _zip(entries, streamed=("storages/0", bytes(1 << 20), 64))
+    assert _load_measured(data, "compressed") < FEW_MEGABYTES
+
+
+@pytest.mark.serialization
+@pytest.mark.errors
+def test_zip_bomb_manifest_is_refused():
+    data = _zip(
+        {"storages/0": ONE_FLOAT["storages/0"]},
+        streamed=("manifest.json", b" " * (1 << 20), 64),
+    )
+    assert _load_measured(data, "manifest.json' is compressed") < FEW_MEGABYTES
+
+
+@pytest.mark.serialization
+@pytest.mark.errors
+def test_small_compressed_entries_are_refused_too():
+    data = _zip(ONE_FLOAT, compressed=("storages/0",))
+    with pytest.raises(SerializationError, match="zip method 8"):
+        gt.load(io.BytesIO(data))
+
+
+@pytest.mark.serialization
+@pytest.mark.errors
+@pytest.mark.parametrize(
+    "numel, message",
+    [
+        (10**12, "should hold 1000000000000 float32 elements"),
+        (2**62, "does not fit in memory"),
+        (2**70, "does not fit in an int64"),
+    ],
+)
+def test_huge_declared_storage_is_refused_before_allocating(numel, message):
+    manifest = _manifest(ONE_FLOAT)
+    manifest["storages"][0]["numel"] = numel
+    data = _zip(_with_manifest(ONE_FLOAT, manifest))
+    assert _load_measured(data, message) < FEW_MEGABYTES
+
+
+@pytest.mark.serialization
+@pytest.mark.errors
+def test_entry_declaring_more_bytes_than_the_file_holds():
+    # Patch the central directory: storages/0 claims 4 GiB - 4 bytes, as does the manifest.
+    manifest = _manifest(ONE_FLOAT)
+    manifest["storages"][0]["numel"] = (2**32 - 4) // 4
+    data = bytearray(_zip(_with_manifest(ONE_FLOAT, manifest)))
+    record = _central_record(bytes(data), "storages/0")
+    struct.pack_into("<LL", data, record + 20, 2**32 - 4, 2**32 - 4)
+    assert _load_measured(bytes(data), "cannot hold") < FEW_MEGABYTES
+
+
+@pytest.mark.serialization
+@pytest.mark.errors
+def test_encrypted_entry_is_refused():
+    data = bytearray(_zip(ONE_FLOAT))
+    record = _central_record(bytes(data), "storages/0")
+    data[record + 8] |= 0x01  # the central directory's "encrypted" flag
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
+        data[archive.getinfo("storages/0").header_offset + 6] |= 0x01  # and the local header's
+    with pytest.raises(SerializationError, match="encrypted"):
+        gt.load(io.BytesIO(bytes(data)))
+
+
+def _nested_entries_zip(manifest: bytes, inner_size: int) -> bytes:
+    """A zip whose entry storages/0 *contains* the whole entry storages/1 (header and data).
+
+    Both lie inside the file, but the bytes of storages/1 are counted twice: the
+    trick by which overlapping entries make a zip bomb without compression.
+    """
+
+    def local(name: bytes, content: bytes) -> bytes:
+        crc, size = zlib.crc32(content), len(content)
+        header = struct.pack(
+            "<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 33, crc, size, size, len(name), 0
+        )
+        return header + name + content
+
+    def central(name: bytes, content: bytes, offset: int) -> bytes:
+        crc = zlib.crc32(content)
+        return (
+            struct.pack(
+                "<4s6H3L5H2L",
+                b"PK\x01\x02",
+                20,
+                20,
+                0,
+                0,
+                0,
+                33,
+                crc,
+                len(content),
+                len(content),
+                len(name),
+                0,
+                0,
+                0,
+                0,
+                0,
+                offset,
+            )
+            + name
+        )
+
+    inner = local(b"storages/1", bytes(inner_size))
+    outer = local(b"storages/0", inner)
+    manifest_entry = local(b"manifest.json", manifest)
+    inner_offset = len(outer) - len(inner)
+    directory = (
+        central(b"storages/0", inner, 0)
+        + central(b"storages/1", bytes(inner_size), inner_offset)
+        + central(b"manifest.json", manifest, len(outer))
+    )
+    end = struct.pack(
+        "<4s4H2LH", b"PK\x05\x06", 0, 0, 3, 3, len(directory), len(outer) + len(manifest_entry), 0
+    )
+    return outer + manifest_entry + directory + end
+
+
+@pytest.mark.serialization
+@pytest.mark.errors
+def test_overlapping_entries_cannot_claim_more_than_the_file():
+    inner_size = 1 << 16
+    manifest = {
+        "format": "glasstorch.save",
+        "version": 1,
+        "byteorder": "little",
+        "storages": [
+            {"dtype": "uint8", "numel": inner_size + 30 + len("storages/1"), "location": "cpu"},
+            {"dtype": "uint8", "numel": inner_size, "location": "cpu"},
+        ],
+        "root": {"kind": "none"},
+    }
+    data = _nested_entries_zip(json.dumps(manifest).encode(), inner_size)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:  # a well-formed zip, as zipfile sees it
+        assert archive.getinfo("storages/1").file_size == inner_size
+    with pytest.raises(SerializationError, match="overlap"):
+        gt.load(io.BytesIO(data))
+
+
+def _tensor_node(manifest) -> dict:
+    return manifest["root"]
+
+
+@pytest.mark.serialization
+@pytest.mark.errors
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"shape": [2**40, 2**40], "stride": [0, 0]}, "too many elements"),
+        ({"shape": [2**63], "stride": [1]}, "does not fit in an int64"),
+        ({"shape": [3], "stride": [2**62]}, "reaches element"),
+        ({"shape": [2] * 65, "stride": [0] * 65}, "65 dimensions"),
+        ({"offset": 2**62}, "reaches element"),
+        ({"offset": -1}, "not a non-negative integer"),
+        ({"stride": [-1]}, "not a non-negative integer"),
+        ({"shape": [0], "offset": 5}, "offset lies past the end"),
+    ],
+)
+def test_views_outside_their_storage_are_refused(change, message):
+    manifest = _manifest(ONE_FLOAT)
+    _tensor_node(manifest).update(change)
+    data = _zip(_with_manifest(ONE_FLOAT, manifest))
+    assert _load_measured(data, message) < FEW_MEGABYTES
+
+
+@pytest.mark.serialization
+def test_empty_view_with_huge_sizes_loads_like_pytorch():
+    manifest = _manifest(ONE_FLOAT)
+    _tensor_node(manifest).update({"shape": [0, 2**40], "stride": [2**40, 1], "offset": 4})
+    loaded = gt.load(io.BytesIO(_zip(_with_manifest(ONE_FLOAT, manifest))))
+    assert tuple(loaded.shape) == (0, 2**40) and loaded.numel() == 0
+
+
+@pytest.mark.serialization
+@pytest.mark.errors
+def test_bool_storage_with_other_bytes_is_refused():
+    entries = _checkpoint_entries(gt.tensor([True, False]))
+    entries["storages/0"] = b"\x01\x07"
+    with pytest.raises(SerializationError, match="neither 0 nor 1"):
+        gt.load(io.BytesIO(_zip(entries)))
+
+
+@pytest.mark.serialization
+@pytest.mark.errors
+def test_bad_location_is_a_serialization_error():
+    manifest = _manifest(ONE_FLOAT)
+    manifest["storages"][0]["location"] = "tpu:0"
+    with pytest.raises(SerializationError, match="location 'tpu:0' is not a device"):
+        gt.load(io.BytesIO(_zip(_with_manifest(ONE_FLOAT, manifest))))
+
+
+@pytest.mark.serialization
+@pytest.mark.errors
+@pytest.mark.parametrize("error", [MemoryError, OverflowError])
+def test_memory_and_overflow_errors_become_serialization_errors(monkeypatch, error):
+    from glasstorch import serialization
+
+    def fail(*args, **kwargs):
+        raise error("simulated")
+
+    monkeypatch.setattr(serialization.np, "empty", fail)
+    with pytest.raises(SerializationError, match=f"{error.__name__} while reading it"):
+        gt.load(io.BytesIO(_zip(ONE_FLOAT)))
