@@ -72,7 +72,10 @@ never allocates much more than the file's own size.
 
 Saving to a path is atomic: the checkpoint is written to a temporary file in the same
 folder, flushed to disk (``fsync``), then moved over the target with ``os.replace``.
-A crash in the middle leaves any old file intact and removes the temporary file.
+An error in the middle leaves any old file intact and removes the temporary file. A
+process killed in the middle (``SIGKILL``, a power cut) cannot remove it, so the
+temporary file's name holds the saving process's id (``.<name>.<pid>.<random>.tmp``),
+and the next save to the same path removes the ones whose process no longer runs.
 """
 
 from __future__ import annotations
@@ -302,9 +305,9 @@ def _save_atomically(obj: Any, path: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise RuntimeError(f"Parent directory {folder} does not exist.")
-    fd, temp_path = tempfile.mkstemp(
-        dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
-    )
+    prefix = _temp_prefix(path)
+    _remove_abandoned_temp_files(folder, prefix)
+    fd, temp_path = tempfile.mkstemp(dir=folder, prefix=f"{prefix}{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as stream:
             _write_checkpoint(obj, stream)
@@ -317,6 +320,41 @@ def _save_atomically(obj: Any, path: str) -> None:
             os.unlink(temp_path)
         raise
     _fsync_folder(folder)
+
+
+def _temp_prefix(path: str) -> str:
+    """The start of the names of temporary files for ``path``: ``.<name>.``."""
+    return f".{os.path.basename(path)}."
+
+
+def _remove_abandoned_temp_files(folder: str, prefix: str) -> None:
+    """Remove temporary files left in ``folder`` by saves whose process was killed.
+
+    A name ``<prefix><pid>.<random>.tmp`` whose process has ended is abandoned; a
+    running process's file may be a save in progress and is left alone.
+    """
+    for name in os.listdir(folder):
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        pid_text, dot, _ = name[len(prefix) : -len(".tmp")].partition(".")
+        if dot and pid_text.isdigit() and not _process_exists(int(pid_text)):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except FileNotFoundError:
+                pass  # another save removed it first
+
+
+def _process_exists(pid: int) -> bool:
+    """Whether a process with this id runs (or is a zombie not yet waited for)."""
+    if pid <= 0 or os.name != "posix":
+        return True  # not a process id, or no signal 0 to ask with: keep the file
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process (or an id no process can have): keep it
+    return True
 
 
 def _new_file_mode(path: str) -> int:

@@ -7,6 +7,8 @@
 * Loading: crafted checkpoints (zip bombs, huge declared sizes, views outside
   their storage, encrypted entries) raise SerializationError and cost ``load``
   a few megabytes at most (measured with tracemalloc).
+* Saving: a save killed half-way leaves a temporary file that the next save to
+  the same path removes.
 """
 
 from __future__ import annotations
@@ -15,7 +17,12 @@ import contextlib
 import gc
 import io
 import json
+import os
+import signal
 import struct
+import subprocess
+import sys
+import time
 import tracemalloc
 import weakref
 import zipfile
@@ -536,3 +543,76 @@ def test_memory_and_overflow_errors_become_serialization_errors(monkeypatch, err
     monkeypatch.setattr(serialization.np, "empty", fail)
     with pytest.raises(SerializationError, match=f"{error.__name__} while reading it"):
         gt.load(io.BytesIO(_zip(ONE_FLOAT)))
+
+
+# ------------------------------------------------------------ atomic saving
+#
+# A save killed between creating its temporary file and renaming it cannot clean
+# up after itself; the next save to the same path must.
+
+_SAVE_FOREVER = """
+import sys
+import numpy as np
+import glasstorch as gt
+
+state = {"w": gt.from_numpy(np.zeros(1 << 20, dtype=np.float32))}  # 4 MB: a save takes a while
+print("ready", flush=True)
+while True:
+    gt.save(state, sys.argv[1])
+"""
+
+
+def _temp_files(folder) -> list[str]:
+    return sorted(name for name in os.listdir(folder) if name.endswith(".tmp"))
+
+
+def _kill_while_saving(path, sig: int) -> None:
+    """Start a process that saves to ``path`` over and over; kill it while a save is under way."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _SAVE_FOREVER, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 60
+        while not _temp_files(path.parent) and time.monotonic() < deadline:
+            time.sleep(0.001)  # until a save has made its temporary file
+        child.send_signal(sig)
+        child.wait(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        child.stdout.close()
+
+
+@pytest.mark.serialization
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_next_save_removes_temp_files_of_killed_saves(tmp_path, sig):
+    path = tmp_path / "checkpoint.pt"
+    for _ in range(3):
+        _kill_while_saving(path, sig)
+    gt.save({"step": 4}, path)
+    assert os.listdir(tmp_path) == ["checkpoint.pt"]
+    assert gt.load(path) == {"step": 4}
+
+
+@pytest.mark.serialization
+def test_temp_files_of_running_processes_and_other_paths_are_kept(tmp_path):
+    finished = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead_pid = int(finished.stdout)
+    kept = [
+        f".checkpoint.pt.{os.getpid()}.abcdefgh.tmp",  # this process: perhaps saving right now
+        f".checkpoint.pt.{os.getppid()}.abcdefgh.tmp",  # a running process
+        f".other.pt.{dead_pid}.abcdefgh.tmp",  # a temporary file of another path
+        ".checkpoint.pt.notapid.tmp",  # not a name save makes
+    ]
+    abandoned = f".checkpoint.pt.{dead_pid}.abcdefgh.tmp"
+    for name in [*kept, abandoned]:
+        (tmp_path / name).write_bytes(b"partial")
+    gt.save(gt.ones(2), tmp_path / "checkpoint.pt")
+    assert sorted(os.listdir(tmp_path)) == sorted(["checkpoint.pt", *kept])
