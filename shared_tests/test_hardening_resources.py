@@ -616,3 +616,77 @@ def test_temp_files_of_running_processes_and_other_paths_are_kept(tmp_path):
         (tmp_path / name).write_bytes(b"partial")
     gt.save(gt.ones(2), tmp_path / "checkpoint.pt")
     assert sorted(os.listdir(tmp_path)) == sorted(["checkpoint.pt", *kept])
+
+
+# ------------------------------------------------- DataLoader shared memory
+#
+# A DataLoader whose main process is killed mid-epoch (its workers have
+# batches in flight) must leave nothing in /dev/shm. Blocks are named after
+# the loader's process id (``glasstorch_<pid>_...``), so any leftover is found.
+
+_ITERATE_FOREVER = """
+import os, sys, time
+import numpy as np
+import glasstorch as gt
+from glasstorch.utils.data import DataLoader, Dataset
+
+if sys.argv[1] == "no-memfd":  # as on systems without memfd_create: files unlinked at once
+    del os.memfd_create
+
+class Rows(Dataset):
+    def __len__(self):
+        return 10**6
+
+    def __getitem__(self, i):
+        return gt.from_numpy(np.full(1024, i, dtype=np.float32)), i
+
+it = iter(DataLoader(Rows(), batch_size=4, num_workers=2))
+for n, (x, i) in enumerate(it):
+    if n == 3:
+        print(" ".join(str(w.pid) for w in it.workers), flush=True)
+    time.sleep(0.005)  # the workers keep batches in flight
+"""
+
+
+def _process_gone(pid: int) -> bool:
+    """Whether process ``pid`` has exited (a zombie has: it holds no memory or files)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+def _blocks_of(pid: int) -> list[str]:
+    return [name for name in os.listdir("/dev/shm") if name.startswith(f"glasstorch_{pid}_")]
+
+
+@pytest.mark.data
+@pytest.mark.skipif(
+    not (os.path.isdir("/dev/shm") and os.path.isdir("/proc/self")),
+    reason="needs Linux's /dev/shm and /proc",
+)
+@pytest.mark.parametrize("blocks", ["memfd", "no-memfd"])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_killed_dataloader_leaves_nothing_in_dev_shm(sig, blocks):
+    if blocks == "memfd" and not hasattr(os, "memfd_create"):
+        pytest.skip("this system has no memfd_create")
+    child = subprocess.Popen(
+        [sys.executable, "-c", _ITERATE_FOREVER, blocks], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        worker_pids = [int(pid) for pid in child.stdout.readline().split()]
+        assert len(worker_pids) == 2, "the loader did not start"
+        child.send_signal(sig)
+        child.wait(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        child.stdout.close()
+    # The orphaned workers notice their parent is gone and exit.
+    deadline = time.monotonic() + 30
+    while not all(_process_gone(pid) for pid in worker_pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(_process_gone(pid) for pid in worker_pids), "the workers outlived their parent"
+    assert _blocks_of(child.pid) == []
