@@ -61,9 +61,21 @@ raises :class:`SerializationError` (a ``RuntimeError``) that says what is wrong 
 for a file of another kind (a real PyTorch checkpoint, a pickle, a NumPy file, a text
 file, ...), what the file seems to be.
 
+Memory is checked before it is spent. A zip entry's directory record declares its
+size; :func:`load` compares that size with what the manifest promises (``numel`` times
+the element size) and with the file's own length *before* reading a byte of the entry,
+then reads exactly that many bytes into the storage's buffer. Entries must be stored
+uncompressed, as :func:`save` writes them, and encrypted ones are refused: a
+compressed entry could inflate a small file into gigabytes (a "zip bomb"). Since all
+the entries together may not claim more bytes than the file holds, loading a file
+never allocates much more than the file's own size.
+
 Saving to a path is atomic: the checkpoint is written to a temporary file in the same
 folder, flushed to disk (``fsync``), then moved over the target with ``os.replace``.
-A crash in the middle leaves any old file intact and removes the temporary file.
+An error in the middle leaves any old file intact and removes the temporary file. A
+process killed in the middle (``SIGKILL``, a power cut) cannot remove it, so the
+temporary file's name holds the saving process's id (``.<name>.<pid>.<random>.tmp``),
+and the next save to the same path removes the ones whose process no longer runs.
 """
 
 from __future__ import annotations
@@ -73,8 +85,12 @@ import collections
 import io
 import json
 import os
+import re
+import struct
+import sys
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable
 from typing import IO, Any, BinaryIO
 
@@ -93,6 +109,34 @@ STORAGE_PREFIX = "storages/"
 #: How deeply containers may nest (a state dict nests 3 or 4 levels). The limit keeps
 #: saving and loading well inside Python's recursion limit.
 MAX_DEPTH = 100
+
+#: The most dimensions a loaded tensor may have (PyTorch's limit).
+MAX_DIMS = 64
+
+#: No size, stride, offset, element count or byte count may exceed an int64: the
+#: kernels compute positions in 64-bit integers.
+INT64_MAX = 2**63 - 1
+
+#: What a storage's saved location may be.
+_LOCATION = re.compile(r"(cpu|cuda)(:[0-9]{1,4})?")
+
+#: Bytes read from an entry at a time.
+_CHUNK = 1 << 20
+
+#: Errors a damaged zip archive can raise from :mod:`zipfile` while it is opened or read.
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    struct.error,
+    EOFError,
+    OSError,
+    ValueError,
+    NotImplementedError,
+    OverflowError,
+    IndexError,
+    KeyError,
+)
 
 # Every entry gets this timestamp, so saving the same object twice gives the same bytes.
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -261,9 +305,9 @@ def _save_atomically(obj: Any, path: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise RuntimeError(f"Parent directory {folder} does not exist.")
-    fd, temp_path = tempfile.mkstemp(
-        dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
-    )
+    prefix = _temp_prefix(path)
+    _remove_abandoned_temp_files(folder, prefix)
+    fd, temp_path = tempfile.mkstemp(dir=folder, prefix=f"{prefix}{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as stream:
             _write_checkpoint(obj, stream)
@@ -276,6 +320,41 @@ def _save_atomically(obj: Any, path: str) -> None:
             os.unlink(temp_path)
         raise
     _fsync_folder(folder)
+
+
+def _temp_prefix(path: str) -> str:
+    """The start of the names of temporary files for ``path``: ``.<name>.``."""
+    return f".{os.path.basename(path)}."
+
+
+def _remove_abandoned_temp_files(folder: str, prefix: str) -> None:
+    """Remove temporary files left in ``folder`` by saves whose process was killed.
+
+    A name ``<prefix><pid>.<random>.tmp`` whose process has ended is abandoned; a
+    running process's file may be a save in progress and is left alone.
+    """
+    for name in os.listdir(folder):
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        pid_text, dot, _ = name[len(prefix) : -len(".tmp")].partition(".")
+        if dot and pid_text.isdigit() and not _process_exists(int(pid_text)):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except FileNotFoundError:
+                pass  # another save removed it first
+
+
+def _process_exists(pid: int) -> bool:
+    """Whether a process with this id runs (or is a zombie not yet waited for)."""
+    if pid <= 0 or os.name != "posix":
+        return True  # not a process id, or no signal 0 to ask with: keep the file
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process (or an id no process can have): keep it
+    return True
 
 
 def _new_file_mode(path: str) -> int:
@@ -347,10 +426,18 @@ def load(
     if pickle_module is not None:
         raise SerializationError("glasstorch.load never unpickles; pickle_module is not supported")
     name, data = _read_all(f)
-    archive = _open_archive(data, name)
-    with archive:
-        manifest = _read_manifest(archive, name)
-        return _Reader(archive, manifest, name, map_location).build()
+    try:
+        archive = _open_archive(data, name)
+        with archive:
+            manifest = _read_manifest(archive, name, len(data))
+            return _Reader(archive, manifest, name, map_location, len(data)).build()
+    except (MemoryError, OverflowError, RecursionError) as error:
+        # The checks above should leave nothing this large to build; if something
+        # still is, it is reported as a bad file rather than as a crash.
+        raise SerializationError(
+            f"{name} could not be loaded: {type(error).__name__} while reading it ({error}); "
+            "the file is corrupt or describes more than fits in memory"
+        ) from error
 
 
 def _read_all(f: FileLike) -> tuple[str, bytes]:
@@ -374,7 +461,7 @@ def _open_archive(data: bytes, name: str) -> zipfile.ZipFile:
         raise SerializationError(f"{name} is not a glasstorch checkpoint: it {_what_is_it(data)}.")
     try:
         return zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, ValueError, OSError) as error:
+    except _ZIP_ERRORS as error:
         raise SerializationError(
             f"{name} starts like a zip archive (the container glasstorch checkpoints use) but "
             f"is truncated or corrupt ({error}); it cannot be loaded"
@@ -404,7 +491,7 @@ def _what_is_it(data: bytes) -> str:
     return f"has unrecognised binary content (first bytes {head!r})"
 
 
-def _read_manifest(archive: zipfile.ZipFile, name: str) -> dict:
+def _read_manifest(archive: zipfile.ZipFile, name: str, file_size: int) -> dict:
     names = set(archive.namelist())
     if MANIFEST not in names:
         if any(n.endswith("data.pkl") for n in names):
@@ -418,7 +505,9 @@ def _read_manifest(archive: zipfile.ZipFile, name: str) -> dict:
         raise SerializationError(
             f"{name} is a zip archive but not a glasstorch checkpoint (it has no {MANIFEST})"
         )
-    raw = _read_entry(archive, MANIFEST, name)
+    info = _checked_entry(archive, MANIFEST, name, file_size)
+    raw = bytearray(info.file_size)
+    _read_entry_into(archive, info, memoryview(raw), name)
     try:
         manifest = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
@@ -442,14 +531,57 @@ def _read_manifest(archive: zipfile.ZipFile, name: str) -> dict:
     return manifest
 
 
-def _read_entry(archive: zipfile.ZipFile, entry: str, name: str) -> bytes:
+def _checked_entry(
+    archive: zipfile.ZipFile, entry: str, name: str, file_size: int
+) -> zipfile.ZipInfo:
+    """The directory record of ``entry``, checked before a byte of the entry is read.
+
+    The entry must be stored (neither compressed nor encrypted), and the size it
+    declares must fit in the file: what reading it costs is known, and bounded by
+    the file's size, before it starts.
+    """
     try:
-        return archive.read(entry)
+        info = archive.getinfo(entry)
     except KeyError as error:
         raise SerializationError(f"{name} is corrupt: the entry {entry!r} is missing") from error
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as error:
+    if info.flag_bits & 0x1:
         raise SerializationError(
-            f"{name} is truncated or corrupt: reading {entry!r} failed ({error})"
+            f"{name}: the entry {entry!r} is encrypted; glasstorch checkpoints never are"
+        )
+    if info.compress_type != zipfile.ZIP_STORED:
+        raise SerializationError(
+            f"{name}: the entry {entry!r} is compressed (zip method {info.compress_type}). "
+            "glasstorch.save stores entries uncompressed, and load refuses compressed ones "
+            "so that a small file can never inflate into a huge one (a zip bomb); "
+            "save the object again with glasstorch.save"
+        )
+    if info.compress_size != info.file_size or info.header_offset + info.file_size > file_size:
+        raise SerializationError(
+            f"{name} is truncated or corrupt: the entry {entry!r} declares {info.file_size} "
+            f"bytes, which the {file_size}-byte file cannot hold"
+        )
+    return info
+
+
+def _read_entry_into(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, out: memoryview, name: str
+) -> None:
+    """Read the checked entry ``info`` into ``out`` (exactly its size), a chunk at a time.
+
+    Reading to the end also checks the entry's CRC.
+    """
+    try:
+        with archive.open(info) as stream:
+            filled = 0
+            while filled < len(out):
+                count = stream.readinto(out[filled : filled + _CHUNK])
+                if not count:
+                    raise EOFError(f"the entry ended after {filled} of {len(out)} bytes")
+                filled += count
+            stream.read(1)  # reaches the end of the entry, where the CRC is checked
+    except _ZIP_ERRORS as error:
+        raise SerializationError(
+            f"{name} is truncated or corrupt: reading {info.filename!r} failed ({error})"
         ) from error
 
 
@@ -483,12 +615,18 @@ def _resolve_location(map_location: MapLocation, storage: Storage, location: str
 class _Reader:
     """Checks a manifest and rebuilds the object tree it describes."""
 
-    def __init__(self, archive: zipfile.ZipFile, manifest: dict, name: str, map_location):
+    def __init__(
+        self, archive: zipfile.ZipFile, manifest: dict, name: str, map_location, file_size: int
+    ):
         self.archive = archive
         self.name = name
         self.map_location = map_location
         self.manifest = manifest
         self.tensors: dict[int, Tensor] = {}
+        self.file_size = file_size
+        # What the storage entries may still claim, in bytes: all of them together
+        # fit in the file, unless entries overlap (a trick of zip bombs).
+        self.bytes_left = file_size
         self.storages = self._load_storages(manifest.get("storages"))
 
     def fail(self, what: str) -> SerializationError:
@@ -504,20 +642,37 @@ class _Reader:
             dtype = self._dtype(spec.get("dtype"))
             numel = self._count(spec.get("numel"), f"storage {index}'s numel")
             location = spec.get("location", "cpu")
-            if not isinstance(location, str):
-                raise self.fail(f"storage {index}'s location is not a string")
-            data = _read_entry(self.archive, f"{STORAGE_PREFIX}{index}", self.name)
-            expected = numel * dtype.itemsize
-            if len(data) != expected:
-                raise self.fail(
-                    f"storage {index} should hold {numel} {dtype.name} elements ({expected} "
-                    f"bytes) but has {len(data)} bytes"
-                )
-            little = dtype.numpy.newbyteorder("<")
-            buffer = np.frombuffer(data, dtype=little).astype(dtype.numpy)  # a writable copy
+            if not isinstance(location, str) or not _LOCATION.fullmatch(location):
+                raise self.fail(f"storage {index}'s location {_short(location)} is not a device")
+            buffer = self._read_storage(index, dtype, numel)
             storage = _resolve_location(self.map_location, Storage(buffer), location)
             storages.append(storage)
         return storages
+
+    def _read_storage(self, index: int, dtype: _dtype.dtype, numel: int) -> np.ndarray:
+        """Storage ``index``'s elements, read straight into a new buffer after the checks."""
+        entry = f"{STORAGE_PREFIX}{index}"
+        expected = numel * dtype.itemsize
+        if expected > INT64_MAX:
+            raise self.fail(f"storage {index}'s numel {numel} does not fit in memory")
+        info = _checked_entry(self.archive, entry, self.name, self.file_size)
+        if info.file_size != expected:
+            raise self.fail(
+                f"storage {index} should hold {numel} {dtype.name} elements ({expected} "
+                f"bytes) but its entry has {info.file_size} bytes"
+            )
+        self.bytes_left -= expected
+        if self.bytes_left < 0:
+            raise self.fail(
+                "the storage entries claim more bytes than the file holds (overlapping entries)"
+            )
+        buffer = np.empty(numel, dtype=dtype.numpy)
+        _read_entry_into(self.archive, info, memoryview(buffer).cast("B"), self.name)
+        if sys.byteorder == "big":
+            buffer.byteswap(inplace=True)  # the file is little-endian
+        if dtype.numpy == np.bool_ and numel and buffer.view(np.uint8).max() > 1:
+            raise self.fail(f"storage {index} holds bool elements that are neither 0 nor 1")
+        return buffer
 
     def _dtype(self, name) -> _dtype.dtype:
         if not isinstance(name, str) or name not in _dtype._BY_NAME:
@@ -527,7 +682,34 @@ class _Reader:
     def _count(self, value, what: str) -> int:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise self.fail(f"{what} is not a non-negative integer ({value!r})")
+        if value > INT64_MAX:
+            raise self.fail(f"{what} does not fit in an int64 ({value!r})")
         return value
+
+    def _check_view(self, shape, stride, offset: int, itemsize: int, storage_numel: int) -> None:
+        """Check that a view (non-negative geometry, see ``_count``) lies inside its storage.
+
+        At most :data:`MAX_DIMS` dimensions, an element count and every byte
+        position within an int64, and the last element inside the storage; an
+        empty view may point anywhere up to the storage's end.
+        """
+        if len(shape) > MAX_DIMS:
+            raise self.fail(f"a tensor has {len(shape)} dimensions; at most {MAX_DIMS} are allowed")
+        count = 1
+        for size in shape:
+            count *= size
+        if count * itemsize > INT64_MAX:
+            raise self.fail(f"a tensor of shape {_short(tuple(shape))} has too many elements")
+        if count == 0:
+            if offset > storage_numel:
+                raise self.fail("an empty tensor's offset lies past the end of its storage")
+            return
+        last = offset + sum((n - 1) * s for n, s in zip(shape, stride))
+        if last >= storage_numel:
+            raise self.fail(
+                f"a tensor of shape {_short(tuple(shape))}, stride {_short(tuple(stride))} and "
+                f"offset {offset} reaches element {last} of a storage of {storage_numel} elements"
+            )
 
     def build(self) -> Any:
         return self.node(self.manifest.get("root"), depth=0)
@@ -600,15 +782,7 @@ class _Reader:
         shape = [self._count(n, "a size") for n in shape]
         stride = [self._count(n, "a stride") for n in stride]
         offset = self._count(node["offset"], "a storage offset")
-        if all(shape):
-            last = offset + sum((n - 1) * s for n, s in zip(shape, stride))
-            if last >= len(storage):
-                raise self.fail(
-                    f"a tensor of shape {tuple(shape)}, stride {tuple(stride)} and offset "
-                    f"{offset} reaches element {last} of a storage of {len(storage)} elements"
-                )
-        elif offset > len(storage):
-            raise self.fail("an empty tensor's offset lies past the end of its storage")
+        self._check_view(shape, stride, offset, dtype.itemsize, len(storage))
         tensor = Tensor._make(storage, shape, stride, offset, dtype)
         requires_grad = node["requires_grad"]
         if not isinstance(requires_grad, bool):

@@ -201,10 +201,10 @@ def test_worker_batches_live_in_shared_memory():
     for x, i in loader:
         assert shm.is_shared(x) and shm.is_shared(i)
         block = shm.shared_block_of(x)
-        # The name was unlinked as soon as this process mapped the block ...
+        # The block has no name in any file system ...
         assert not os.path.exists(shm.block_path(block.name))
-        # ... and the tensor's memory is that mapping, not a private copy.
-        if os.path.exists("/proc/self/maps") and shm.BLOCK_DIR == "/dev/shm":
+        # ... and the tensor's memory is its mapping, not a private copy.
+        if os.path.exists("/proc/self/maps"):
             address = x.data_ptr()
             with open("/proc/self/maps") as maps:
                 lines = [line for line in maps if block.name in line]
@@ -258,13 +258,21 @@ def test_requires_grad_crosses_only_on_leaves():
         shm.share_tensor(leaf * 2)
 
 
-def test_orphaned_blocks_are_swept():
+def test_blocks_never_have_a_file_name():
     shm.set_block_prefix("glasstorch_test_sweep_")
     try:
         handle = shm.share_tensor(gt.ones(4))
     finally:
         shm.set_block_prefix(f"glasstorch_{os.getpid()}_")
-    assert os.path.exists(shm.block_path(handle.name))
+    assert handle.name.startswith("glasstorch_test_sweep_")
+    assert leftover_blocks("glasstorch_test_sweep_") == []  # sent, not yet received: no file
+    assert shm.rebuild_tensor(handle).tolist() == [1.0] * 4
+
+
+def test_orphaned_block_files_are_swept():
+    # A process killed inside create_block, where there is no memfd_create, leaves a file.
+    with open(shm.block_path("glasstorch_test_sweep_0_abcd"), "wb") as f:
+        f.write(b"\0" * 16)
     assert shm.unlink_blocks("glasstorch_test_sweep_") == 1
     assert leftover_blocks("glasstorch_test_sweep_") == []
 

@@ -77,6 +77,79 @@ class RemovableHandle:
         self.remove()
 
 
+class SavedTensor:
+    """One tensor kept on a node for backward (PyTorch's ``SavedVariable``).
+
+    Most saved tensors are inputs of the node, kept as they are. A node may
+    also save one of its own *outputs* (``exp``, ``tanh``, ``sigmoid``,
+    ``sqrt``, ``relu`` and ``softmax`` need only their result for the
+    gradient). Kept as it is, that output would close a reference cycle::
+
+        output --grad_fn--> node --saved--> output
+
+    Python frees an object when its reference count drops to zero, and the
+    objects of a cycle keep each other's counts above zero: only the cyclic
+    garbage collector frees them, whenever it next runs. Until then every
+    such output's memory stays allocated, even after the user dropped the
+    whole graph. So, as in PyTorch, an output is kept *without its history*:
+    only its data (a tensor over the same storage, with no ``grad_fn``) and
+    its output number. :meth:`unpack` builds a new tensor over that data
+    whose ``grad_fn`` is the node again; the node is at hand then, since it
+    is the object whose ``saved_tensors`` are read.
+
+    The storage is shared, and with it the version counter, so an in-place
+    change of the output is still caught.
+
+    Attributes:
+        data: the tensor itself, or for an output its detached data.
+        version: the storage's version when the tensor was saved.
+        grad_fn: the node that made the tensor, for error messages (None for
+            a leaf, and for an output: its node is the one that saves it).
+        output_nr: which output of its node the tensor is.
+        is_output: whether the tensor is an output of the node that saves it.
+    """
+
+    __slots__ = ("data", "version", "grad_fn", "output_nr", "is_output")
+
+    def __init__(self, tensor):
+        self.data = tensor
+        self.version = tensor._version
+        self.grad_fn = tensor.grad_fn
+        self.output_nr = tensor._output_nr
+        self.is_output = False
+
+    def drop_history(self, output_nr: int) -> None:
+        """Keep only the data: the tensor turned out to be output ``output_nr`` of its node."""
+        self.data = self.data.detach()
+        self.grad_fn = None
+        self.output_nr = output_nr
+        self.is_output = True
+
+    def unpack(self, node: Node):
+        """The saved tensor, after checking that no in-place change touched it.
+
+        Args:
+            node: the node that saved it (an output's ``grad_fn`` again).
+        """
+        data = self.data
+        grad_fn = node if self.is_output else self.grad_fn
+        if data._version != self.version:
+            origin = f", which is output {self.output_nr} of {grad_fn.name()}," if grad_fn else ""
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified "
+                f"by an inplace operation: {_describe(data)}{origin} is at version "
+                f"{data._version}; expected version {self.version} instead. Hint: enable "
+                "anomaly detection to find the operation that failed to compute its "
+                "gradient, with torch.autograd.set_detect_anomaly(True)."
+            )
+        if not self.is_output:
+            return data
+        tensor = data.detach()  # a new tensor object over the same storage
+        tensor._requires_grad = True
+        tensor.grad_fn, tensor._output_nr = node, self.output_nr
+        return tensor
+
+
 class Node:
     """A node of the backward graph: one recorded call of a differentiable operation.
 
@@ -92,7 +165,7 @@ class Node:
     def __init__(self):
         self.next_functions: tuple = ()
         self.needs_input_grad: tuple[bool, ...] = ()
-        self._saved: list | None = []
+        self._saved: list[SavedTensor | None] | None = []
         self._non_differentiable: set[int] = set()
         self._materialize_grads = True
         self._arg_slots: list[int | None] = []  # forward argument -> index in next_functions
@@ -109,32 +182,14 @@ class Node:
         Each tensor's version is noted, so that modifying it in place before
         backward is reported instead of silently giving a wrong gradient.
         """
-        self._saved = [
-            None if t is None else (t, t._version, t.grad_fn, t._output_nr) for t in tensors
-        ]
+        self._saved = [None if t is None else SavedTensor(t) for t in tensors]
 
     @property
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward``, checked against their versions."""
         if self._saved is None:
             raise RuntimeError(SECOND_BACKWARD_MESSAGE)
-        result = []
-        for entry in self._saved:
-            if entry is None:
-                result.append(None)
-                continue
-            tensor, version, grad_fn, output_nr = entry
-            if tensor._version != version:
-                origin = f", which is output {output_nr} of {grad_fn.name()}," if grad_fn else ""
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified "
-                    f"by an inplace operation: {_describe(tensor)}{origin} is at version "
-                    f"{tensor._version}; expected version {version} instead. Hint: enable "
-                    "anomaly detection to find the operation that failed to compute its "
-                    "gradient, with torch.autograd.set_detect_anomaly(True)."
-                )
-            result.append(tensor)
-        return tuple(result)
+        return tuple(None if saved is None else saved.unpack(self) for saved in self._saved)
 
     def mark_non_differentiable(self, *tensors) -> None:
         """Declare outputs that have no gradient (indices, masks, counts)."""
@@ -424,3 +479,11 @@ def _connect(node: Node, args: tuple, outputs: tuple) -> None:
             out._requires_grad = True
             out.grad_fn = node
             out._output_nr = output_nr
+            _drop_saved_history(node, out, output_nr)
+
+
+def _drop_saved_history(node: Node, output, output_nr: int) -> None:
+    """If ``node`` saved its own ``output``, keep only its data (see :class:`SavedTensor`)."""
+    for saved in node._saved or ():
+        if saved is not None and saved.data is output:
+            saved.drop_history(output_nr)

@@ -160,14 +160,13 @@ def _keep_original(result: Tensor, target: Tensor) -> None:
     node = result.grad_fn
     if node is None or not node._saved:
         return
-    for i, entry in enumerate(node._saved):
-        if entry is None or entry[0]._storage is not target._storage:
+    for saved in node._saved:
+        if saved is None or saved.data._storage is not target._storage:
             continue
-        saved = entry[0]
-        original = saved.detach().clone()
-        original._requires_grad = saved.requires_grad
-        original.grad_fn, original._output_nr = saved.grad_fn, saved._output_nr
-        node._saved[i] = (original, original._version, entry[2], entry[3])
+        original = saved.data.detach().clone()
+        original._requires_grad = saved.data.requires_grad
+        original.grad_fn, original._output_nr = saved.data.grad_fn, saved.data._output_nr
+        saved.data, saved.version = original, original._version
 
 
 def assign_inplace(target: Tensor, compute, inputs=()) -> Tensor:

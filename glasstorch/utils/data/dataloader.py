@@ -10,8 +10,11 @@ keeps the sampler and hands out tasks, each ``(task_id, indices)``, to the
 workers round-robin through one index queue per worker, keeping
 ``prefetch_factor`` tasks in flight per worker. Workers put their batches on
 one shared result queue, as shared-memory tensors (see
-:mod:`glasstorch.utils.data._shared_memory`). Batches can arrive out of order;
-the parent buffers early ones and yields in task order.
+:mod:`glasstorch.utils.data._shared_memory`); each worker has a socket of its
+own (an ``FdChannel``) on which the file descriptors of its batches' blocks
+travel, so no block ever has a name that a killed process could leave behind.
+Batches can arrive out of order; the parent buffers early ones and yields in
+task order.
 
 Waiting is never blind: while the result queue is empty the parent checks,
 several times a second, whether a worker has died and whether ``timeout`` has
@@ -29,7 +32,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import pickle
 import queue
 import secrets
 import signal
@@ -385,6 +387,7 @@ class _WorkerPool:
         self.block_prefix = f"glasstorch_{os.getpid()}_{secrets.token_hex(4)}_"
         self.workers: list = []
         self.index_queues: list = []
+        self.channels: list = []  # this end of each worker's FdChannel
         self.result_queue = None
         self.done_event = None
         self.shut_down = False
@@ -419,6 +422,8 @@ def _shutdown_pool(pool: _WorkerPool) -> None:
         if q is not None:
             q.cancel_join_thread()
             q.close()
+    for channel in pool.channels:
+        channel.close()  # descriptors still in flight are freed with the socket
     # Batches sent but never received are the only blocks left; their senders are gone.
     _shared_memory.unlink_blocks(pool.block_prefix)
 
@@ -438,6 +443,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         for worker_id in range(self._num_workers):
             index_queue = context.Queue()
             index_queue.cancel_join_thread()
+            channel, worker_channel = _shared_memory.FdChannel.pair()
+            pool.channels.append(channel)
             worker = context.Process(
                 target=worker_loop,
                 args=(
@@ -454,11 +461,15 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     self._num_workers,
                     pool.block_prefix,
                     os.getpid(),
+                    worker_channel,
                 ),
                 name=f"glasstorch-dataloader-worker-{worker_id}",
                 daemon=True,
             )
-            worker.start()
+            try:
+                worker.start()
+            finally:
+                worker_channel.close()  # the worker has its own copy now
             pool.index_queues.append(index_queue)
             pool.workers.append(worker)
         self._reset(loader, first_iter=True)
@@ -532,7 +543,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             if deadline is not None:
                 wait = max(0.0, min(wait, deadline - time.monotonic()))
             try:
-                payload = self._pool.result_queue.get(timeout=wait)
+                item = self._pool.result_queue.get(timeout=wait)
             except queue.Empty:
                 self._check_workers()
                 if deadline is not None and time.monotonic() >= deadline:
@@ -541,7 +552,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                         f"DataLoader timed out after {self._timeout} seconds"
                     ) from None
                 continue
-            return pickle.loads(payload)  # tensors come back over shared memory
+            worker_id, count, payload = item
+            # Tensors come back over shared memory, their blocks through the worker's channel.
+            return self._pool.channels[worker_id].loads(count, payload)
 
     def _next_data(self):
         while True:

@@ -2,9 +2,11 @@
 
 A worker is a loop (:func:`worker_loop`): take a task ``(task_id, indices)``
 from its own index queue, fetch and collate the samples, and put the result
-on the one result queue that all workers share. Results are pickled by
-:func:`glasstorch.utils.data._shared_memory.dumps`, so every tensor in a batch
-travels as a shared-memory block plus a small handle, never as pickled bytes.
+on the one result queue that all workers share. Results are pickled by the
+worker's :class:`~glasstorch.utils.data._shared_memory.FdChannel`, so every
+tensor in a batch travels as a shared-memory block plus a small handle, never
+as pickled bytes; the blocks' file descriptors go to the parent through the
+channel's socket.
 
 Anything that goes wrong in the worker is caught and sent back as an
 :class:`ExceptionWrapper`; the parent re-raises it with the worker's traceback
@@ -212,14 +214,15 @@ class _IterableDatasetStopIteration:
     worker_id: int
 
 
-def _send(result_queue, worker_id: int, task_id, data) -> None:
-    """Pickle (moving tensors into shared memory) and put ``(worker_id, task_id, data)``."""
+def _send(result_queue, channel, worker_id: int, task_id, data) -> None:
+    """Send ``(worker_id, task_id, data)``: tensors into shared memory, their blocks'
+    descriptors through ``channel``, and ``(worker_id, count, payload)`` on the queue."""
     try:
-        payload = _shared_memory.dumps((worker_id, task_id, data))
+        count, payload = channel.dumps((worker_id, task_id, data))
     except Exception:
         wrapped = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
-        payload = _shared_memory.dumps((worker_id, task_id, wrapped))
-    result_queue.put(payload)
+        count, payload = channel.dumps((worker_id, task_id, wrapped))
+    result_queue.put((worker_id, count, payload))
 
 
 def worker_loop(
@@ -236,6 +239,7 @@ def worker_loop(
     num_workers: int,
     block_prefix: str,
     parent_pid: int,
+    channel,
 ) -> None:
     """The body of worker process ``worker_id`` (the target of its ``Process``)."""
     global _worker_info
@@ -262,7 +266,7 @@ def worker_loop(
             if task is None:  # the parent says: exit
                 break
             if isinstance(task, _ResumeIteration):
-                _send(result_queue, worker_id, task, None)
+                _send(result_queue, channel, worker_id, task, None)
                 iteration_end = False
                 if init_error is None:
                     fetcher = make_fetcher(dataset, auto_collation, collate_fn, drop_last)
@@ -281,7 +285,7 @@ def worker_loop(
                         iteration_end = True
                     else:
                         data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
-            _send(result_queue, worker_id, task_id, data)
+            _send(result_queue, channel, worker_id, task_id, data)
             del data, index, task
     except KeyboardInterrupt:
         pass  # the parent handles Ctrl-C; the worker just leaves
