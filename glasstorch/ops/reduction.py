@@ -497,6 +497,7 @@ class Cumsum(Function):
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running sum along ``dim``."""
     if input.dim() == 0:
+        normalize_dim(dim, 0)
         return input.clone()
     return Cumsum.apply(input, normalize_dim(dim, input.dim()), _sum_dtype(input, dtype))
 
@@ -542,7 +543,7 @@ def _softmax_input(input: Tensor, dim, dtype) -> tuple[Tensor, int]:
     elif not input.dtype.is_floating_point:
         raise RuntimeError("\"softmax_lastdim_kernel_impl\" not implemented for 'Long'")
     if input.dim() == 0:
-        return input, 0
+        return input, normalize_dim(dim, 0)
     return input, normalize_dim(dim, input.dim())
 
 

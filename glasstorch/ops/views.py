@@ -328,6 +328,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions ``start_dim`` to ``end_dim`` into one (a view when possible)."""
     if input.dim() == 0:
+        normalize_dim(start_dim, 0), normalize_dim(end_dim, 0)  # only 0 and -1 name its dim
         return reshape(input, (1,))
     start, end = normalize_dim(start_dim, input.dim()), normalize_dim(end_dim, input.dim())
     if start > end:
@@ -349,6 +350,8 @@ def ravel(input: Tensor) -> Tensor:
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     """Split dimension ``dim`` into ``sizes`` (one entry may be -1)."""
     dim = normalize_dim(dim, input.dim())
+    if input.dim() == 0:
+        raise RuntimeError("unflatten: Dimension specified as 0 but tensor has no dimensions")
     sizes = tuple(int(s) for s in sizes)
     known = 1
     for s in sizes:
@@ -431,6 +434,8 @@ def slice_dim(input: Tensor, dim: int, start=None, stop=None, step=None) -> Tens
 
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``length`` elements along ``dim`` from ``start`` (a view)."""
+    if input.dim() == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     dim = normalize_dim(dim, input.dim())
     size = input.shape[dim]
     if isinstance(start, Tensor):
@@ -466,6 +471,7 @@ class Unbind(Function):
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """All slices along ``dim``, as a tuple of views."""
     if input.dim() == 0:
+        normalize_dim(dim, 0)  # an out-of-range dim is named first, as in PyTorch
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     return Unbind.apply(input, normalize_dim(dim, input.dim()))
 
@@ -497,6 +503,8 @@ class SplitWithSizes(Split):
 
 def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
     """Views of consecutive pieces along ``dim``: all of one size, or of the given sizes."""
+    if input.dim() == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = normalize_dim(dim, input.dim())
     length = input.shape[dim]
     if isinstance(split_size_or_sections, int):
@@ -519,6 +527,8 @@ def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor, 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into ``chunks`` pieces of equal size (the last may be smaller)."""
+    if input.dim() == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     dim = normalize_dim(dim, input.dim())
@@ -611,7 +621,8 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, dim, *tensors):
         ctx.dim = dim
-        ctx.sizes = [t.shape[dim] if t.dim() else 0 for t in tensors]
+        # A legacy empty 1-D tensor is skipped, whatever ``dim`` is: no gradient slice.
+        ctx.sizes = [0 if t.dim() <= 1 and t.numel() == 0 else t.shape[dim] for t in tensors]
         dtype = _dtype.result_type(*tensors) if tensors else _dtype.get_default_dtype()
         parts = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
         shape = list(parts[0].shape) if parts else [0]
@@ -653,12 +664,15 @@ def _check_cat_inputs(tensors, dim: int, name: str) -> int:
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension; all other sizes must match."""
     _check_cat_inputs(tensors, dim, "cat")
+    for i, t in enumerate(tensors):
+        if t.dim() == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    # PyTorch still accepts (and skips) the legacy empty tensor of shape (0,) next to
+    # tensors of any rank.
     parts = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
     if not parts:
         return Cat.apply(0, *tensors)
     first = parts[0]
-    if first.dim() == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     dim = normalize_dim(dim, first.dim())
     for i, t in enumerate(parts):
         if t.dim() != first.dim():
