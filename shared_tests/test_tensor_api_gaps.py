@@ -150,6 +150,13 @@ def test_cat_skips_legacy_empty_tensor():
     assert_close(out, np.ones((2, 3), dtype="float32"))
 
 
+@pytest.mark.views
+def test_flip_of_0d_tensor_and_softmax_of_empty_int_tensor():
+    assert_close(gt.flip(gt.tensor(2.0), (0,)), 2.0)
+    out = gt.softmax(gt.ones(0, 3, dtype=gt.int64), 0)
+    assert_close(out, np.ones((0, 3), dtype="int64"))
+
+
 @pytest.mark.indexing
 def test_index_add_on_0d_tensor():
     assert_close(gt.tensor(1.0).index_add(0, gt.tensor([0]), gt.tensor(3.0), alpha=2), 7.0)
@@ -267,6 +274,42 @@ ERRORS = {
         lambda lib: lib.tensor([1, 0]).erf_(),
         RuntimeError,
         _exact("result type Float can't be cast to the desired output type Long"),
+    ),
+    "flip-0d-dim": (lambda lib: lib.flip(lib.tensor(1.0), (1,)), IndexError, _dim_out_of_range(1)),
+    "flip-repeated-dim": (
+        lambda lib: lib.flip(lib.ones(2, 2), (0, -2)),
+        RuntimeError,
+        _exact("dim 0 appears multiple times in the list of dims"),
+    ),
+    "narrow-negative-length": (
+        lambda lib: lib.narrow(lib.ones(3), 0, 5, -1),
+        RuntimeError,
+        _exact("narrow(): length must be non-negative."),
+    ),
+    "split-negative-size": (
+        lambda lib: lib.split(lib.ones(3), -1, 4),
+        RuntimeError,
+        _exact("split expects split_size be non-negative, but got split_size=-1"),
+    ),
+    "stack-bad-dim-first": (
+        lambda lib: lib.stack([lib.ones(2), lib.ones(3)], 5),
+        IndexError,
+        _exact("Dimension out of range (expected to be in range of [-2, 1], but got 5)"),
+    ),
+    "softmax-int-lastdim": (
+        lambda lib: lib.softmax(lib.ones(2, 3, dtype=lib.int64), 1),
+        NotImplementedError,
+        _exact("\"softmax_lastdim_kernel_impl\" not implemented for 'Long'"),
+    ),
+    "log-softmax-int-other-dim": (
+        lambda lib: lib.log_softmax(lib.ones(2, 3, dtype=lib.int32), 0),
+        NotImplementedError,
+        _exact("\"log_softmax_kernel_impl\" not implemented for 'Int'"),
+    ),
+    "softmax-bad-dim-before-dtype": (
+        lambda lib: lib.softmax(lib.ones(2, 3, dtype=lib.int64), 2),
+        IndexError,
+        _exact("Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
     ),
     "cumsum-inplace-bool": (
         lambda lib: lib.tensor([True]).cumsum_(0),

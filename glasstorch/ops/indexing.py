@@ -12,7 +12,7 @@ Writing (``x[key] = value``) is the same computation in reverse with
 from __future__ import annotations
 
 from glasstorch import _dtype
-from glasstorch._shape import broadcast_shapes, contiguous_strides, normalize_dim
+from glasstorch._shape import broadcast_shapes, contiguous_strides, normalize_dim, normalize_dims
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.ops.core import cast, contiguous_copy, contiguous_raw, is_number
@@ -310,11 +310,9 @@ def flip(input: Tensor, dims) -> Tensor:
     """Reverse the order of elements along ``dims`` (a copy, as in PyTorch)."""
     from glasstorch.ops.creation import arange
 
-    if isinstance(dims, int):
-        dims = (dims,)
+    dims = normalize_dims(dims, input.dim())  # range and repeats checked first
     out = input
-    for dim in dims:
-        dim = normalize_dim(dim, input.dim())
+    for dim in dims if input.dim() else ():  # a 0-d tensor is its own flip
         n = input.shape[dim]
         out = out.index_select(dim, arange(n - 1, -1, -1))
     return out if out is not input else input.clone()

@@ -436,6 +436,8 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``length`` elements along ``dim`` from ``start`` (a view)."""
     if input.dim() == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     dim = normalize_dim(dim, input.dim())
     size = input.shape[dim]
     if isinstance(start, Tensor):
@@ -505,6 +507,10 @@ def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor, 
     """Views of consecutive pieces along ``dim``: all of one size, or of the given sizes."""
     if input.dim() == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
+    if isinstance(split_size_or_sections, int) and split_size_or_sections < 0:
+        raise RuntimeError(
+            f"split expects split_size be non-negative, but got split_size={split_size_or_sections}"
+        )
     dim = normalize_dim(dim, input.dim())
     length = input.shape[dim]
     if isinstance(split_size_or_sections, int):
@@ -709,13 +715,14 @@ def stack(tensors, dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dimension ``dim``."""
     _check_cat_inputs(tensors, dim, "stack")
     first = tensors[0]
+    dim = normalize_dim(dim, first.dim() + 1)  # a bad dim is named before unequal sizes
     for i, t in enumerate(tensors):
         if t.shape != first.shape:
             raise RuntimeError(
                 f"stack expects each tensor to be equal size, but got {list(first.shape)} at "
                 f"entry 0 and {list(t.shape)} at entry {i}"
             )
-    return Stack.apply(normalize_dim(dim, first.dim() + 1), *tensors)
+    return Stack.apply(dim, *tensors)
 
 
 def sum_to_size(input: Tensor, *size) -> Tensor:
