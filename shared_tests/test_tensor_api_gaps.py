@@ -286,6 +286,18 @@ ERRORS = {
         RuntimeError,
         _exact("narrow(): length must be non-negative."),
     ),
+    "narrow-start-at-end": (
+        lambda lib: lib.narrow(lib.ones(3), 0, 3, 2),
+        RuntimeError,
+        _exact("start (3) + length (2) exceeds dimension size (3)."),
+    ),
+    "view-float-size": (lambda lib: lib.ones(2, 3).view(2.5), TypeError, "float"),
+    "permute-none": (lambda lib: lib.ones(2).permute(None), TypeError, "NoneType"),
+    "cumsum-inplace-bad-dim-first": (
+        lambda lib: lib.tensor([True]).cumsum_(1),
+        IndexError,
+        _dim_out_of_range(1),
+    ),
     "split-negative-size": (
         lambda lib: lib.split(lib.ones(3), -1, 4),
         RuntimeError,

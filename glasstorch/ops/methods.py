@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 from glasstorch import _dtype
+from glasstorch._shape import normalize_dim
 from glasstorch.autograd.function import Function
 from glasstorch.ops import creation, indexing, inplace, linalg, pointwise, reduction, views
 from glasstorch.tensor import Tensor
@@ -431,6 +432,7 @@ for _alias, _name in [
 
 def _cumsum_(self, dim: int, *, dtype=None) -> Tensor:
     """In-place version of :meth:`cumsum`."""
+    normalize_dim(dim, self.dim())  # a bad dim is named before the dtype
     if self.dtype is _dtype.bool_ and dtype is None:
         raise NotImplementedError("\"cumsum_out_cpu\" not implemented for 'Bool'")
     return inplace.apply_inplace(self, lambda: reduction.cumsum(self, dim, dtype=dtype))

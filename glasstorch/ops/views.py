@@ -8,6 +8,8 @@ storage). Each view's backward maps the gradient back through the same geometry.
 
 from __future__ import annotations
 
+import operator
+
 from glasstorch import _dtype
 from glasstorch._shape import (
     expand_strides,
@@ -29,7 +31,18 @@ def _shape_arg(shape) -> tuple[int, ...]:
     """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` alike."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(int(s) for s in shape)
+    return tuple(_integer(s, i) for i, s in enumerate(shape))
+
+
+def _integer(value, position: int) -> int:
+    """``value`` as an int; a float or None is a TypeError (as in PyTorch), never truncated."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(
+            f"expected a tuple of ints, but found element of type {type(value).__name__} at "
+            f"pos {position}"
+        ) from None
 
 
 class _Embed(Function):
@@ -446,8 +459,9 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise IndexError(
             f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
         )
-    start %= size if size else 1
-    if start + length > size or length < 0:
+    if start < 0:
+        start += size  # start == size is allowed (with length 0) and must not wrap to 0
+    if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return Slice.apply(input, dim, start, start + length, 1)
 
