@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 import pytest
-from fuzz_driver import generate, run_fuzz
+from fuzz_driver import classify, generate, run, run_fuzz
 from oracle import torch
 
 import glasstorch as gt
@@ -406,6 +406,15 @@ def test_crash_and_hang_are_findings_not_the_end(monkeypatch):
     assert sum(report.counts.values()) == 8
     text = report.finding_text(report.findings[0])
     assert "seed=5 index=2" in text and "op=" in text
+
+
+def test_numpy_oracle_catches_a_wrong_value():
+    """Without PyTorch, the few cases NumPy computes simply are still compared."""
+    case = next(c for c in (generate(9, i) for i in range(2000)) if c.numpy.startswith("np.exp"))
+    assert classify(case, run(case, gt), None)[0] == "ok-value"
+    case.numpy += " + 1"
+    kind, detail = classify(case, run(case, gt), None)
+    assert kind == "mismatch-value" and "NumPy" in detail
 
 
 def test_cases_are_reproducible_from_seed_and_index():
