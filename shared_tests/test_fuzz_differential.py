@@ -245,6 +245,21 @@ KNOWN_FINDINGS: list[Known] = [
         "x0 = T.tensor([-0.994, 0.743, -0.799, -0.0, float('nan'), 1.108, 2.161, -1.981, -0.293, 1.242, -2.598, 0.5], dtype=T.float32).reshape((1, 1, 3, 4)).expand((1, 2, 3, 4)); T.pow(x0, -3)",
     ),
     Known(
+        "answers: div with rounding_mode: integer wrap-around, NaN of floor mode",
+        "mismatch-value",
+        "^binary/div",
+        "",
+        "x0 = T.tensor([2, 7], dtype=T.uint8); x0.div(-6, rounding_mode='trunc'); "
+        "T.tensor([float('-inf')]).div(-5, rounding_mode='floor')",
+    ),
+    Known(
+        "answers: div with rounding_mode of bool is refused by PyTorch",
+        "torch-error-only",
+        "^binary/div",
+        "not implemented for 'Bool'",
+        "T.tensor([True, False]).div(T.tensor([True]), rounding_mode='trunc')",
+    ),
+    Known(
         "answers: div rounding_mode error is RuntimeError in PyTorch",
         "mismatch-error-type",
         "^binary/div",
@@ -259,11 +274,13 @@ KNOWN_FINDINGS: list[Known] = [
         "x0 = T.tensor([True, True], dtype=T.bool).reshape((1, 2, 1)); T.minimum(x0, -4)",
     ),
     Known(
-        "answers: logical_*_ with a number on an expanded tensor",
+        "answers: overlapping in-place writes are refused before PyTorch's other checks "
+        "(a dim, a number where a Tensor is needed)",
         "mismatch-error-type",
-        "^binary/logical_",
-        "more than one element",
-        "x0 = T.tensor([8], dtype=T.uint8).reshape((1,)).expand((4,)); x0.logical_xor_(1.735)",
+        "^(indexing|binary|unary)/",
+        "glasstorch RuntimeError: unsupported operation: more than one element",
+        "x0 = T.tensor([8], dtype=T.uint8).reshape((1,)).expand((4,)); x0.logical_xor_(1.735); "
+        "x0 = T.ones(4, 1).expand(4, 3); x0.index_add_(2, T.tensor([0]), T.ones(4, 3))",
     ),
     Known(
         "answers: rsqrt(-0.) / sign(NaN)",
