@@ -210,6 +210,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
         raise IndexError("index_select(): Index is supposed to be a vector")
     _check_index_tensor(index, "index_select")
     if input.dim() == 0:
+        normalize_dim(dim, 0)
         return IndexSelect.apply(input.reshape(1), 0, index).reshape(())
     dim = normalize_dim(dim, input.dim())
     return IndexSelect.apply(input, dim, index)  # the kernel checks the indices
@@ -305,6 +306,8 @@ def _check_index_put(input: Tensor, dim: int, index: Tensor, source: Tensor, nam
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """Out-of-place ``index_add_``: add ``alpha * source`` slices at ``index`` along ``dim``."""
+    if input.dim() == 0:
+        return _on_scalar(index_add, input, dim, index, source, alpha=alpha)
     dim = _check_index_put(input, dim, index, source, "index_add")
     index = index.reshape(-1)  # the kernel checks the indices
     return IndexPut.apply(input, dim, index, source.reshape(_slice_shape(input, dim, index)), alpha)
@@ -312,9 +315,24 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """Out-of-place ``index_copy_``: copy ``source`` slices to ``index`` along ``dim``."""
+    if input.dim() == 0:
+        return _on_scalar(index_copy, input, dim, index, source)
     dim = _check_index_put(input, dim, index, source, "index_copy")
     index = index.reshape(-1)  # the kernel checks the indices
     return IndexCopy.apply(input, dim, index, source.reshape(_slice_shape(input, dim, index)), 1)
+
+
+def _on_scalar(function, input: Tensor, dim: int, index: Tensor, source: Tensor, **kwargs):
+    """``index_add``/``index_copy`` of a 0-d tensor: as a 1-element 1-D one (PyTorch's rule)."""
+    normalize_dim(dim, 0)
+    # index_add wants a 0-d source; index_copy takes any one-element source.
+    if source.dim() != 0 and (function is index_add or source.numel() != 1):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified dimension. "
+            f"Got self.shape = [] source.shape = {list(source.shape)}"
+        )
+    flat = function(input.reshape(1), 0, index.reshape(-1), source.reshape(1), **kwargs)
+    return flat.reshape(())
 
 
 def _slice_shape(input: Tensor, dim: int, index: Tensor) -> tuple[int, ...]:

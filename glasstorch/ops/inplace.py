@@ -301,7 +301,25 @@ def fill_(target: Tensor, value) -> Tensor:
                 f"{value.dim()} dimensions."
             )
         value = value.item()
+    elif not (target.requires_grad and is_grad_enabled()):
+        owned = _fill_target(target)
+        assign_inplace(owned, lambda: Fill.apply(owned, value))
+        return target
     return assign_inplace(target, lambda: Fill.apply(target, value))
+
+
+def _fill_target(target: Tensor) -> Tensor:
+    """The elements of ``target`` that own memory: each broadcast (stride 0) dimension cut to 1.
+
+    Writing one number everywhere is well defined even where elements share
+    memory, so ``fill_(number)`` and ``zero_()`` work on an expanded tensor, as
+    in PyTorch (``fill_`` with a tensor value does not). Filling this smaller
+    view writes every memory location ``target`` reads.
+    """
+    shape = tuple(1 if stride == 0 else size for size, stride in zip(target.shape, target.stride()))
+    if shape == tuple(target.shape) or target.numel() == 0:
+        return target
+    return target._view(shape, target.stride())
 
 
 def zero_(target: Tensor) -> Tensor:

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import functools
 
+from glasstorch import _dtype
+from glasstorch._shape import normalize_dim
+from glasstorch.autograd.function import Function
 from glasstorch.ops import creation, indexing, inplace, linalg, pointwise, reduction, views
 from glasstorch.tensor import Tensor
 
@@ -298,3 +301,142 @@ Tensor.T = property(
 )
 Tensor.mT = property(views.mT, doc="The last two dimensions transposed.")
 Tensor.is_nonzero = lambda self: bool(self)
+
+
+# ------------------------------------------------- hardening: API gaps filled
+# Methods PyTorch has for functions glasstorch already provides: ``erf``, the
+# ``*_equal`` spellings, and the in-place comparison, logical and bitwise ops.
+# An in-place op keeps ``self``'s dtype: ``x.ge_(y)`` writes 1.0/0.0 into a
+# float ``x``, and a result that cannot be cast back (``int.bitwise_and_(float)``)
+# raises as every in-place op does.
+
+_MORE_METHODS = {
+    "erf": pointwise.erf,
+    "greater_equal": pointwise.greater_equal,
+    "less_equal": pointwise.less_equal,
+    "not_equal": pointwise.not_equal,
+}
+for _name, _function in _MORE_METHODS.items():
+    setattr(Tensor, _name, _function)
+
+
+def _invert(self) -> Tensor:
+    """``~self``: bitwise not of an integer tensor, logical not of a bool tensor."""
+    if self.dtype.is_floating_point:
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+        )
+    return pointwise.bitwise_not(self)
+
+
+Tensor.__invert__ = _invert
+
+
+def _check_result_castable(self: Tensor, other) -> None:
+    """Refuse ``self.op_(other)`` whose result type cannot be written into ``self``.
+
+    Checked before computing, as PyTorch does, so ``int.bitwise_and_(1.5)``
+    names the cast rather than the float bitwise op.
+    """
+    result = _dtype.result_type(self, other)
+    if not _dtype.can_cast(result, self.dtype):
+        raise RuntimeError(
+            f"result type {result.title} can't be cast to the desired output type "
+            f"{self.dtype.title}"
+        )
+
+
+def _inplace_binary(function, name: str):
+    """``x.name_(other)`` with the result type checked first."""
+
+    def method(self, other):
+        _check_result_castable(self, other)
+        return inplace.apply_inplace(self, lambda: function(self, other))
+
+    method.__name__ = name
+    method.__doc__ = f"In-place version of :meth:`{name[:-1]}`."
+    return method
+
+
+for _name, _function in {
+    "erf_": pointwise.erf,
+    "negative_": pointwise.neg,
+    "bitwise_not_": pointwise.bitwise_not,
+    "logical_xor_": pointwise.logical_xor,  # a bool result casts to every dtype
+}.items():
+    setattr(Tensor, _name, _inplace(_function, _name))
+for _name, _function in {
+    "bitwise_and_": pointwise.bitwise_and,
+    "bitwise_or_": pointwise.bitwise_or,
+    "bitwise_xor_": pointwise.bitwise_xor,
+}.items():
+    setattr(Tensor, _name, _inplace_binary(_function, _name))
+
+
+def _comparison_function(name: str, compare):
+    """The Function behind ``x.<name>_(other)``: compare, cast to x's dtype, zero gradient.
+
+    A comparison is flat almost everywhere, so PyTorch gives the overwritten
+    tensor a node (``GeBackward0`` ...) whose gradient is zero for both operands,
+    rather than leaving the tensor's old history in place.
+    """
+
+    def forward(ctx, a, other):
+        ctx.other_is_tensor = isinstance(other, Tensor)
+        return compare(a, other).to(a.dtype)
+
+    def backward(ctx, grad):
+        return grad * 0, (grad.sum() * 0 if ctx.other_is_tensor else None)
+
+    return type(
+        name.capitalize(),
+        (Function,),
+        {
+            "backward_name": f"{name.capitalize()}Backward0",
+            "forward": staticmethod(forward),
+            "backward": staticmethod(backward),
+            "__doc__": f"In-place ``{name}``: the comparison's values in the input's dtype.",
+        },
+    )
+
+
+def _inplace_comparison(name: str, compare):
+    """``x.<name>_(other)``: ``x[...] = compare(x, other)`` in x's dtype (1 or 0)."""
+    function = _comparison_function(name, compare)
+
+    def method(self, other):
+        return inplace.apply_inplace(self, lambda: function.apply(self, other))
+
+    method.__name__ = f"{name}_"
+    method.__doc__ = f"In-place version of :meth:`{name}`: the result keeps ``self``'s dtype."
+    return method
+
+
+for _name, _function in [
+    ("eq", pointwise.eq),
+    ("ne", pointwise.ne),
+    ("lt", pointwise.lt),
+    ("le", pointwise.le),
+    ("gt", pointwise.gt),
+    ("ge", pointwise.ge),
+]:
+    setattr(Tensor, _name + "_", _inplace_comparison(_name, _function))
+for _alias, _name in [
+    ("greater_", "gt_"),
+    ("greater_equal_", "ge_"),
+    ("less_", "lt_"),
+    ("less_equal_", "le_"),
+    ("not_equal_", "ne_"),
+]:
+    setattr(Tensor, _alias, getattr(Tensor, _name))
+
+
+def _cumsum_(self, dim: int, *, dtype=None) -> Tensor:
+    """In-place version of :meth:`cumsum`."""
+    normalize_dim(dim, self.dim())  # a bad dim is named before the dtype
+    if self.dtype is _dtype.bool_ and dtype is None:
+        raise NotImplementedError("\"cumsum_out_cpu\" not implemented for 'Bool'")
+    return inplace.apply_inplace(self, lambda: reduction.cumsum(self, dim, dtype=dtype))
+
+
+Tensor.cumsum_ = _cumsum_

@@ -488,7 +488,7 @@ def _bitwise(op: str, symbol: str):
     def bitwise(input, other) -> Tensor:
         dtype = _dtype.result_type(input, other)
         if dtype.is_floating_point:
-            raise RuntimeError(f"\"{op}_cpu\" not implemented for 'Float'")
+            raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{dtype.title}'")
         return compute_binary(op, input, other)
 
     bitwise.__name__ = op
@@ -504,9 +504,7 @@ bitwise_xor = _bitwise("bitwise_xor", "^")
 def bitwise_not(input: Tensor) -> Tensor:
     """Elementwise ``~`` of an integer or bool tensor."""
     if input.dtype.is_floating_point:
-        raise TypeError(
-            "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
-        )
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{input.dtype.title}'")
     return compute_unary("bitwise_not", input)
 
 

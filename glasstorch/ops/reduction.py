@@ -569,21 +569,24 @@ class LogSoftmax(Softmax):
         return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
 
 
-def _softmax_input(input: Tensor, dim, dtype) -> tuple[Tensor, int]:
+def _softmax_input(input: Tensor, dim, dtype, name: str = "softmax") -> tuple[Tensor, int]:
     if dim is None:
         raise TypeError("softmax(): argument 'dim' must be int, not NoneType (pass dim=...)")
+    dim = normalize_dim(dim, input.dim())
     if dtype is not None:
         input = input.to(dtype)
-    elif not input.dtype.is_floating_point:
-        raise RuntimeError("\"softmax_lastdim_kernel_impl\" not implemented for 'Long'")
-    if input.dim() == 0:
-        return input, 0
-    return input, normalize_dim(dim, input.dim())
+    elif not input.dtype.is_floating_point and input.numel() > 0:
+        # PyTorch names the kernel it would have run: the last-dim one or the general one.
+        kernel = f"{name}_lastdim_kernel_impl" if dim >= input.dim() - 1 else f"{name}_kernel_impl"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype.title}'")
+    return input, dim
 
 
 def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim``: each slice becomes a distribution."""
     input, dim = _softmax_input(input, dim, dtype)
+    if not input.dtype.is_floating_point:  # empty: nothing to compute, as in PyTorch
+        return input.clone()
     if input.dim() == 0:
         return input * 0 + 1
     return Softmax.apply(input, dim)
@@ -591,7 +594,9 @@ def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
 
 def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     """``log(softmax(x))`` along ``dim``, computed in one stable step."""
-    input, dim = _softmax_input(input, dim, dtype)
+    input, dim = _softmax_input(input, dim, dtype, "log_softmax")
+    if not input.dtype.is_floating_point:  # empty: nothing to compute, as in PyTorch
+        return input.clone()
     if input.dim() == 0:
         return input * 0
     return LogSoftmax.apply(input, dim)

@@ -8,6 +8,8 @@ storage). Each view's backward maps the gradient back through the same geometry.
 
 from __future__ import annotations
 
+import operator
+
 from glasstorch import _dtype
 from glasstorch._shape import (
     check_ndim,
@@ -32,7 +34,18 @@ def _shape_arg(shape) -> tuple[int, ...]:
     """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` alike."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(int(s) for s in shape)
+    return tuple(_integer(s, i) for i, s in enumerate(shape))
+
+
+def _integer(value, position: int) -> int:
+    """``value`` as an int; a float or None is a TypeError (as in PyTorch), never truncated."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(
+            f"expected a tuple of ints, but found element of type {type(value).__name__} at "
+            f"pos {position}"
+        ) from None
 
 
 class _Embed(Function):
@@ -335,6 +348,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions ``start_dim`` to ``end_dim`` into one (a view when possible)."""
     if input.dim() == 0:
+        normalize_dim(start_dim, 0), normalize_dim(end_dim, 0)  # only 0 and -1 name its dim
         return reshape(input, (1,))
     start, end = normalize_dim(start_dim, input.dim()), normalize_dim(end_dim, input.dim())
     if start > end:
@@ -356,6 +370,8 @@ def ravel(input: Tensor) -> Tensor:
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     """Split dimension ``dim`` into ``sizes`` (one entry may be -1)."""
     dim = normalize_dim(dim, input.dim())
+    if input.dim() == 0:
+        raise RuntimeError("unflatten: Dimension specified as 0 but tensor has no dimensions")
     sizes = tuple(int(s) for s in sizes)
     known = 1
     for s in sizes:
@@ -438,6 +454,10 @@ def slice_dim(input: Tensor, dim: int, start=None, stop=None, step=None) -> Tens
 
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``length`` elements along ``dim`` from ``start`` (a view)."""
+    if input.dim() == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     dim = normalize_dim(dim, input.dim())
     size = input.shape[dim]
     if isinstance(start, Tensor):
@@ -446,8 +466,9 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise IndexError(
             f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
         )
-    start %= size if size else 1
-    if start + length > size or length < 0:
+    if start < 0:
+        start += size  # start == size is allowed (with length 0) and must not wrap to 0
+    if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return Slice.apply(input, dim, start, start + length, 1)
 
@@ -473,6 +494,7 @@ class Unbind(Function):
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """All slices along ``dim``, as a tuple of views."""
     if input.dim() == 0:
+        normalize_dim(dim, 0)  # an out-of-range dim is named first, as in PyTorch
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     return Unbind.apply(input, normalize_dim(dim, input.dim()))
 
@@ -504,6 +526,12 @@ class SplitWithSizes(Split):
 
 def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
     """Views of consecutive pieces along ``dim``: all of one size, or of the given sizes."""
+    if input.dim() == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    if isinstance(split_size_or_sections, int) and split_size_or_sections < 0:
+        raise RuntimeError(
+            f"split expects split_size be non-negative, but got split_size={split_size_or_sections}"
+        )
     dim = normalize_dim(dim, input.dim())
     length = input.shape[dim]
     if isinstance(split_size_or_sections, int):
@@ -526,6 +554,8 @@ def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor, 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into ``chunks`` pieces of equal size (the last may be smaller)."""
+    if input.dim() == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     dim = normalize_dim(dim, input.dim())
@@ -630,7 +660,8 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, dim, *tensors):
         ctx.dim = dim
-        ctx.sizes = [t.shape[dim] if t.dim() else 0 for t in tensors]
+        # A legacy empty 1-D tensor is skipped, whatever ``dim`` is: no gradient slice.
+        ctx.sizes = [0 if t.dim() <= 1 and t.numel() == 0 else t.shape[dim] for t in tensors]
         dtype = _dtype.result_type(*tensors) if tensors else _dtype.get_default_dtype()
         parts = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
         shape = list(parts[0].shape) if parts else [0]
@@ -672,12 +703,15 @@ def _check_cat_inputs(tensors, dim: int, name: str) -> int:
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension; all other sizes must match."""
     _check_cat_inputs(tensors, dim, "cat")
+    for i, t in enumerate(tensors):
+        if t.dim() == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    # PyTorch still accepts (and skips) the legacy empty tensor of shape (0,) next to
+    # tensors of any rank.
     parts = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
     if not parts:
         return Cat.apply(0, *tensors)
     first = parts[0]
-    if first.dim() == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     dim = normalize_dim(dim, first.dim())
     for i, t in enumerate(parts):
         if t.dim() != first.dim():
@@ -714,13 +748,14 @@ def stack(tensors, dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dimension ``dim``."""
     _check_cat_inputs(tensors, dim, "stack")
     first = tensors[0]
+    dim = normalize_dim(dim, first.dim() + 1)  # a bad dim is named before unequal sizes
     for i, t in enumerate(tensors):
         if t.shape != first.shape:
             raise RuntimeError(
                 f"stack expects each tensor to be equal size, but got {list(first.shape)} at "
                 f"entry 0 and {list(t.shape)} at entry {i}"
             )
-    return Stack.apply(normalize_dim(dim, first.dim() + 1), *tensors)
+    return Stack.apply(dim, *tensors)
 
 
 def sum_to_size(input: Tensor, *size) -> Tensor:

@@ -1,0 +1,450 @@
+"""Differential fuzzing: thousands of random calls on glasstorch and on PyTorch, compared.
+
+The cases come from ``fuzz_driver.py`` (next to this file; its docstring lists the
+outcome classes). They run in worker processes, so a segfault or a hang fails
+this test with the seed and the case's program instead of killing pytest.
+
+The run is short here (about half a minute per tier); the seed is fixed when
+``CI=true`` and random otherwise (printed on failure; set ``GLASSTORCH_FUZZ_SEED``
+to replay one). A longer hunt::
+
+    python shared_tests/fuzz_driver.py --calls 20000 --seed 7 --tier fast
+
+Findings that belong to work in progress elsewhere are listed in
+:data:`KNOWN_FINDINGS` (the class of case, who owns the fix, one reproducer):
+they are counted as ``known-finding`` and do not fail the test. Remove an entry
+once its fix has landed; the test then guards the fix.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from dataclasses import dataclass
+
+import pytest
+from fuzz_driver import classify, generate, run, run_fuzz
+from oracle import torch
+
+import glasstorch as gt
+
+
+@dataclass(frozen=True)
+class Known:
+    """A class of findings: outcome ``kind``, ``op`` and ``detail`` patterns (``re.search``)."""
+
+    owner: str
+    kind: str
+    op: str
+    detail: str
+    example: str
+
+    def matches(self, kind: str, op: str, detail: str, program: str) -> bool:
+        return (
+            kind == self.kind
+            and re.search(self.op, op) is not None
+            and re.search(self.detail, detail + "\n" + program) is not None
+        )
+
+
+#: Findings owned by other work in progress; each matches a class of cases. The owner
+#: is the helper branch fixing it ("safety": views/creation/indexing kernels, "answers":
+#: pointwise/reduction numerics and overlapping in-place writes). Remove an entry when
+#: its fix has landed.
+KNOWN_FINDINGS: list[Known] = [
+    Known(
+        "safety: negative indices in gather/scatter/index_select/index_add",
+        "torch-error-only",
+        "^(indexing|backward)/.*(gather|scatter|index_select|index_add)",
+        "out of bounds|out of range in self|INDICES element is out of DATA bounds",
+        "x0 = T.tensor([-6, 2, -4], dtype=T.int64).reshape((1, 3)); x1 = T.tensor([0, -1, 0], dtype=T.int64).reshape((3,)); x2 = T.tensor([5, -1, -4, -1, -6, -1, -3, 3, 1], dtype=T.int64).reshape((3, 3)); T.index_add(x0, 0, x1, x2)",
+    ),
+    Known(
+        "safety: index bounds error type/wording (IndexError vs PyTorch's RuntimeError)",
+        "mismatch-error-type",
+        "^(indexing|bad)/",
+        "glasstorch IndexError: index .*(out of bounds|out of range in self).*; torch",
+        "x0 = T.tensor([], dtype=T.float32).reshape((0, 2, 3, 1))[::2]; x1 = T.tensor([3, -1, -1], dtype=T.int64).reshape((3,)); T.index_select(x0, -4, x1)",
+    ),
+    Known(
+        "safety: index bounds error type/wording",
+        "mismatch-error-type",
+        "^indexing/index_select",
+        "axis dim should be positive|Index to scalar can have only",
+        "T.index_select(T.zeros(0, 2), 0, T.tensor([-1])); "
+        "T.index_select(T.tensor(1.0), 0, T.tensor([0, 1]))",
+    ),
+    Known(
+        "safety: index bounds (index_add/setitem/getitem)",
+        "glasstorch-error-only",
+        "^(indexing|view)/(index_add|setitem|getitem)",
+        "IndexError: index -?\\d+ is out of bounds",
+        "x0 = T.tensor([-1, 3, 3, 5, 6, 2, -6, -5, 4, 3, 6, 4, -2, -4, -3, 5, 6, 2, -6, -5, -2, -6, 3, 2, 6], dtype=T.int32).reshape((5, 1, 1, 5)).expand((5, 1, 0, 5)); x1 = T.tensor([3, 5, 0], dtype=T.int64).reshape((3,)); x2 = T.tensor([], dtype=T.int32).reshape((3, 1, 0, 5)); T.index_add(x0, -4, x1, x2)",
+    ),
+    Known(
+        "safety: int32 index tensors (PyTorch accepts them in gather/scatter/index_select/index_add)",
+        "glasstorch-error-only",
+        "^(indexing|backward)/",
+        "Expected dtype int64 for index",
+        "x0 = T.tensor([4, -3, -2, 1, -5, 0, 0, 4, 3, 5, 3, 6], dtype=T.int32).reshape((1, 3, 1, 4)).permute((1, 2, 0, 3)); x1 = T.tensor([], dtype=T.int32).reshape((0, 1, 1, 4)); T.gather(x0, 1, x1)",
+    ),
+    Known(
+        "safety: int32 index tensors: the dtype check comes before the dim/bounds checks",
+        "mismatch-error-type",
+        "^(indexing|bad|backward)/",
+        "glasstorch RuntimeError: \\w+\\(\\): Expected dtype int64 for index",
+        "x0 = T.tensor([0.888, -1.5, 2.273, 2.801], dtype=T.float64).reshape((1, 2, 2)).expand((2, 2, 2)); x1 = T.tensor([0, -1], dtype=T.int32).reshape((2,)); x2 = T.tensor([2.872, 2.104, 0.5, 0.0, 0.5, 1.143, -0.0, -2.589], dtype=T.float64).reshape((2, 2, 2)); T.index_add(x0, 5, x1, x2)",
+    ),
+    Known(
+        "safety: take() with an int32/float index: PyTorch's RuntimeError 'Expected a long tensor for index'",
+        "mismatch-error-type",
+        "^indexing/take",
+        "take\\(\\): Expected a long tensor",
+        "x0 = T.tensor([-0.737, 2.628], dtype=T.float64).reshape((1, 2, 1, 1)); x1 = T.tensor([0, 1, 1, 0, 0, 1, 0, 0], dtype=T.float32).reshape((4, 2)); T.take(x0, x1)",
+    ),
+    Known(
+        "safety: take() with an int32 index",
+        "torch-error-only",
+        "^indexing/take",
+        "take\\(\\): Expected a long tensor",
+        "x0 = T.tensor([5, -5, -3, 3, 5, 5, -1, 4, 3, -6, 4, -1, 4, 0, -5, -6, -5, 4, -6, 4, 4, 5, -2, 3, 6, 4, -1, 4, -6, -3, -4, -1], dtype=T.int32).reshape((2, 4, 4))[::2]; x1 = T.tensor([5, 2, 7], dtype=T.int32).reshape((3,)); T.take(x0, x1)",
+    ),
+    Known(
+        "safety: index_add slice-shape check order (dim/bounds first in PyTorch)",
+        "mismatch-error-type",
+        "^indexing/index_add",
+        "Source/destination tensor must have same slice shapes",
+        "x0 = T.tensor([0.0], dtype=T.float64).reshape(()); x1 = T.tensor([], dtype=T.int64).reshape((0,)); x2 = T.tensor([2.044], dtype=T.float64).reshape(()); T.index_add(x0, -1, x1, x2)",
+    ),
+    Known(
+        "safety: masked_fill broadcasts the mask against the input (PyTorch's out-of-place masked_fill)",
+        "glasstorch-error-only",
+        "^indexing/masked_fill",
+        "does not broadcast to the input's shape",
+        "x0 = T.tensor([-2.534], dtype=T.float64).reshape(()); x1 = T.tensor([False], dtype=T.bool).reshape((1,)); T.masked_fill(x0, x1, 0.0)",
+    ),
+    Known(
+        "safety: huge sizes: numel overflow / allocation failure must be RuntimeError",
+        "mismatch-error-type",
+        "^(creation|bad)/",
+        "glasstorch (MemoryError|ValueError|OverflowError).*; torch RuntimeError",
+        "x0 = T.tensor([1, 8, 6, 9, 5, 2], dtype=T.uint8).reshape((3, 2)); T.empty((1 << 62, 4))",
+    ),
+    Known(
+        "safety: integer overflow at creation (uint8/bool ranges, inf into an integer)",
+        "torch-error-only",
+        "^creation/",
+        "out of bounds for|without overflow",
+        "T.randint(-2, 16, (1, 3), dtype=T.uint8)",
+    ),
+    Known(
+        "safety: integer overflow at creation",
+        "mismatch-value",
+        "^creation/(arange|linspace)",
+        "",
+        "T.arange(0, 10, 0.5, dtype=T.int32)",
+    ),
+    Known(
+        "safety: arange/linspace of bool are refused by PyTorch",
+        "torch-error-only",
+        "^creation/(arange|linspace)",
+        "not implemented for 'Bool'|step must be nonzero",
+        "T.linspace(2, -3, 2, dtype=T.bool)",
+    ),
+    Known(
+        "safety: arange of bool: PyTorch's NotImplementedError",
+        "mismatch-error-type",
+        "^creation/arange",
+        "arange_cpu",
+        "T.arange(2.5, 0, 0.5, dtype=T.bool)",
+    ),
+    Known(
+        "safety: rand/randn of a non-float dtype: PyTorch's NotImplementedError and dtype title",
+        "mismatch-error-type",
+        "^creation/(rand|randn)$",
+        "not implemented for",
+        "T.randn((2, 4), dtype=T.int64)",
+    ),
+    Known(
+        "safety: randn of an integer dtype",
+        "glasstorch-error-only",
+        "^creation/randn",
+        "normal_kernel_cpu",
+        "T.randn((0, 3, 4), dtype=T.int64)",
+    ),
+    Known(
+        "answers: floor_divide/remainder by zero and of inf (NaN, ZeroDivisionError)",
+        "mismatch-value",
+        "^binary/(floor_divide|remainder)",
+        "",
+        "x0 = T.tensor([2.0, float('inf'), -1.583, -0.0, 2.586, 0.675, -0.038, -1.832, 0.289, -1.917, 0.346, -0.765, 2.753, 2.0, 1.0, 2.0, 1.242, -1.5, -0.0, 0.5], dtype=T.float64).reshape((4, 1, 5)); T.floor_divide(x0, -3)",
+    ),
+    Known(
+        "answers: integer division by zero",
+        "glasstorch-error-only",
+        "^binary/(floor_divide|remainder)",
+        "ZeroDivisionError",
+        "x0 = T.tensor([], dtype=T.bool).reshape((0, 2, 1)); (x0 // 0)",
+    ),
+    Known(
+        "answers: integer div(rounding_mode=...) by zero (PyTorch raises ZeroDivisionError)",
+        "torch-error-only",
+        "^binary/div",
+        "ZeroDivisionError",
+        "x0 = T.tensor([7, 7, 2, 1, 1, 0, 5, 5], dtype=T.uint8).reshape((4, 2)); x0.div(False, rounding_mode='trunc')",
+    ),
+    Known(
+        "answers: reference tier's fsum raises on inf - inf (matmul, mean, var)",
+        "glasstorch-error-only",
+        "^(matmul|reduction|backward)/",
+        "in fsum",
+        "x0 = T.tensor([-1.5, -0.556, -2.03, 0.758, -0.051, float('-inf'), 0.5, -0.885], dtype=T.float64).reshape((2, 4)); x1 = T.tensor([2.748, -1.523, float('nan'), float('inf')], dtype=T.float64).reshape((4, 1)).expand((4, 1)); T.mm(x0, x1)",
+    ),
+    Known(
+        "safety: scatter of NaN/inf into an integer tensor (PyTorch converts it)",
+        "glasstorch-error-only",
+        "^indexing/scatter",
+        "cannot convert float",
+        "x0 = T.tensor([-4, 4], dtype=T.int64).reshape((2,)); x1 = T.tensor([], dtype=T.int64).reshape((0,)); x2 = T.tensor([], dtype=T.int64).reshape((0,)); T.scatter(x0, 0, x1, float('nan'))",
+    ),
+    Known(
+        "safety: scatter of NaN/inf into an integer tensor: PyTorch's RuntimeError",
+        "mismatch-error-type",
+        "^indexing/scatter",
+        "glasstorch (OverflowError|ValueError): cannot convert float",
+        "x0 = T.tensor([3, -4], dtype=T.int32).reshape((2,)); x1 = T.tensor([0], dtype=T.int64)"
+        ".reshape((1,)); T.scatter(x0, 0, x1, float('-inf'))",
+    ),
+    Known(
+        "answers: remainder of bool / by zero: PyTorch's NotImplementedError",
+        "mismatch-error-type",
+        "^binary/remainder",
+        "",
+        "x0 = T.tensor([False, True], dtype=T.bool).reshape((2,)); x1 = T.tensor([False], dtype=T.bool).reshape((1,)); x0.remainder(x1)",
+    ),
+    Known(
+        "answers: remainder/pow of bool are refused by PyTorch",
+        "torch-error-only",
+        "^binary/(remainder|pow)",
+        "not implemented for",
+        "x0 = T.tensor([True, False, True, True, True, True, False, False, True, False, False, False, False, False, False, True, True, True, False, True, False, True, True, True], dtype=T.bool).reshape((4, 3, 1, 2)); x1 = T.tensor([True], dtype=T.bool).reshape((1, 1)).expand((1, 1)); T.pow(x0, x1)",
+    ),
+    Known(
+        "answers: integer pow with a negative tensor exponent (PyTorch computes it)",
+        "glasstorch-error-only",
+        "^binary/pow",
+        "Integers to negative integer powers",
+        "x0 = T.tensor([-4, -1, -1, -3, -5, -2, 0, -3, 1, 4, 6, 4, 4, 0, -3, -4, -2, -3, 0, 5, -1, -6, -1, -2, 3, -2, 0, -4, 0, 4, 6, -6, 4, -6, -6, 3, -1, -6, 4, 4], dtype=T.int64).reshape((5, 2, 4)); x1 = T.tensor([-1, 5, -5, -2], dtype=T.int64).reshape((1, 4)); x0.pow(x1)",
+    ),
+    Known(
+        "answers: pow numerics",
+        "mismatch-value",
+        "^binary/pow",
+        "",
+        "x0 = T.tensor([-0.994, 0.743, -0.799, -0.0, float('nan'), 1.108, 2.161, -1.981, -0.293, 1.242, -2.598, 0.5], dtype=T.float32).reshape((1, 1, 3, 4)).expand((1, 2, 3, 4)); T.pow(x0, -3)",
+    ),
+    Known(
+        "answers: div with rounding_mode: integer wrap-around, NaN of floor mode",
+        "mismatch-value",
+        "^binary/div",
+        "",
+        "x0 = T.tensor([2, 7], dtype=T.uint8); x0.div(-6, rounding_mode='trunc'); "
+        "T.tensor([float('-inf')]).div(-5, rounding_mode='floor')",
+    ),
+    Known(
+        "answers: div with rounding_mode of bool is refused by PyTorch",
+        "torch-error-only",
+        "^binary/div",
+        "not implemented for 'Bool'",
+        "T.tensor([True, False]).div(T.tensor([True]), rounding_mode='trunc')",
+    ),
+    Known(
+        "answers: div rounding_mode error is RuntimeError in PyTorch",
+        "mismatch-error-type",
+        "^binary/div",
+        "rounding_mode",
+        "x0 = T.tensor([], dtype=T.int32).reshape((2, 0)); x0.div(10, rounding_mode='nearest')",
+    ),
+    Known(
+        "answers: maximum/minimum/logical_* accept a Python number (PyTorch wants a Tensor)",
+        "torch-error-only",
+        "^binary/(maximum|minimum|logical_and|logical_or|logical_xor)",
+        "must be Tensor, not",
+        "x0 = T.tensor([True, True], dtype=T.bool).reshape((1, 2, 1)); T.minimum(x0, -4)",
+    ),
+    Known(
+        "answers: overlapping in-place writes are refused before PyTorch's other checks "
+        "(a dim, a number where a Tensor is needed)",
+        "mismatch-error-type",
+        "^(indexing|binary|unary)/",
+        "glasstorch RuntimeError: unsupported operation: more than one element",
+        "x0 = T.tensor([8], dtype=T.uint8).reshape((1,)).expand((4,)); x0.logical_xor_(1.735); "
+        "x0 = T.ones(4, 1).expand(4, 3); x0.index_add_(2, T.tensor([0]), T.ones(4, 3))",
+    ),
+    Known(
+        "answers: rsqrt(-0.) / sign(NaN)",
+        "mismatch-value",
+        "^unary/(rsqrt|sign)",
+        "",
+        "x0 = T.tensor([0.5, -0.733, 1.619, -0.0, 0.889, 0.5], dtype=T.float64).reshape((3, 2)).permute((1, 0)); x0.rsqrt()",
+    ),
+    Known(
+        "answers: square of bool",
+        "mismatch-value",
+        "^unary/square",
+        "dtype bool",
+        "x0 = T.tensor([False, True, True], dtype=T.bool).reshape((3,)); x0.square()",
+    ),
+    Known(
+        "answers: square_ of bool",
+        "torch-error-only",
+        "^unary/square",
+        "can't be cast",
+        "x0 = T.tensor([], dtype=T.bool).reshape((0, 3, 2, 2)); x0.square_()",
+    ),
+    Known(
+        "answers: cumsum dtype (bool/int32/uint8 promote to int64)",
+        "mismatch-value",
+        "^reduction/cumsum",
+        "dtype",
+        "x0 = T.tensor([False], dtype=T.bool).reshape(()); T.cumsum(x0, 0)",
+    ),
+    Known(
+        "answers: var/std of empty",
+        "mismatch-value",
+        "^reduction/(var|std)",
+        "NaN positions",
+        "x0 = T.tensor([], dtype=T.float64).reshape((1, 0)); T.std(x0)",
+    ),
+    Known(
+        "answers: argmax/argmin of bool are refused by PyTorch",
+        "torch-error-only",
+        "^reduction/arg(max|min)",
+        "does not support bool",
+        "x0 = T.tensor([], dtype=T.bool).reshape((5, 2, 0))[:, ::2]; T.argmin(x0, 0, keepdim=False)",
+    ),
+    Known(
+        "answers: argmax/argmin of bool / empty: check order",
+        "mismatch-error-type",
+        "^reduction/arg(max|min)",
+        "",
+        "x0 = T.tensor([], dtype=T.bool).reshape((2, 0, 1, 2)).permute((0, 1, 2, 3)); T.argmin(x0)",
+    ),
+    Known(
+        "answers: amax/amin of empty with dims: check order and type",
+        "mismatch-error-type",
+        "^reduction/am(ax|in)",
+        "",
+        "x0 = T.tensor([], dtype=T.bool).reshape((0, 1)); T.amin(x0, [], keepdim=False)",
+    ),
+    Known(
+        "answers: logsumexp/all/any with dim=()",
+        "torch-error-only",
+        "^reduction/",
+        "doesn't match the broadcast shape",
+        "x0 = T.tensor([2.0, 0.657], dtype=T.float64).reshape((2,)); T.logsumexp(x0, (), keepdim=False)",
+    ),
+    Known(
+        "answers: where with a uint8 condition (PyTorch accepts it)",
+        "glasstorch-error-only",
+        "^bad/",
+        "where expected condition to be a boolean tensor",
+        "x0 = T.tensor([5, 5, 6, 8, 11, 4, 9, 1, 1, 7, 1, 0, 8, 0, 0], dtype=T.uint8).reshape((5, 3)); T.where(x0, 1.0, 0.0)",
+    ),
+    Known(
+        "answers: bmm/matmul of mixed dtypes with an empty operand (PyTorch accepts)",
+        "glasstorch-error-only",
+        "^matmul/",
+        "to have the same dtype",
+        "x0 = T.tensor([], dtype=T.float64).reshape((0, 1, 2)); x1 = T.tensor([], dtype=T.float32).reshape((0, 2, 4)); T.bmm(x0, x1)",
+    ),
+    Known(
+        "answers: overlapping in-place writes (setitem/masked_fill_ on an expanded tensor)",
+        "glasstorch-error-only",
+        "^(indexing|binary|unary)/",
+        "more than one element of the written-to tensor",
+        "x0 = T.tensor([-1.296], dtype=T.float64).reshape((1, 1, 1)).expand((1, 1, 2)); x0[[0, 0], ...] = -0.746; x0",
+    ),
+    Known(
+        "answers: overlapping in-place writes",
+        "torch-error-only",
+        "^(indexing|binary|unary)/",
+        "more than one element of the written-to tensor",
+        "x0 = T.tensor([-1.948], dtype=T.float32).reshape((1, 1)).expand((5, 2)); x0[...] = float('nan'); x0",
+    ),
+]
+
+
+def is_known(finding) -> bool:
+    """Whether a fuzz finding ``(kind, detail, case)`` is in :data:`KNOWN_FINDINGS`."""
+    kind, detail, case = finding
+    return any(k.matches(kind, case.op, detail, case.program()) for k in KNOWN_FINDINGS)
+
+
+#: Cases per run of the suite, per tier (measured: a few hundred cases a second).
+CALLS = {"fast": 2500, "reference": 2000}
+CI_SEED = 20261124
+
+
+def _seed() -> int:
+    if "GLASSTORCH_FUZZ_SEED" in os.environ:
+        return int(os.environ["GLASSTORCH_FUZZ_SEED"])
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        return CI_SEED
+    return random.randrange(1 << 30)
+
+
+pytestmark = pytest.mark.errors
+
+
+def test_fuzz_differential():
+    seed = _seed()
+    calls = CALLS.get(gt.tier, 1000)
+    report = run_fuzz(calls, seed, gt.tier, on_finding=is_known)
+    assert sum(report.counts.values()) == calls, report.summary()
+    agreed = report.counts["agree-value"] + report.counts["ok-value"]
+    assert agreed > calls // 3, "most cases should compute a value:\n" + report.summary()
+    if torch is not None:
+        assert report.counts["agree-error"] > 0, report.summary()
+    shown = "\n\n".join(report.finding_text(f) for f in report.findings[:25])
+    assert not report.findings, (
+        f"{len(report.findings)} fuzz findings (replay: GLASSTORCH_FUZZ_SEED={seed} "
+        f"GLASSTORCH_TIER={gt.tier}):\n\n{shown}\n\n{report.summary()}"
+    )
+
+
+def test_crash_and_hang_are_findings_not_the_end(monkeypatch):
+    """A worker that dies or stops answering costs one case; the run carries on."""
+    monkeypatch.setenv("GLASSTORCH_FUZZ_INJECT", "crash:2,hang:4")
+    report = run_fuzz(8, 5, gt.tier, case_timeout=3.0, use_torch=False)
+    kinds = {case.index: kind for kind, _, case in report.findings}
+    assert kinds[2] == "crash" and kinds[4] == "hang", report.summary()
+    assert sum(report.counts.values()) == 8
+    text = report.finding_text(report.findings[0])
+    assert "seed=5 index=2" in text and "op=" in text
+
+
+def test_numpy_oracle_catches_a_wrong_value():
+    """Without PyTorch, the few cases NumPy computes simply are still compared."""
+    case = next(c for c in (generate(9, i) for i in range(2000)) if c.numpy.startswith("np.exp"))
+    assert classify(case, run(case, gt), None)[0] == "ok-value"
+    case.numpy += " + 1"
+    kind, detail = classify(case, run(case, gt), None)
+    assert kind == "mismatch-value" and "NumPy" in detail
+
+
+def test_cases_are_reproducible_from_seed_and_index():
+    first = [generate(3, i).program() for i in range(50)]
+    again = [generate(3, i).program() for i in range(50)]
+    assert first == again
+    assert len(set(first)) > 40  # and they differ from each other
+    for program in first[:10]:
+        compile(program, "<case>", "exec")
+
+
+def test_known_findings_are_well_formed():
+    for known in KNOWN_FINDINGS:
+        assert known.owner and known.example
+        for pattern in (known.op, known.detail):
+            re.compile(pattern)
