@@ -165,10 +165,13 @@ static void *stream_worker(void *arg) {
         s->busy = 1;
         pthread_mutex_unlock(&s->lock);
         t->fn(t->data);
+        pthread_mutex_lock(&s->lock);
+        /* The task ends here, atomically for an observer holding the stream's lock:
+         * done() (which completes an event) and busy = 0 happen together, so
+         * once an event recorded last completes, the stream is idle too. */
+        s->busy = 0;
         if (t->done) t->done(t->data);
         free(t);
-        pthread_mutex_lock(&s->lock);
-        s->busy = 0;
         if (!s->head) pthread_cond_broadcast(&s->idle);
     }
     pthread_mutex_unlock(&s->lock);
@@ -320,6 +323,9 @@ gt_sim_event *gt_sim_event_create(void) { return calloc(1, sizeof(gt_sim_event))
 
 void gt_sim_event_destroy(gt_sim_event *event) { free(event); }
 
+static void nothing(void *arg) { (void)arg; }
+
+/* A record's done(): runs when the stream reaches it (see stream_worker). */
 static void complete_event(void *arg) {
     event_mark *m = arg;
     pthread_mutex_lock(&g_event_lock);
@@ -329,6 +335,7 @@ static void complete_event(void *arg) {
     }
     pthread_cond_broadcast(&g_event_done);
     pthread_mutex_unlock(&g_event_lock);
+    free(m);
 }
 
 static void wait_for_mark(void *arg) {
@@ -348,7 +355,7 @@ static event_mark *mark(gt_sim_event *event, int new_record) {
 }
 
 void gt_sim_event_record(gt_sim_event *event, gt_sim_stream *stream) {
-    gt_sim_enqueue(stream, complete_event, mark(event, 1), free);
+    gt_sim_enqueue(stream, nothing, mark(event, 1), complete_event);
 }
 
 int gt_sim_event_query(gt_sim_event *event) {

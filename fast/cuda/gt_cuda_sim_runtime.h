@@ -53,7 +53,8 @@ void gt_sim_stream_destroy(gt_sim_stream *stream);
 void gt_sim_stream_synchronize(gt_sim_stream *stream);
 int gt_sim_stream_query(gt_sim_stream *stream); /* 1 when its queue is empty and idle */
 void gt_sim_device_synchronize(void);
-/* Queue fn(data) on the stream; the worker calls done(data) afterwards if not NULL. */
+/* Queue fn(data) on the stream. When fn returns, the worker calls done(data) (if not
+ * NULL) under the stream's lock, as the task's last act: keep done() short. */
 void gt_sim_enqueue(gt_sim_stream *stream, void (*fn)(void *), void *data, void (*done)(void *));
 void gt_sim_memcpy_async(void *dst, const void *src, size_t nbytes, gt_sim_stream *stream);
 /* Host to device from pageable memory: the source is staged at once (the host may reuse it). */
