@@ -454,7 +454,8 @@ static void barrier_wait(barrier *b) {
     self->wait_gen = NULL;
 }
 
-/* A thread that returns stops counting towards its barriers (as on sm_70+). */
+/* A thread that returns stops counting towards its barriers (CUDA leaves a barrier
+ * that some threads never reach undefined; this choice lets the others go on). */
 static void barrier_leave(barrier *b) {
     b->live--;
     if (b->arrived > 0 && b->arrived == b->live) {
