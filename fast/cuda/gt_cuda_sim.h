@@ -13,9 +13,10 @@
  * How a launch runs (the execution model)
  * ---------------------------------------
  * A launch is a task on a stream; the stream's worker thread (one OS thread)
- * runs the grid's blocks one after another. A block's threads are coroutines
- * (POSIX ucontext), one stack each, all on that one OS thread. The scheduler
- * resumes them in turn; a thread runs until it waits at a barrier or returns.
+ * runs the grid's blocks one after another. A block's threads are coroutines,
+ * one stack each, all on that one OS thread (started with makecontext, then
+ * switched with _setjmp/_longjmp). The scheduler resumes them in turn; a
+ * thread runs until it waits at a barrier or returns.
  *
  * - __syncthreads() is a real barrier: a thread that arrives waits (yields)
  *   until every thread of its block that is still running has arrived.

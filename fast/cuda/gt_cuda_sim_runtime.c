@@ -10,7 +10,7 @@
  *    how many of those records a stream has reached. It is complete when they
  *    are equal.
  * 3. The block scheduler (see gt_cuda_sim.h for why this design): a block's
- *    threads are ucontext coroutines on the worker's OS thread. The scheduler
+ *    threads are coroutines on the worker's OS thread. The scheduler
  *    resumes them round-robin; a thread runs until it waits at a barrier
  *    (__syncthreads, or a warp shuffle) or returns. A waiting thread is skipped
  *    until the barrier's generation counter moves on. A round in which no
@@ -18,9 +18,13 @@
  *    the launch is abandoned and the error is reported.
  */
 #define _GNU_SOURCE
+/* The coroutines switch stacks with _setjmp/_longjmp; the fortified longjmp
+ * refuses to jump to another stack, so fortification is off in this file. */
+#undef _FORTIFY_SOURCE
 #include "gt_cuda_sim_runtime.h"
 
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,8 +393,14 @@ void gt_sim_stream_wait_event(gt_sim_stream *stream, gt_sim_event *event) {
 #define WARP 32
 #define MAX_WARPS (MAX_BLOCK_THREADS / WARP)
 
+/* A coroutine starts with makecontext + setcontext (the only portable way onto a
+ * fresh stack), and from then on switches with _setjmp/_longjmp, which, unlike
+ * swapcontext, do not make a system call to save and restore the signal mask:
+ * that makes a switch several times cheaper. */
 typedef struct {
-    ucontext_t ctx;
+    ucontext_t ctx; /* the starting point: thread_main on this thread's stack */
+    jmp_buf env;    /* where the thread waits, once started */
+    int started;
     gt_sim_thread_info info;
     int finished;
     const unsigned long long *wait_gen; /* waiting until *wait_gen != wait_value */
@@ -403,7 +413,8 @@ typedef struct {
 } barrier;
 
 typedef struct {
-    ucontext_t scheduler;
+    jmp_buf scheduler;    /* where a waiting or finished thread jumps back to */
+    ucontext_t prototype; /* what getcontext gave once, copied for each thread */
     sim_thread threads[MAX_BLOCK_THREADS];
     unsigned nthreads;
     barrier block_barrier;
@@ -450,7 +461,7 @@ static void barrier_wait(barrier *b) {
     sim_thread *self = tl_self;
     self->wait_gen = &b->generation;
     self->wait_value = mine;
-    swapcontext(&self->ctx, &tl_block->scheduler);
+    if (!_setjmp(self->env)) _longjmp(tl_block->scheduler, 1); /* yield */
     self->wait_gen = NULL;
 }
 
@@ -484,7 +495,7 @@ static void thread_main(void) {
     self->finished = 1;
     barrier_leave(&blk->block_barrier);
     barrier_leave(&blk->warp_barrier[self->info.linear_tid / WARP]);
-    /* Returning resumes uc_link, the scheduler. */
+    _longjmp(blk->scheduler, 1); /* never returns: the coroutine is over */
 }
 
 static size_t stack_size(void) {
@@ -511,22 +522,27 @@ static char *thread_stack(unsigned i) {
     return tl_stacks + i * tl_stack_size + 4096;
 }
 
-/* Give thread i a fresh context that starts in thread_main and returns to the scheduler. */
+/* Give thread i a fresh context that starts in thread_main on its own stack. */
 static void prepare_thread(block_state *blk, unsigned i) {
     sim_thread *t = &blk->threads[i];
     t->finished = 0;
+    t->started = 0;
     t->wait_gen = NULL;
-    getcontext(&t->ctx);
+    t->ctx = blk->prototype;
     t->ctx.uc_stack.ss_sp = thread_stack(i);
     t->ctx.uc_stack.ss_size = tl_stack_size - 4096;
-    t->ctx.uc_link = &blk->scheduler;
+    t->ctx.uc_link = NULL; /* thread_main never returns */
     makecontext(&t->ctx, thread_main, 0);
 }
 
-/* Run thread t until it waits at a barrier or returns. */
-static void resume(block_state *blk, sim_thread *t) {
+/* Run thread t until it waits at a barrier or returns. Not inlined, so the
+ * scheduler's jump buffer belongs to this small frame. */
+__attribute__((noinline)) static void resume(block_state *blk, sim_thread *t) {
     tl_self = t;
-    swapcontext(&blk->scheduler, &t->ctx);
+    if (_setjmp(blk->scheduler)) return; /* the thread yielded or finished */
+    if (t->started) _longjmp(t->env, 1);
+    t->started = 1;
+    setcontext(&t->ctx);
 }
 
 /* Run one block to completion; 0 on success, -1 on a deadlock. */
@@ -538,6 +554,7 @@ static int run_block(block_state *blk) {
         unsigned count = first >= n ? 0 : (n - first < WARP ? n - first : WARP);
         blk->warp_barrier[w] = (barrier){count, 0, 0};
     }
+    getcontext(&blk->prototype);
     for (unsigned i = 0; i < n; i++) prepare_thread(blk, i);
     for (;;) {
         int alive = 0, ran = 0;
