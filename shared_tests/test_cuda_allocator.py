@@ -264,6 +264,7 @@ def test_out_of_memory_frees_cached_segments_and_retries_once():
     assert block.size == 30 * MiB
     stats = alloc.memory_stats()
     assert stats["num_alloc_retries"] == 1
+    assert stats["num_sync_all_streams"] == 1
     assert stats["num_ooms"] == 0
     assert stats["num_device_free"] == 1
     assert [c[0] for c in device.calls] == ["malloc", "malloc failed", "free", "malloc"]
