@@ -242,19 +242,23 @@ def test_invalid_launch_configuration(kernels, device):
 
 
 def test_the_host_runs_ahead_of_a_stream(sim, kernels, device):
-    stream, helper = Stream(sim), Stream(sim)
+    stream, helper, bystander = Stream(sim), Stream(sim), Stream(sim)
     flag, out = device.zeros(1, np.int32), device.zeros(1, np.int32)
     kernels.get_function("wait_for_flag")(1, 1, (flag, out, 42), stream=stream)
+    # An event dropped while its record is still queued lives on until it is done.
+    bystander.wait_event(stream.record())
     done = stream.record()
     # The launch returned while the kernel spins: nothing has completed.
     assert not done.query()
     assert not stream.query()
+    assert not bystander.query()
     sim.copy_from_host(flag, np.array([1], dtype=np.int32), stream=helper)
     done.synchronize()
     assert done.query() and stream.query()
     assert device.download(out, 1, np.int32, stream)[0] == 42
-    stream.close()
-    helper.close()
+    bystander.synchronize()
+    for each in (stream, helper, bystander):
+        each.close()
 
 
 def test_stream_wait_event_orders_two_streams(sim, kernels, device):

@@ -310,6 +310,8 @@ struct gt_sim_event {
     unsigned long long recorded;  /* records made by the host */
     unsigned long long completed; /* records a stream has reached */
     double time_ms;               /* host clock when the last record completed */
+    unsigned marks;               /* queued records and waits that still point here */
+    int destroyed;                /* freed by the host: free it when marks reaches 0 */
 };
 
 typedef struct {
@@ -325,7 +327,27 @@ static double now_ms(void) {
 
 gt_sim_event *gt_sim_event_create(void) { return calloc(1, sizeof(gt_sim_event)); }
 
-void gt_sim_event_destroy(gt_sim_event *event) { free(event); }
+/* The host may destroy an event whose record is still queued (CUDA allows it):
+ * the memory then lives on until the last queued mark is done with it. */
+void gt_sim_event_destroy(gt_sim_event *event) {
+    pthread_mutex_lock(&g_event_lock);
+    event->destroyed = 1;
+    int unused = event->marks == 0;
+    pthread_mutex_unlock(&g_event_lock);
+    if (unused) free(event);
+}
+
+static void release_mark_locked(event_mark *m) {
+    gt_sim_event *event = m->event;
+    if (--event->marks == 0 && event->destroyed) free(event);
+    free(m);
+}
+
+static void release_mark(void *arg) {
+    pthread_mutex_lock(&g_event_lock);
+    release_mark_locked(arg);
+    pthread_mutex_unlock(&g_event_lock);
+}
 
 static void nothing(void *arg) { (void)arg; }
 
@@ -338,8 +360,8 @@ static void complete_event(void *arg) {
         m->event->time_ms = now_ms();
     }
     pthread_cond_broadcast(&g_event_done);
+    release_mark_locked(m);
     pthread_mutex_unlock(&g_event_lock);
-    free(m);
 }
 
 static void wait_for_mark(void *arg) {
@@ -353,6 +375,7 @@ static event_mark *mark(gt_sim_event *event, int new_record) {
     event_mark *m = malloc(sizeof *m);
     pthread_mutex_lock(&g_event_lock);
     if (new_record) event->recorded++;
+    event->marks++;
     *m = (event_mark){event, event->recorded};
     pthread_mutex_unlock(&g_event_lock);
     return m;
@@ -372,7 +395,7 @@ int gt_sim_event_query(gt_sim_event *event) {
 void gt_sim_event_synchronize(gt_sim_event *event) {
     event_mark *m = mark(event, 0);
     wait_for_mark(m);
-    free(m);
+    release_mark(m);
 }
 
 float gt_sim_event_elapsed_ms(gt_sim_event *start, gt_sim_event *end) {
@@ -384,7 +407,7 @@ float gt_sim_event_elapsed_ms(gt_sim_event *start, gt_sim_event *end) {
 
 void gt_sim_stream_wait_event(gt_sim_stream *stream, gt_sim_event *event) {
     /* The stream waits for the record made before this call, as in CUDA. */
-    gt_sim_enqueue(stream, wait_for_mark, mark(event, 0), free);
+    gt_sim_enqueue(stream, wait_for_mark, mark(event, 0), release_mark);
 }
 
 /* =============================================================== block scheduler */
