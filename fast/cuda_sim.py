@@ -369,14 +369,18 @@ class Simulator:
             f'#line 1 "{filename}"\n{source}\n'
             f'#line {line_count} "<gt_launch wrappers>"\n{_launcher_source(kernels)}'
         )
-        unit = library.with_suffix(".cpp")
+        # A name of this process's own, in case another process compiles the same source.
+        unit = library.with_suffix(f".{os.getpid()}.cpp")
         unit.write_text(text)
         runtime_dir = str(self.runtime_path.parent)
         command = [cxx, "-std=c++17", "-O2", "-fPIC", "-shared", "-pthread"]
         command += [f"-I{CUDA_DIR}", "-include", "gt_cuda_sim.h", "-x", "c++", str(unit)]
         command += ["-x", "none", f"-L{runtime_dir}", "-lgt_cuda_sim_runtime"]
         command += [f"-Wl,-rpath,{runtime_dir}"]
-        _compile(command, library)
+        try:
+            _compile(command, library)
+        finally:
+            unit.unlink()
 
     # ---- memory
 

@@ -352,6 +352,13 @@ def test_sum_kernel(sim, device, n, blocks, threads):
     )
 
 
+def test_a_compile_error_names_the_cu_file(sim):
+    with pytest.raises(SimulatorError, match=r"broken\.cu:1"):
+        sim.load_source('extern "C" __global__ void broken(int *x) { x = ; }', "broken.cu")
+    with pytest.raises(SimulatorError, match="no `extern"):
+        sim.load_source("__device__ int helper(int x) { return x; }", "helpers.cu")
+
+
 def test_kernel_signatures_are_read_from_the_source():
     source = (CUDA_DIR / "elementwise.cu").read_text()
     assert kernel_signatures(source)["binary_f32"] == [
