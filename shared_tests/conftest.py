@@ -44,6 +44,7 @@ TOPICS: dict[str, str] = {
     "data": "Dataset, samplers, collate and the DataLoader with workers",
     "datasets": "bundled and standard datasets, file formats and transforms",
     "serialization": "save and load",
+    "cuda": "the GPU runtime: devices, streams, the caching allocator and the CUDA simulator",
 }
 
 _SUITE_DIR = os.path.dirname(os.path.abspath(__file__))

@@ -1,0 +1,280 @@
+/* gt_cuda_sim.h - compile a CUDA kernel source (.cu) for the CPU.
+ *
+ * glasstorch's CUDA kernels are written once, as .cu files in fast/cuda, and compiled
+ * two ways: by NVRTC/nvcc for a real GPU, and by the host C++ compiler for the
+ * CUDA simulator, which runs them on machines without a GPU:
+ *
+ *     g++ -std=c++17 -x c++ -include gt_cuda_sim.h kernels.cu ...
+ *
+ * This header supplies the names the CUDA language adds to C++ (__global__,
+ * threadIdx, __syncthreads, atomicAdd, __shfl_down_sync, ...), and a launch
+ * template; gt_cuda_sim_runtime.c supplies memory, streams and events.
+ *
+ * How a launch runs (the execution model)
+ * ---------------------------------------
+ * A launch is a task on a stream; the stream's worker thread (one OS thread)
+ * runs the grid's blocks one after another. A block's threads are coroutines,
+ * one stack each, all on that one OS thread (started with makecontext, then
+ * switched with _setjmp/_longjmp). The scheduler resumes them in turn; a
+ * thread runs until it waits at a barrier or returns.
+ *
+ * - __syncthreads() is a real barrier: a thread that arrives waits (yields)
+ *   until every thread of its block that is still running has arrived.
+ * - __shared__ is `static thread_local`. That is per block and shared by its
+ *   threads precisely because of the design: all threads of a block are
+ *   coroutines of the same OS thread, and one OS thread runs one block at a
+ *   time (blocks of kernels on other streams run on other OS threads, so they
+ *   get their own copy). With one OS thread per CUDA thread, thread_local
+ *   would instead give every CUDA thread its own copy, which is wrong.
+ * - A warp shuffle is two warp barriers: every lane stores its value in the
+ *   warp's 32 slots, waits for its warp, reads the slot it wants, and waits
+ *   again so no lane overwrites a slot another lane has yet to read.
+ * - Atomics are compare-and-swap loops (__atomic builtins), correct even when
+ *   kernels on two streams touch the same memory at the same time.
+ *
+ * Why coroutines and not one OS thread per CUDA thread: a block may have 1024
+ * threads and a grid thousands of blocks; creating that many OS threads, and
+ * waking all of them at every barrier, costs far more than switching
+ * coroutines, and __shared__ would need a different mechanism.
+ *
+ * Limits (what differs from a GPU)
+ * - No lockstep: the lanes of a warp run one after another between barriers,
+ *   so code that relies on implicit warp synchrony without __syncwarp() or a
+ *   *_sync intrinsic may see other results (as it may on Volta and later).
+ * - Blocks run one at a time per stream, so a kernel that waits for another
+ *   block of the same grid (a grid-wide spin lock) never finishes.
+ * - No dynamic shared memory (`extern __shared__`), no textures, no
+ *   cooperative groups, no device-side launch, no half types; the <<<...>>>
+ *   launch syntax is not available: the host launches through the runtime.
+ * - Speed says nothing about a GPU's.
+ */
+#ifndef GT_CUDA_SIM_H
+#define GT_CUDA_SIM_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <tuple>
+#include <type_traits>
+
+#include "gt_cuda_sim_runtime.h"
+
+/* ---- execution-space qualifiers: every function is an ordinary host function ---- */
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __shared__ static thread_local /* per block: see the header comment */
+#define __constant__ static
+#define __launch_bounds__(...)
+
+/* ---- built-in variables ---- */
+struct dim3 {
+    unsigned int x, y, z;
+    dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+typedef gt_sim_dim3 uint3;
+
+#define threadIdx (gt_sim_self()->thread_idx)
+#define blockIdx (gt_sim_self()->block_idx)
+#define blockDim (gt_sim_self()->block_dim)
+#define gridDim (gt_sim_self()->grid_dim)
+static constexpr int warpSize = 32;
+
+/* ---- synchronization ---- */
+inline void __syncthreads(void) { gt_sim_syncthreads(); }
+inline void __syncwarp(unsigned int mask = 0xffffffffu) {
+    (void)mask;
+    gt_sim_warp_exchange(0); /* a barrier among the warp's lanes */
+}
+inline void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_block(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+/* ---- warp shuffles and votes ---- */
+inline unsigned int gt_sim_lane(void) { return gt_sim_self()->linear_tid % 32u; }
+
+/* Every lane offers `value`; each gets the value of lane `src`. */
+template <typename T>
+inline T gt_sim_shuffle(T value, unsigned int src) {
+    static_assert(sizeof(T) <= sizeof(uint64_t), "shuffles move at most 8 bytes");
+    uint64_t bits = 0;
+    memcpy(&bits, &value, sizeof(T));
+    const uint64_t *slots = gt_sim_warp_exchange(bits);
+    T result;
+    memcpy(&result, &slots[src], sizeof(T));
+    gt_sim_warp_done();
+    return result;
+}
+
+template <typename T>
+inline T __shfl_sync(unsigned int mask, T var, int src_lane, int width = 32) {
+    (void)mask;
+    unsigned int lane = gt_sim_lane(), base = lane / width * width;
+    return gt_sim_shuffle(var, base + (unsigned int)src_lane % width);
+}
+
+template <typename T>
+inline T __shfl_up_sync(unsigned int mask, T var, unsigned int delta, int width = 32) {
+    (void)mask;
+    unsigned int lane = gt_sim_lane(), base = lane / width * width;
+    return gt_sim_shuffle(var, lane - base >= delta ? lane - delta : lane);
+}
+
+template <typename T>
+inline T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = 32) {
+    (void)mask;
+    unsigned int lane = gt_sim_lane(), base = lane / width * width;
+    return gt_sim_shuffle(var, lane - base + delta < (unsigned int)width ? lane + delta : lane);
+}
+
+template <typename T>
+inline T __shfl_xor_sync(unsigned int mask, T var, int lane_mask, int width = 32) {
+    (void)mask;
+    unsigned int lane = gt_sim_lane(), base = lane / width * width;
+    unsigned int src = lane ^ (unsigned int)lane_mask;
+    return gt_sim_shuffle(var, src >= base && src < base + width ? src : lane);
+}
+
+/* Bit i of the result is lane i's predicate (lanes of a partial warp that do not exist: 0). */
+inline unsigned int __ballot_sync(unsigned int mask, int predicate) {
+    const uint64_t *slots = gt_sim_warp_exchange(predicate != 0);
+    const gt_sim_thread_info *me = gt_sim_self();
+    unsigned int nthreads = me->block_dim.x * me->block_dim.y * me->block_dim.z;
+    unsigned int first = me->linear_tid / 32u * 32u, ballot = 0;
+    for (unsigned int i = 0; i < 32u && first + i < nthreads; i++)
+        ballot |= (unsigned int)slots[i] << i;
+    gt_sim_warp_done();
+    return ballot & mask;
+}
+inline int __any_sync(unsigned int mask, int predicate) {
+    return __ballot_sync(mask, predicate) != 0;
+}
+inline int __all_sync(unsigned int mask, int predicate) {
+    return __ballot_sync(mask, !predicate) == 0;
+}
+
+/* ---- atomics: one compare-and-swap loop serves every operation and type ---- */
+template <typename T>
+struct gt_sim_same {
+    typedef T type; /* keeps the value argument from taking part in deduction */
+};
+
+template <typename T, typename Update>
+inline T gt_sim_atomic_update(T *address, Update update) {
+    T old, desired;
+    __atomic_load(address, &old, __ATOMIC_SEQ_CST);
+    do {
+        desired = update(old);
+    } while (!__atomic_compare_exchange(address, &old, &desired, false, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST));
+    return old;
+}
+
+#define GT_SIM_ATOMIC(name, expression)                                                     \
+    template <typename T>                                                                   \
+    inline T name(T *address, typename gt_sim_same<T>::type val) {                          \
+        return gt_sim_atomic_update(address, [val](T old) -> T { return (expression); });   \
+    }
+GT_SIM_ATOMIC(atomicAdd, old + val)
+GT_SIM_ATOMIC(atomicSub, old - val)
+GT_SIM_ATOMIC(atomicExch, val)
+GT_SIM_ATOMIC(atomicMax, old < val ? val : old)
+GT_SIM_ATOMIC(atomicMin, val < old ? val : old)
+GT_SIM_ATOMIC(atomicAnd, old & val)
+GT_SIM_ATOMIC(atomicOr, old | val)
+GT_SIM_ATOMIC(atomicXor, old ^ val)
+#undef GT_SIM_ATOMIC
+
+template <typename T>
+inline T atomicCAS(T *address, typename gt_sim_same<T>::type compare,
+                   typename gt_sim_same<T>::type val) {
+    __atomic_compare_exchange(address, &compare, &val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return compare; /* the old value, whether or not it was replaced */
+}
+
+/* ---- loads, math and bit intrinsics, mapped to libm and GCC builtins ---- */
+template <typename T>
+inline T __ldg(const T *address) {
+    return *address;
+}
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+inline float __expf(float x) { return expf(x); }
+inline float __logf(float x) { return logf(x); }
+inline float __sinf(float x) { return sinf(x); }
+inline float __cosf(float x) { return cosf(x); }
+inline float __tanhf(float x) { return tanhf(x); }
+inline float __powf(float x, float y) { return powf(x, y); }
+inline float __fdividef(float x, float y) { return x / y; }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline float __fsqrt_rn(float x) { return sqrtf(x); }
+inline float __fmaf_rn(float x, float y, float z) { return fmaf(x, y, z); }
+inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+inline int __float_as_int(float x) {
+    int i;
+    memcpy(&i, &x, sizeof i);
+    return i;
+}
+inline float __int_as_float(int i) {
+    float x;
+    memcpy(&x, &i, sizeof x);
+    return x;
+}
+inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+
+template <typename A, typename B>
+inline typename std::common_type<A, B>::type min(A a, B b) {
+    return b < a ? b : a;
+}
+template <typename A, typename B>
+inline typename std::common_type<A, B>::type max(A a, B b) {
+    return a < b ? b : a;
+}
+
+/* ---- launching: gt_sim::launch(stream, grid, block, kernel, args...) ---- */
+namespace gt_sim {
+
+template <typename... Params>
+struct Launch {
+    void (*kernel)(Params...);
+    std::tuple<typename std::decay<Params>::type...> args;
+    gt_sim_dim3 grid, block;
+};
+
+/* One CUDA thread: call the kernel with the launch's arguments. */
+template <typename... Params>
+void thread_body(void *data) {
+    Launch<Params...> *launch = static_cast<Launch<Params...> *>(data);
+    std::apply(launch->kernel, launch->args);
+}
+
+/* The stream task: run every block of the grid. */
+template <typename... Params>
+void run(void *data) {
+    Launch<Params...> *launch = static_cast<Launch<Params...> *>(data);
+    gt_sim_run_grid(launch->grid, launch->block, thread_body<Params...>, data);
+}
+
+template <typename... Params>
+void destroy(void *data) {
+    delete static_cast<Launch<Params...> *>(data);
+}
+
+/* Queue kernel(args...) over grid x block on stream; returns at once. */
+template <typename... Params, typename... Args>
+void launch(gt_sim_stream *stream, dim3 grid, dim3 block, void (*kernel)(Params...),
+            Args... args) {
+    Launch<Params...> *data = new Launch<Params...>{
+        kernel, std::tuple<typename std::decay<Params>::type...>(args...),
+        gt_sim_dim3{grid.x, grid.y, grid.z}, gt_sim_dim3{block.x, block.y, block.z}};
+    gt_sim_enqueue(stream, run<Params...>, data, destroy<Params...>);
+}
+
+}  // namespace gt_sim
+
+#endif /* GT_CUDA_SIM_H */
