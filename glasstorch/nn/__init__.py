@@ -41,6 +41,16 @@ from glasstorch.nn.modules import (
     Tanh,
     Unflatten,
 )
+from glasstorch.nn.modules.rnn import (
+    GRU,
+    LSTM,
+    RNN,
+    GRUCell,
+    LSTMCell,
+    RNNBase,
+    RNNCell,
+    RNNCellBase,
+)
 from glasstorch.nn.parameter import Parameter
 
 __all__ = [
@@ -79,4 +89,13 @@ __all__ = [
     "functional",
     "init",
     "utils",
+    # Sequence models.
+    "GRU",
+    "GRUCell",
+    "LSTM",
+    "LSTMCell",
+    "RNN",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
 ]

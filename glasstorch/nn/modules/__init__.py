@@ -29,6 +29,18 @@ from glasstorch.nn.modules.loss import (
 )
 from glasstorch.nn.modules.module import Module
 from glasstorch.nn.modules.normalization import LayerNorm
+
+# Sequence models: recurrent layers and cells.
+from glasstorch.nn.modules.rnn import (
+    GRU,
+    LSTM,
+    RNN,
+    GRUCell,
+    LSTMCell,
+    RNNBase,
+    RNNCell,
+    RNNCellBase,
+)
 from glasstorch.nn.modules.sparse import Embedding
 
 __all__ = [
@@ -63,4 +75,13 @@ __all__ = [
     "Softplus",
     "Tanh",
     "Unflatten",
+    # Sequence models.
+    "GRU",
+    "GRUCell",
+    "LSTM",
+    "LSTMCell",
+    "RNN",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
 ]
