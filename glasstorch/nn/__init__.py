@@ -41,6 +41,7 @@ from glasstorch.nn.modules import (
     Tanh,
     Unflatten,
 )
+from glasstorch.nn.modules.attention import MultiheadAttention
 from glasstorch.nn.modules.rnn import (
     GRU,
     LSTM,
@@ -98,4 +99,5 @@ __all__ = [
     "RNNBase",
     "RNNCell",
     "RNNCellBase",
+    "MultiheadAttention",
 ]

@@ -13,6 +13,7 @@ from glasstorch.nn.modules.activation import (
     Softplus,
     Tanh,
 )
+from glasstorch.nn.modules.attention import MultiheadAttention
 from glasstorch.nn.modules.batchnorm import BatchNorm1d
 from glasstorch.nn.modules.container import ModuleDict, ModuleList, Sequential
 from glasstorch.nn.modules.dropout import Dropout
@@ -30,7 +31,7 @@ from glasstorch.nn.modules.loss import (
 from glasstorch.nn.modules.module import Module
 from glasstorch.nn.modules.normalization import LayerNorm
 
-# Sequence models: recurrent layers and cells.
+# Sequence models: recurrent layers and cells, attention.
 from glasstorch.nn.modules.rnn import (
     GRU,
     LSTM,
@@ -84,4 +85,5 @@ __all__ = [
     "RNNBase",
     "RNNCell",
     "RNNCellBase",
+    "MultiheadAttention",
 ]
