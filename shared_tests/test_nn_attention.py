@@ -385,3 +385,169 @@ def test_mha_errors_match_torch():
         lambda: theirs(x_t, x_t, x_t, attn_mask=torch.zeros(4, 4).long()),
         match="only bool and floating types of attn_mask are supported",
     )
+
+
+# ------------------------------------------------------ the Transformer encoder
+
+
+def make_encoder_layer_pair(*args, **kwargs):
+    theirs = torch.nn.TransformerEncoderLayer(*args, **kwargs)
+    ours = gnn.TransformerEncoderLayer(*args, **kwargs)
+    copy_weights(ours, theirs)
+    return ours, theirs
+
+
+@needs_torch
+def test_encoder_layer_structure_matches_torch():
+    ours, theirs = make_encoder_layer_pair(8, 2, 16)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert repr(ours) == repr(theirs)
+    ours, theirs = make_encoder_layer_pair(8, 2, 16, activation=torch.nn.GELU(), bias=False)
+    ours = gnn.TransformerEncoderLayer(8, 2, 16, activation=gnn.GELU(), bias=False)
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+
+
+ENCODER_CONFIGS = [
+    pytest.param({}, id="post-norm-relu"),
+    pytest.param(
+        {"norm_first": True, "activation": "gelu", "batch_first": True}, id="pre-norm-gelu"
+    ),
+    pytest.param({"layer_norm_eps": 1e-3, "bias": False}, id="no-bias-eps"),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("config", ENCODER_CONFIGS)
+def test_encoder_layer_matches_torch(config):
+    ours, theirs = make_encoder_layer_pair(4, 2, 6, dropout=0.0, **config)
+    shape = (2, 3, 4) if config.get("batch_first") else (3, 2, 4)  # N = 2, S = 3
+    x_gt, x_t = leaf_pair(values(*shape))
+    padding = np.array([[False, False, True], [False, False, False]])
+    out_gt = ours(x_gt, src_key_padding_mask=gt.tensor(padding))
+    out_t = theirs(x_t, src_key_padding_mask=torch.tensor(padding))
+    assert_close(out_gt, out_t, **TOL)
+    backprop_same(out_gt, out_t)
+    assert_close(x_gt.grad, x_t.grad, **TOL)
+    compare_parameter_grads(ours, theirs)
+
+
+@needs_torch
+def test_encoder_stack_with_causal_mask_and_final_norm_matches_torch():
+    layer_t = torch.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)
+    theirs = torch.nn.TransformerEncoder(layer_t, 2, norm=torch.nn.LayerNorm(4))
+    layer_g = gnn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)
+    ours = gnn.TransformerEncoder(layer_g, 2, norm=gnn.LayerNorm(4))
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    copy_weights(ours, theirs)
+    assert ours.layers[0].linear1.weight is not ours.layers[1].linear1.weight
+    mask = torch.nn.Transformer.generate_square_subsequent_mask(3)
+    assert_close(gnn.modules.transformer.generate_square_subsequent_mask(3), mask)
+    x_gt, x_t = leaf_pair(values(2, 3, 4))
+    out_gt = ours(x_gt, mask=from_torch(mask), is_causal=True)
+    out_t = theirs(x_t, mask=mask, is_causal=True)
+    assert_close(out_gt, out_t, **TOL)
+    backprop_same(out_gt, out_t)
+    assert_close(x_gt.grad, x_t.grad, **TOL)
+    compare_parameter_grads(ours, theirs)
+    ours.eval()
+    theirs.eval()
+    x = values(2, 3, 4)
+    with gt.no_grad():
+        out_gt = ours(gt.tensor(x))
+    with torch.no_grad():
+        out_t = theirs(torch.tensor(x))
+    assert_close(out_gt, out_t, **TOL)
+
+
+@needs_torch
+@pytest.mark.errors
+def test_encoder_layer_activation_error_matches_torch():
+    assert_same_error(
+        lambda: gnn.TransformerEncoderLayer(4, 2, activation="tanh"),
+        lambda: torch.nn.TransformerEncoderLayer(4, 2, activation="tanh"),
+        match="activation should be relu/gelu, not tanh",
+    )
+
+
+@pytest.mark.gradcheck
+def test_encoder_layer_gradcheck():
+    gt.manual_seed(6)
+    layer = gnn.TransformerEncoderLayer(
+        4, 2, 3, dropout=0.0, norm_first=True, activation="gelu", dtype=gt.float64
+    )
+    x = gt.tensor(values(2, 1, 4, dtype=np.float64), requires_grad=True)
+
+    def run(x, *weights):
+        return layer(x)
+
+    assert gradcheck(run, (x, *layer.parameters()))
+
+
+# --------------------------------------------------------------- GELU (tanh)
+
+
+@needs_torch
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_approximations_match_torch(approximate):
+    x = values(7) * 4
+    x_gt, x_t = leaf_pair(x)
+    out_gt = gnn.GELU(approximate=approximate)(x_gt)
+    out_t = torch.nn.GELU(approximate=approximate)(x_t)
+    assert repr(gnn.GELU(approximate=approximate)) == repr(torch.nn.GELU(approximate=approximate))
+    assert_close(out_gt, out_t, **TOL)
+    assert_close(F.gelu(gt.tensor(x), approximate=approximate), out_t.detach(), **TOL)
+    backprop_same(out_gt, out_t)
+    assert_close(x_gt.grad, x_t.grad, **TOL)
+
+
+@pytest.mark.gradcheck
+def test_gelu_tanh_gradcheck():
+    x = gt.tensor(values(5, dtype=np.float64) * 3, requires_grad=True)
+    assert gradcheck(lambda x: F.gelu(x, approximate="tanh"), (x,))
+
+
+# -------------------------------------------------------------- pad_sequence
+
+
+@needs_torch
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("padding_side", ["right", "left"])
+def test_pad_sequence_matches_torch(batch_first, padding_side):
+    from torch.nn.utils.rnn import pad_sequence as pad_t
+
+    from glasstorch.nn.utils.rnn import pad_sequence
+
+    arrays = [values(3, 2), values(1, 2), values(2, 2)]
+    pairs = [leaf_pair(a) for a in arrays]
+    kwargs = {"batch_first": batch_first, "padding_value": -1.5, "padding_side": padding_side}
+    out_gt = pad_sequence([p[0] for p in pairs], **kwargs)
+    out_t = pad_t([p[1] for p in pairs], **kwargs)
+    assert_close(out_gt, out_t)
+    backprop_same(out_gt, out_t)
+    for g, t in pairs:
+        assert_close(g.grad, t.grad, **TOL)
+    ints = [np.array([1, 2, 3]), np.array([4])]
+    assert_close(
+        gnn.utils.rnn.pad_sequence([gt.tensor(a) for a in ints]),
+        pad_t([torch.tensor(a) for a in ints]),
+    )
+
+
+@needs_torch
+@pytest.mark.errors
+def test_pad_sequence_errors_match_torch():
+    from torch.nn.utils.rnn import pad_sequence as pad_t
+
+    from glasstorch.nn.utils.rnn import pad_sequence
+
+    assert_same_error(
+        lambda: pad_sequence([gt.zeros(2)], padding_side="top"),
+        lambda: pad_t([torch.zeros(2)], padding_side="top"),
+        match="Expected padding_side to be one of left or right, but got top.",
+    )
+    assert_same_error(
+        lambda: pad_sequence([]),
+        lambda: pad_t([]),
+        match="received an empty list of sequences",
+    )

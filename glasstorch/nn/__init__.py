@@ -52,6 +52,7 @@ from glasstorch.nn.modules.rnn import (
     RNNCell,
     RNNCellBase,
 )
+from glasstorch.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
 from glasstorch.nn.parameter import Parameter
 
 __all__ = [
@@ -100,4 +101,6 @@ __all__ = [
     "RNNCell",
     "RNNCellBase",
     "MultiheadAttention",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
 ]

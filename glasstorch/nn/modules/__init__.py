@@ -43,6 +43,7 @@ from glasstorch.nn.modules.rnn import (
     RNNCellBase,
 )
 from glasstorch.nn.modules.sparse import Embedding
+from glasstorch.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
     "BCELoss",
@@ -86,4 +87,6 @@ __all__ = [
     "RNNCell",
     "RNNCellBase",
     "MultiheadAttention",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
 ]
