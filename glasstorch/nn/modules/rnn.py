@@ -25,6 +25,8 @@ import math
 import numbers
 import warnings
 
+from glasstorch.autograd.function import Function
+from glasstorch.autograd.grad_mode import is_grad_enabled
 from glasstorch.nn import functional as F
 from glasstorch.nn import init
 from glasstorch.nn.modules.module import Module
@@ -86,6 +88,106 @@ def _gru_step(gi: Tensor, gh: Tensor, h: Tensor) -> Tensor:
     r, z = rz[..., :hidden], rz[..., hidden:]
     n = (gi[..., 2 * hidden :] + r * gh[..., 2 * hidden :]).tanh()
     return n + z * (h - n)
+
+
+class LSTMLayer(Function):
+    """One LSTM layer, in one direction, over the whole sequence: one graph node.
+
+    Built from the same tensor operations as :func:`_lstm_step`, but with the
+    backward pass through time written out by hand, which saves two things a
+    training step of a recurrent model spends most of its Python time on:
+
+    - no graph node for each of the dozen operations of every time step (the
+      bookkeeping costs about as much as the small operations themselves);
+    - the gradient of ``W_hh`` is one matrix product over all time steps,
+      ``dW_hh = sum_t dgates_t^T h_{t-1}``, instead of one small product per step.
+
+    Inputs: ``projected`` ``(T, B, 4H)`` (the input's share of the gates, from
+    one product before the loop; its gradient flows back through that product),
+    the initial ``h`` and ``c`` ``(B, H)``, ``w_hh``, ``b_hh`` (or ``None``) and
+    ``reverse``. Outputs: every step's ``h`` ``(T, B, H)``, the last ``h`` and ``c``.
+
+    The backward, per step from the last to the first (``dh`` and ``dc`` carry
+    the gradient that reaches ``h_t`` and ``c_t``)::
+
+        dc += dh * o * (1 - tanh(c)^2)
+        d(pre-activations) = [dc * g * i(1-i), dc * c_prev * f(1-f),
+                              dc * i * (1-g^2), dh * tanh(c) * o(1-o)]
+        dc = dc * f;  dh = d(pre-activations) @ W_hh      (for the step before)
+
+    Second derivatives (``create_graph=True``) through it are not supported.
+    """
+
+    backward_name = "LSTMLayerBackward0"
+
+    @staticmethod
+    def forward(ctx, projected, h, c, w_hh, b_hh, reverse):
+        steps = projected.shape[0]
+        hidden = h.shape[-1]
+        inputs = projected.unbind(0)
+        order = range(steps - 1, -1, -1) if reverse else range(steps)
+        outputs: list[Tensor] = [None] * steps  # type: ignore[list-item]
+        saved = []  # per step, in the order computed: h_prev, c_prev, sigmoid(gates), g, tanh(c)
+        for t in order:
+            gates = _affine(h, w_hh, b_hh) + inputs[t]
+            squashed = gates.sigmoid()
+            i, f, _, o = squashed.chunk(4, 1)
+            g = gates.narrow(1, 2 * hidden, hidden).tanh()
+            c_new = f * c + i * g
+            tanh_c = c_new.tanh()
+            saved.append((h, c, squashed, g, tanh_c))
+            h, c = o * tanh_c, c_new
+            outputs[t] = h
+        ctx.saved_steps, ctx.order, ctx.w_hh, ctx.has_bias = (
+            saved,
+            list(order),
+            w_hh,
+            b_hh is not None,
+        )
+        return stack(outputs), h, c
+
+    @staticmethod
+    def backward(ctx, d_outputs, d_h, d_c):
+        if is_grad_enabled():
+            raise RuntimeError(
+                "glasstorch's nn.LSTM does not support second derivatives (create_graph=True)"
+            )
+        w_hh, steps = ctx.w_hh, len(ctx.order)
+        first_h, first_c = ctx.saved_steps[0][0], ctx.saved_steps[0][1]
+        dh = d_h if d_h is not None else zeros(first_h.shape, dtype=first_h.dtype)
+        dc = d_c if d_c is not None else zeros(first_c.shape, dtype=first_c.dtype)
+        per_output = d_outputs.unbind(0) if d_outputs is not None else None
+        grads: list[Tensor] = [None] * steps  # type: ignore[list-item]
+        for t, (_, c_prev, squashed, g, tanh_c) in zip(
+            reversed(ctx.order), reversed(ctx.saved_steps)
+        ):
+            if per_output is not None:
+                dh = dh + per_output[t]
+            i, f, _, o = squashed.chunk(4, 1)
+            dc = dc + dh * o * (1 - tanh_c * tanh_c)
+            d_gates = cat(
+                [
+                    dc * g * i * (1 - i),
+                    dc * c_prev * f * (1 - f),
+                    dc * i * (1 - g * g),
+                    dh * tanh_c * o * (1 - o),
+                ],
+                1,
+            )
+            grads[t] = d_gates
+            dc = dc * f
+            dh = d_gates.matmul(w_hh)
+        d_projected = stack(grads)
+        d_w_hh = d_b_hh = None
+        if ctx.needs_input_grad[3]:
+            # One product over all steps: dW_hh = sum_t dgates_t^T h_{t-1}.
+            in_order = stack([grads[t] for t in ctx.order])
+            h_prev = stack([step[0] for step in ctx.saved_steps])
+            gate_size, hidden = w_hh.shape
+            d_w_hh = in_order.reshape(-1, gate_size).t().matmul(h_prev.reshape(-1, hidden))
+        if ctx.has_bias and ctx.needs_input_grad[4]:
+            d_b_hh = d_projected.sum((0, 1))
+        return d_projected, dh, dc, d_w_hh, d_b_hh, None
 
 
 _STEPS = {
@@ -276,7 +378,11 @@ class RNNBase(Module):
         steps, batch = input.shape[0], input.shape[1]
         # The input's share of every gate, for all time steps in one product.
         projected = _affine(input.reshape(steps * batch, input.shape[2]), w_ih, b_ih)
-        projected = projected.reshape(steps, batch, projected.shape[1]).unbind(0)
+        projected = projected.reshape(steps, batch, projected.shape[1])
+        if self.mode == "LSTM":
+            output, h, c = LSTMLayer.apply(projected, state[0], state[1], w_hh, b_hh, reverse)
+            return output, (h, c)
+        projected = projected.unbind(0)
         step = _STEPS[self.mode]
         order = range(steps - 1, -1, -1) if reverse else range(steps)
         outputs: list[Tensor] = [None] * steps  # type: ignore[list-item]
