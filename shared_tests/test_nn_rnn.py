@@ -431,3 +431,11 @@ def test_char_lstm_training_steps_match_torch():
             opt.step()
         for p_t, p_g in zip(theirs.parameters(), ours.parameters()):
             assert_close(p_g, p_t, **TOL)
+
+
+@pytest.mark.errors
+def test_lstm_second_derivatives_are_refused_clearly():
+    layer = gnn.LSTM(2, 2)
+    out, _ = layer(gt.tensor(values(2, 1, 2)))
+    with pytest.raises(RuntimeError, match="does not support second derivatives"):
+        out.sum().backward(create_graph=True)

@@ -13,7 +13,9 @@ Two things keep the number of operations down:
   previous step;
 - an LSTM step takes one ``sigmoid`` over all four gates' pre-activations and
   slices the forget, input and output gates out of it (the cell gate takes a
-  ``tanh`` of its own slice).
+  ``tanh`` of its own slice);
+- an LSTM layer records one graph node for the whole sequence
+  (:class:`LSTMLayer`), whose backward pass through time is written out.
 
 The parameters have PyTorch's names, shapes, gate order and initialisation,
 so a state dict copies across in both directions.
@@ -25,6 +27,7 @@ import math
 import numbers
 import warnings
 
+from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled
 from glasstorch.nn import functional as F
@@ -33,7 +36,7 @@ from glasstorch.nn.modules.module import Module
 from glasstorch.nn.parameter import Parameter
 from glasstorch.ops.creation import empty, zeros
 from glasstorch.ops.views import cat, stack
-from glasstorch.tensor import Tensor
+from glasstorch.tensor import Tensor, empty_tensor
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
 
@@ -93,12 +96,14 @@ def _gru_step(gi: Tensor, gh: Tensor, h: Tensor) -> Tensor:
 class LSTMLayer(Function):
     """One LSTM layer, in one direction, over the whole sequence: one graph node.
 
-    Built from the same tensor operations as :func:`_lstm_step`, but with the
-    backward pass through time written out by hand, which saves two things a
-    training step of a recurrent model spends most of its Python time on:
+    The same arithmetic as :func:`_lstm_step`, with the backward pass through
+    time written out by hand, which saves what a training step of a recurrent
+    model spends most of its time on:
 
-    - no graph node for each of the dozen operations of every time step (the
-      bookkeeping costs about as much as the small operations themselves);
+    - a step's elementwise work is one ``lstm_cell`` kernel forward and one
+      ``lstm_cell_backward`` backward (see the kernel contract), instead of a
+      dozen small operations and graph nodes, each costing more in Python than
+      in arithmetic;
     - the gradient of ``W_hh`` is one matrix product over all time steps,
       ``dW_hh = sum_t dgates_t^T h_{t-1}``, instead of one small product per step.
 
@@ -123,20 +128,25 @@ class LSTMLayer(Function):
     @staticmethod
     def forward(ctx, projected, h, c, w_hh, b_hh, reverse):
         steps = projected.shape[0]
-        hidden = h.shape[-1]
         inputs = projected.unbind(0)
         order = range(steps - 1, -1, -1) if reverse else range(steps)
         outputs: list[Tensor] = [None] * steps  # type: ignore[list-item]
-        saved = []  # per step, in the order computed: h_prev, c_prev, sigmoid(gates), g, tanh(c)
+        saved = []  # per step, in the order computed: h_prev, c_prev, activations, tanh(c)
+        c = c.contiguous()
         for t in order:
             gates = _affine(h, w_hh, b_hh) + inputs[t]
-            squashed = gates.sigmoid()
-            i, f, _, o = squashed.chunk(4, 1)
-            g = gates.narrow(1, 2 * hidden, hidden).tanh()
-            c_new = f * c + i * g
-            tanh_c = c_new.tanh()
-            saved.append((h, c, squashed, g, tanh_c))
-            h, c = o * tanh_c, c_new
+            h_new, c_new, tanh_c = (empty_tensor(c.shape, c.dtype) for _ in range(3))
+            activations = empty_tensor(gates.shape, gates.dtype)
+            kernels.lstm_cell(
+                h_new._strided(),
+                c_new._strided(),
+                activations._strided(),
+                tanh_c._strided(),
+                gates.contiguous()._strided(),
+                c._strided(),
+            )
+            saved.append((h, c, activations, tanh_c))
+            h, c = h_new, c_new
             outputs[t] = h
         ctx.saved_steps, ctx.order, ctx.w_hh, ctx.has_bias = (
             saved,
@@ -153,29 +163,29 @@ class LSTMLayer(Function):
                 "glasstorch's nn.LSTM does not support second derivatives (create_graph=True)"
             )
         w_hh, steps = ctx.w_hh, len(ctx.order)
-        first_h, first_c = ctx.saved_steps[0][0], ctx.saved_steps[0][1]
-        dh = d_h if d_h is not None else zeros(first_h.shape, dtype=first_h.dtype)
+        first_c = ctx.saved_steps[0][1]
+        dh = d_h if d_h is not None else zeros(first_c.shape, dtype=first_c.dtype)
         dc = d_c if d_c is not None else zeros(first_c.shape, dtype=first_c.dtype)
         per_output = d_outputs.unbind(0) if d_outputs is not None else None
         grads: list[Tensor] = [None] * steps  # type: ignore[list-item]
-        for t, (_, c_prev, squashed, g, tanh_c) in zip(
+        for t, (_, c_prev, activations, tanh_c) in zip(
             reversed(ctx.order), reversed(ctx.saved_steps)
         ):
             if per_output is not None:
                 dh = dh + per_output[t]
-            i, f, _, o = squashed.chunk(4, 1)
-            dc = dc + dh * o * (1 - tanh_c * tanh_c)
-            d_gates = cat(
-                [
-                    dc * g * i * (1 - i),
-                    dc * c_prev * f * (1 - f),
-                    dc * i * (1 - g * g),
-                    dh * tanh_c * o * (1 - o),
-                ],
-                1,
+            d_gates = empty_tensor(activations.shape, activations.dtype)
+            d_c_prev = empty_tensor(c_prev.shape, c_prev.dtype)
+            kernels.lstm_cell_backward(
+                d_gates._strided(),
+                d_c_prev._strided(),
+                dh.contiguous()._strided(),
+                dc.contiguous()._strided(),
+                activations._strided(),
+                tanh_c._strided(),
+                c_prev._strided(),
             )
             grads[t] = d_gates
-            dc = dc * f
+            dc = d_c_prev
             dh = d_gates.matmul(w_hh)
         d_projected = stack(grads)
         d_w_hh = d_b_hh = None
@@ -523,6 +533,10 @@ class LSTM(RNNBase):
         input_size, hidden_size, num_layers, bias, batch_first, dropout,
         bidirectional: as for :class:`RNN`.
         proj_size: must be 0 (projections are not supported in glasstorch).
+
+    Unlike PyTorch on the CPU, glasstorch's LSTM does not support second
+    derivatives (``create_graph=True``): each layer is one graph node whose
+    backward is written out (:class:`LSTMLayer`), which makes training faster.
 
     Shape (``D = 2`` if bidirectional else 1):
         - input: ``(L, N, H_in)``, ``(N, L, H_in)`` with ``batch_first``, or
