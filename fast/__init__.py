@@ -83,6 +83,7 @@ FAMILIES = (
     ("linalg", "LinalgKernels"),
     ("indexing", "IndexingKernels"),
     ("nn", "NNKernels"),
+    ("rnn", "LSTMCellKernels"),
     ("optim", "OptimKernels"),
     ("rng", "RandomKernels"),
     ("threads", "ThreadKernels"),

@@ -408,6 +408,58 @@ class Kernels:
         """
         raise NotImplementedError
 
+    # ------------------------------------------------------------- LSTM cell
+    # One LSTM time step's elementwise work, forward and backward, so that a
+    # step of nn.LSTM is a matrix product and one kernel call rather than a
+    # dozen small operations. Every argument is a contiguous (B, H) or
+    # (B, 4H) tensor of one float dtype; the gates are in PyTorch's order
+    # i, f, g, o along the last dimension.
+    def lstm_cell(
+        self,
+        h: Strided,
+        c: Strided,
+        activations: Strided,
+        tanh_c: Strided,
+        gates: Strided,
+        c_prev: Strided,
+    ) -> None:
+        """One LSTM step from the gates' pre-activations ``gates`` ``(B, 4H)``.
+
+        Writes ``activations`` ``(B, 4H)`` = ``[sigmoid(i), sigmoid(f), tanh(g),
+        sigmoid(o)]`` of the four slices of ``gates``, then, elementwise over
+        ``(B, H)``::
+
+            c      = f * c_prev + i * g
+            tanh_c = tanh(c)
+            h      = o * tanh_c
+
+        ``activations`` and ``tanh_c`` are what :meth:`lstm_cell_backward` needs.
+        """
+        raise NotImplementedError
+
+    def lstm_cell_backward(
+        self,
+        d_gates: Strided,
+        d_c_prev: Strided,
+        d_h: Strided,
+        d_c: Strided,
+        activations: Strided,
+        tanh_c: Strided,
+        c_prev: Strided,
+    ) -> None:
+        """The gradient of :meth:`lstm_cell` with respect to ``gates`` and ``c_prev``.
+
+        ``d_h`` and ``d_c`` ``(B, H)`` are the gradients reaching the step's
+        ``h`` and ``c`` (``d_c`` from the next step only). With ``i, f, g, o``
+        the slices of ``activations``::
+
+            dc = d_c + d_h * o * (1 - tanh_c^2)
+            d_gates  = [dc * g * i (1 - i), dc * c_prev * f (1 - f),
+                        dc * i * (1 - g^2), d_h * tanh_c * o (1 - o)]
+            d_c_prev = dc * f
+        """
+        raise NotImplementedError
+
     # -------------------------------------------------------------- optimizers
     # One fused kernel per optimizer: it updates a parameter and its state
     # buffers in place, element by element, following PyTorch's update rule.

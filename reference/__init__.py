@@ -24,7 +24,7 @@ from .creation import CreationKernels
 from .elementwise import ElementwiseKernels
 from .indexing import IndexingKernels
 from .linalg import LinalgKernels
-from .nn import NNKernels
+from .nn import LSTMCellKernels, NNKernels
 from .optim import OptimKernels
 from .random import RandomKernels
 from .reductions import ReductionKernels
@@ -38,6 +38,7 @@ class ReferenceKernels(
     LinalgKernels,
     IndexingKernels,
     NNKernels,
+    LSTMCellKernels,
     OptimKernels,
     RandomKernels,
     ThreadKernels,

@@ -106,3 +106,80 @@ def _class_weight(weight: Strided | None, label: int) -> float:
     if weight is None:
         return 1.0
     return memory(weight)[weight.offset + label * weight.strides[0]]
+
+
+# ------------------------------------------------------------------ LSTM cell
+def _sigmoid(x: float) -> float:
+    """``1 / (1 + e^-x)``, without overflow for large ``|x|``."""
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+class LSTMCellKernels:
+    """One LSTM step's elementwise work and its gradient (contiguous rows)."""
+
+    def lstm_cell(
+        self,
+        h: Strided,
+        c: Strided,
+        activations: Strided,
+        tanh_c: Strided,
+        gates: Strided,
+        c_prev: Strided,
+    ) -> None:
+        batch, hidden = h.shape
+        store = converter(h.buffer.dtype)
+        h_mem, c_mem, act_mem, t_mem = memory(h), memory(c), memory(activations), memory(tanh_c)
+        g_mem, cp_mem = memory(gates), memory(c_prev)
+        for b in range(batch):
+            row4, row = b * 4 * hidden, b * hidden  # contiguous: element (b, j) at b * width + j
+            for j in range(hidden):
+                at = [gates.offset + row4 + k * hidden + j for k in range(4)]
+                i = _sigmoid(g_mem[at[0]])
+                f = _sigmoid(g_mem[at[1]])
+                g = math.tanh(g_mem[at[2]])
+                o = _sigmoid(g_mem[at[3]])
+                for k, value in enumerate((i, f, g, o)):
+                    act_mem[activations.offset + row4 + k * hidden + j] = store(value)
+                cell = f * cp_mem[c_prev.offset + row + j] + i * g
+                c_mem[c.offset + row + j] = store(cell)
+                t_mem[tanh_c.offset + row + j] = store(math.tanh(cell))
+                h_mem[h.offset + row + j] = store(o * math.tanh(cell))
+
+    def lstm_cell_backward(
+        self,
+        d_gates: Strided,
+        d_c_prev: Strided,
+        d_h: Strided,
+        d_c: Strided,
+        activations: Strided,
+        tanh_c: Strided,
+        c_prev: Strided,
+    ) -> None:
+        batch, hidden = d_h.shape
+        store = converter(d_gates.buffer.dtype)
+        dg_mem, dcp_mem, dh_mem, dc_mem = (
+            memory(d_gates),
+            memory(d_c_prev),
+            memory(d_h),
+            memory(d_c),
+        )
+        act_mem, t_mem, cp_mem = memory(activations), memory(tanh_c), memory(c_prev)
+        for b in range(batch):
+            row4, row = b * 4 * hidden, b * hidden
+            for j in range(hidden):
+                i, f, g, o = (act_mem[activations.offset + row4 + k * hidden + j] for k in range(4))
+                t = t_mem[tanh_c.offset + row + j]
+                dh = dh_mem[d_h.offset + row + j]
+                dc = dc_mem[d_c.offset + row + j] + dh * o * (1 - t * t)
+                grads = (
+                    dc * g * i * (1 - i),
+                    dc * cp_mem[c_prev.offset + row + j] * f * (1 - f),
+                    dc * i * (1 - g * g),
+                    dh * t * o * (1 - o),
+                )
+                for k, value in enumerate(grads):
+                    dg_mem[d_gates.offset + row4 + k * hidden + j] = store(value)
+                dcp_mem[d_c_prev.offset + row + j] = store(dc * f)

@@ -81,6 +81,9 @@ class Workload:
             Python loops would take minutes on the big sizes.
         target: the issue's target for it, if any.
         rtol, atol: how close each backend's result must be to NumPy's.
+        oracle: whose result the others are checked against: ``"numpy"`` (a
+            hand-written NumPy version), or ``"torch"`` for a model with no
+            NumPy version (PyTorch, built from the same weights).
     """
 
     name: str
@@ -95,6 +98,7 @@ class Workload:
     target: Target | None = None
     rtol: float = 1e-5
     atol: float = 1e-6
+    oracle: str = "numpy"
 
     def throughput(self, seconds: float) -> float | None:
         """Work per second in :attr:`unit` (GFLOP/s or GB/s), or ``None``."""
@@ -388,12 +392,244 @@ def mlp_step(
     )
 
 
+# ------------------------------------------------------------- sequence models
+#: Characters in the vocabulary of the sequence-model workloads (tiny Shakespeare's 65).
+VOCABULARY = 65
+
+
+def expected_result(workload: Workload, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """The oracle's result for ``inputs``, which every backend's first result must match.
+
+    NumPy's hand-written version for most workloads; PyTorch's, from the same
+    weights, for a model with no NumPy version (``workload.oracle == "torch"``).
+
+    Raises:
+        BackendUnavailable: when the oracle is PyTorch and it is not installed.
+    """
+    from glasstorch.bench.backends import as_numpy, numpy_backend, torch_backend
+
+    if workload.oracle == "numpy":
+        return as_numpy(workload.build(numpy_backend(), inputs)())
+    torch = torch_backend(threads=1)
+    if torch is None:
+        raise BackendUnavailable(
+            "PyTorch, which this workload is checked against, is not installed"
+        )
+    return as_numpy(workload.build(torch, inputs)())
+
+
+def _token_inputs(batch: int, steps: int) -> InputMaker:
+    """A batch of token sequences, the next-token targets, and a seed for the weights."""
+
+    def make(rng: np.random.Generator) -> dict[str, np.ndarray]:
+        tokens = rng.integers(0, VOCABULARY, (batch, steps + 1), dtype=np.int64)
+        return {
+            "x": tokens[:, :-1].copy(),
+            "y": tokens[:, 1:].copy(),
+            "weight_seed": np.array(int(rng.integers(0, 2**31))),
+        }
+
+    return make
+
+
+def _load_same_weights(lib, model, seed: int) -> None:
+    """Overwrite ``model``'s weights with values drawn from a seeded NumPy generator, in
+    parameter order, so that glasstorch and PyTorch start from the same model. Each
+    weight is uniform on ``[-k, k]``, ``k = 1 / sqrt(fan_in)``; norms keep ones and zeros."""
+    rng = np.random.default_rng(seed)
+    with lib.no_grad():
+        for name, param in model.named_parameters():
+            if "norm" in name or name.split(".")[-2:-1] in (["ln_1"], ["ln_2"], ["ln_f"]):
+                continue
+            bound = 1.0 / np.sqrt(param.shape[-1])
+            values = rng.uniform(-bound, bound, tuple(param.shape)).astype(np.float32)
+            param.copy_(lib.from_numpy(values))
+
+
+def _framework(backend: Backend):
+    """``(lib, nn, F, optim)`` of a glasstorch or PyTorch backend; NumPy has no version."""
+    if backend.kind == "numpy":
+        raise BackendUnavailable("no NumPy version of this model: it is checked against PyTorch")
+    lib = backend.module
+    nn = importlib.import_module(f"{lib.__name__}.nn")
+    optim = importlib.import_module(f"{lib.__name__}.optim")
+    return lib, nn, nn.functional, optim
+
+
+def _training_step(model, optimizer, loss_of, x, y):
+    """One step: zero the gradients, forward, loss, backward, update. Returns the loss
+    and this step's gradients (what is checked against the oracle)."""
+
+    def step():
+        optimizer.zero_grad()
+        loss = loss_of(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return (loss, *(p.grad for p in model.parameters()))
+
+    return step
+
+
+def _build_lstm_char(hidden: int) -> Builder:
+    def build(backend: Backend, inputs: dict[str, np.ndarray]) -> Callable[[], object]:
+        lib, nn, F, optim = _framework(backend)
+
+        class CharLSTM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(VOCABULARY, hidden)
+                self.lstm = nn.LSTM(hidden, hidden, num_layers=2, batch_first=True)
+                self.head = nn.Linear(hidden, VOCABULARY)
+
+            def forward(self, tokens):
+                output, _ = self.lstm(self.embed(tokens))
+                return self.head(output)
+
+        model = CharLSTM()
+        _load_same_weights(lib, model, int(inputs["weight_seed"]))
+        optimizer = optim.Adam(model.parameters(), lr=2e-3)
+
+        def loss_of(logits, targets):
+            return F.cross_entropy(logits.reshape(-1, VOCABULARY), targets.reshape(-1))
+
+        x, y = lib.from_numpy(inputs["x"]), lib.from_numpy(inputs["y"])
+        return _training_step(model, optimizer, loss_of, x, y)
+
+    return build
+
+
+def lstm_char_step(hidden: int, steps: int, batch: int, target: Target | None = None) -> Workload:
+    """One training step of a character-level language model: Embedding(65, hidden),
+    a 2-layer LSTM (hidden units each), Linear(hidden, 65), cross-entropy, Adam.
+
+    The flops counted are the LSTM's matrix products (4 gates, 2 layers, input
+    and hidden parts), forward and backward (twice forward).
+    """
+    per_layer = 2.0 * batch * steps * (4 * hidden) * (hidden + hidden)
+    return Workload(
+        name=f"lstm-char-step-h{hidden}-t{steps}-b{batch}",
+        family="lstm-char-step",
+        size=f"2 layers, hidden {hidden}, sequence {steps}, batch {batch}",
+        description=(
+            "one training step of a char LSTM: Embedding, 2-layer LSTM, Linear, "
+            "cross-entropy, Adam(lr=2e-3)"
+        ),
+        make_inputs=_token_inputs(batch, steps),
+        build=_build_lstm_char(hidden),
+        work=3 * 2 * per_layer,
+        unit=GFLOPS,
+        reference_ok=hidden * steps * batch <= 2**12,
+        target=target,
+        rtol=1e-3,
+        atol=1e-5,
+        oracle="torch",
+    )
+
+
+def _build_gpt_mini(layers: int, heads: int, width: int, context: int) -> Builder:
+    def build(backend: Backend, inputs: dict[str, np.ndarray]) -> Callable[[], object]:
+        lib, nn, F, optim = _framework(backend)
+
+        class SelfAttention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c_attn = nn.Linear(width, 3 * width)
+                self.c_proj = nn.Linear(width, width)
+
+            def forward(self, x):
+                b, t, c = x.shape
+                q, k, v = self.c_attn(x).split(width, dim=2)
+                q, k, v = (z.view(b, t, heads, c // heads).transpose(1, 2) for z in (q, k, v))
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                return self.c_proj(y.transpose(1, 2).contiguous().view(b, t, c))
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln_1 = nn.LayerNorm(width)
+                self.attn = SelfAttention()
+                self.ln_2 = nn.LayerNorm(width)
+                self.mlp = nn.Sequential(
+                    nn.Linear(width, 4 * width),
+                    nn.GELU(approximate="tanh"),
+                    nn.Linear(4 * width, width),
+                )
+
+            def forward(self, x):
+                x = x + self.attn(self.ln_1(x))
+                return x + self.mlp(self.ln_2(x))
+
+        class GPT(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.wte = nn.Embedding(VOCABULARY, width)
+                self.wpe = nn.Embedding(context, width)
+                self.blocks = nn.ModuleList([Block() for _ in range(layers)])
+                self.ln_f = nn.LayerNorm(width)
+                self.lm_head = nn.Linear(width, VOCABULARY, bias=False)
+
+            def forward(self, tokens):
+                positions = lib.arange(tokens.shape[1])
+                x = self.wte(tokens) + self.wpe(positions)
+                for block in self.blocks:
+                    x = block(x)
+                return self.lm_head(self.ln_f(x))
+
+        model = GPT()
+        _load_same_weights(lib, model, int(inputs["weight_seed"]))
+        optimizer = optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+
+        def loss_of(logits, targets):
+            return F.cross_entropy(logits.view(-1, VOCABULARY), targets.view(-1))
+
+        x, y = lib.from_numpy(inputs["x"]), lib.from_numpy(inputs["y"])
+        return _training_step(model, optimizer, loss_of, x, y)
+
+    return build
+
+
+def gpt_mini_step(
+    layers: int, heads: int, width: int, context: int, batch: int, target: Target | None = None
+) -> Workload:
+    """One training step of a nanoGPT-style model: token and position embeddings,
+    pre-norm blocks (causal self-attention, a 4x MLP with tanh-GELU), a final
+    LayerNorm and a linear head, cross-entropy, AdamW.
+
+    The flops counted are the matrix products (the linear layers and the two
+    attention products), forward and backward (twice forward).
+    """
+    tokens = batch * context
+    linear = 2.0 * tokens * width * (3 * width + width + 4 * width + 4 * width)
+    attention = 2.0 * 2 * batch * context * context * width
+    head = 2.0 * tokens * width * VOCABULARY
+    return Workload(
+        name=f"gpt-mini-step-l{layers}-w{width}-t{context}-b{batch}",
+        family="gpt-mini-step",
+        size=f"{layers} layers, {heads} heads, width {width}, context {context}, batch {batch}",
+        description=(
+            "one training step of a GPT-mini: embeddings, pre-norm attention/MLP blocks, "
+            "LayerNorm, Linear head, cross-entropy, AdamW(lr=3e-4, weight_decay=0.1)"
+        ),
+        make_inputs=_token_inputs(batch, context),
+        build=_build_gpt_mini(layers, heads, width, context),
+        work=3 * (layers * (linear + attention) + head),
+        unit=GFLOPS,
+        reference_ok=width * context * batch <= 2**11,
+        target=target,
+        rtol=1e-3,
+        atol=1e-5,
+        oracle="torch",
+    )
+
+
 # --------------------------------------------------------------------- registry
 #: The targets of issue 4 (fast tier vs PyTorch), as time ratios.
 MATMUL_TARGET = Target("1.0x PyTorch's throughput (first bar 0.5x)", goal=1.0, first_bar=2.0)
 MLP_TARGET = Target("at most PyTorch's time (first bar 1.25x)", goal=1.0, first_bar=1.25)
 ADD_TARGET = Target("0.9x PyTorch's bandwidth or better", goal=1 / 0.9)
 OVERHEAD_TARGET = Target("within 5x PyTorch's per-op time", goal=5.0)
+LSTM_TARGET = Target("at most 1.25x PyTorch's time (first bar 2x)", goal=1.25, first_bar=2.0)
+GPT_TARGET = Target("at most PyTorch's time (first bar 1.5x)", goal=1.0, first_bar=1.5)
 
 
 def workload_registry(quick: bool = False) -> list[Workload]:
@@ -412,6 +648,9 @@ def workload_registry(quick: bool = False) -> list[Workload]:
             total(2**18),
             softmax(256, 256),
             mlp_step(32, 784, 32, 10),
+            # sequence models
+            lstm_char_step(hidden=32, steps=8, batch=4),
+            gpt_mini_step(layers=2, heads=2, width=32, context=16, batch=4),
         ]
     return [
         matmul(128),
@@ -426,6 +665,9 @@ def workload_registry(quick: bool = False) -> list[Workload]:
         total(2**22),
         softmax(1024, 1024),
         mlp_step(128, 784, 256, 10, MLP_TARGET),
+        # sequence models
+        lstm_char_step(hidden=256, steps=64, batch=32, target=LSTM_TARGET),
+        gpt_mini_step(layers=4, heads=4, width=128, context=64, batch=16, target=GPT_TARGET),
     ]
 
 

@@ -41,6 +41,18 @@ from glasstorch.nn.modules import (
     Tanh,
     Unflatten,
 )
+from glasstorch.nn.modules.attention import MultiheadAttention
+from glasstorch.nn.modules.rnn import (
+    GRU,
+    LSTM,
+    RNN,
+    GRUCell,
+    LSTMCell,
+    RNNBase,
+    RNNCell,
+    RNNCellBase,
+)
+from glasstorch.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
 from glasstorch.nn.parameter import Parameter
 
 __all__ = [
@@ -79,4 +91,16 @@ __all__ = [
     "functional",
     "init",
     "utils",
+    # Sequence models.
+    "GRU",
+    "GRUCell",
+    "LSTM",
+    "LSTMCell",
+    "RNN",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
+    "MultiheadAttention",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
 ]

@@ -13,6 +13,7 @@ from glasstorch.nn.modules.activation import (
     Softplus,
     Tanh,
 )
+from glasstorch.nn.modules.attention import MultiheadAttention
 from glasstorch.nn.modules.batchnorm import BatchNorm1d
 from glasstorch.nn.modules.container import ModuleDict, ModuleList, Sequential
 from glasstorch.nn.modules.dropout import Dropout
@@ -29,7 +30,20 @@ from glasstorch.nn.modules.loss import (
 )
 from glasstorch.nn.modules.module import Module
 from glasstorch.nn.modules.normalization import LayerNorm
+
+# Sequence models: recurrent layers and cells, attention.
+from glasstorch.nn.modules.rnn import (
+    GRU,
+    LSTM,
+    RNN,
+    GRUCell,
+    LSTMCell,
+    RNNBase,
+    RNNCell,
+    RNNCellBase,
+)
 from glasstorch.nn.modules.sparse import Embedding
+from glasstorch.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
     "BCELoss",
@@ -63,4 +77,16 @@ __all__ = [
     "Softplus",
     "Tanh",
     "Unflatten",
+    # Sequence models.
+    "GRU",
+    "GRUCell",
+    "LSTM",
+    "LSTMCell",
+    "RNN",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
+    "MultiheadAttention",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
 ]

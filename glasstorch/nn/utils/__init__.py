@@ -1,5 +1,6 @@
-"""``nn.utils``: gradient clipping and parameter/vector conversion."""
+"""``nn.utils``: gradient clipping, parameter/vector conversion and ``rnn`` (padding sequences)."""
 
+from glasstorch.nn.utils import rnn
 from glasstorch.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_
 from glasstorch.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 
@@ -8,4 +9,5 @@ __all__ = [
     "clip_grad_value_",
     "parameters_to_vector",
     "vector_to_parameters",
+    "rnn",
 ]

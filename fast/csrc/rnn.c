@@ -1,0 +1,136 @@
+/* rnn.c: one LSTM time step's elementwise work, forward and backward
+ * (reference/nn.py, LSTMCellKernels, says the same in Python).
+ *
+ * Forward, for each row b and unit j, with the gates' pre-activations in
+ * PyTorch's order i, f, g, o (four blocks of H along the row):
+ *
+ *     i, f, o = sigmoid(...), g = tanh(...)
+ *     c = f * c_prev + i * g,   tanh_c = tanh(c),   h = o * tanh_c
+ *
+ * Backward, from the gradients d_h and d_c reaching h and c:
+ *
+ *     dc = d_c + d_h * o * (1 - tanh_c^2)
+ *     d_gates = [dc g i(1-i), dc c_prev f(1-f), dc i (1-g^2), d_h tanh_c o(1-o)]
+ *     d_c_prev = dc * f
+ *
+ * Fusing is the point: a step of nn.LSTM becomes one matrix product and one
+ * call here, instead of a dozen small operations that each cost more in
+ * Python than in arithmetic. A step is small (B x H, e.g. 32 x 256), so the
+ * loops run on one thread; the j loop is contiguous in every array and
+ * float32 uses gt_math.h's branch-free sigmoid and tanh, so it vectorises.
+ */
+#include <math.h>
+
+#include "gt_common.h"
+#include "gt_math.h"
+#include "rnn.h"
+
+static inline double gt_sigmoid_f64_rnn(double x)
+{
+    if (x >= 0) return 1.0 / (1.0 + exp(-x));
+    const double e = exp(x);
+    return e / (1.0 + e);
+}
+
+#define SIGMOID_F32 gt_sigmoid_f32
+#define TANH_F32 gt_tanh_f32
+#define SIGMOID_F64 gt_sigmoid_f64_rnn
+#define TANH_F64 tanh
+
+/* The element pointer of a contiguous view. */
+#define AT(CTYPE, v) ((CTYPE *)(v)->data + (v)->offset)
+
+/* One function per float type, from one body. */
+#define DEFINE_LSTM_CELL(SUFFIX, CTYPE, SIGMOID, TANH)                                           \
+    static void lstm_cell_##SUFFIX(gt_view *h, gt_view *c, gt_view *act, gt_view *tanh_c,       \
+                                   const gt_view *gates, const gt_view *c_prev)                  \
+    {                                                                                            \
+        const int64_t batch = h->shape[0], hidden = h->shape[1];                                 \
+        for (int64_t b = 0; b < batch; b++) {                                                    \
+            const CTYPE *z = AT(const CTYPE, gates) + b * 4 * hidden;                            \
+            CTYPE *a = AT(CTYPE, act) + b * 4 * hidden;                                          \
+            const CTYPE *cp = AT(const CTYPE, c_prev) + b * hidden;                              \
+            CTYPE *cc = AT(CTYPE, c) + b * hidden, *tc = AT(CTYPE, tanh_c) + b * hidden;         \
+            CTYPE *hh = AT(CTYPE, h) + b * hidden;                                               \
+            for (int64_t j = 0; j < hidden; j++) {                                               \
+                const CTYPE i = SIGMOID(z[j]), f = SIGMOID(z[hidden + j]);                       \
+                const CTYPE g = TANH(z[2 * hidden + j]), o = SIGMOID(z[3 * hidden + j]);         \
+                a[j] = i, a[hidden + j] = f, a[2 * hidden + j] = g, a[3 * hidden + j] = o;       \
+                const CTYPE cell = f * cp[j] + i * g, t = TANH(cell);                            \
+                cc[j] = cell, tc[j] = t, hh[j] = o * t;                                          \
+            }                                                                                    \
+        }                                                                                        \
+    }                                                                                            \
+                                                                                                 \
+    static void lstm_cell_backward_##SUFFIX(gt_view *d_gates, gt_view *d_c_prev,                \
+                                            const gt_view *d_h, const gt_view *d_c,              \
+                                            const gt_view *act, const gt_view *tanh_c,           \
+                                            const gt_view *c_prev)                               \
+    {                                                                                            \
+        const int64_t batch = d_h->shape[0], hidden = d_h->shape[1];                             \
+        for (int64_t b = 0; b < batch; b++) {                                                    \
+            const CTYPE *a = AT(const CTYPE, act) + b * 4 * hidden;                              \
+            const CTYPE *tc = AT(const CTYPE, tanh_c) + b * hidden;                              \
+            const CTYPE *cp = AT(const CTYPE, c_prev) + b * hidden;                              \
+            const CTYPE *dh = AT(const CTYPE, d_h) + b * hidden;                                 \
+            const CTYPE *dcn = AT(const CTYPE, d_c) + b * hidden;                                \
+            CTYPE *dz = AT(CTYPE, d_gates) + b * 4 * hidden;                                     \
+            CTYPE *dcp = AT(CTYPE, d_c_prev) + b * hidden;                                       \
+            for (int64_t j = 0; j < hidden; j++) {                                               \
+                const CTYPE i = a[j], f = a[hidden + j], g = a[2 * hidden + j];                  \
+                const CTYPE o = a[3 * hidden + j], t = tc[j];                                    \
+                const CTYPE dc = dcn[j] + dh[j] * o * (1 - t * t);                               \
+                dz[j] = dc * g * i * (1 - i);                                                    \
+                dz[hidden + j] = dc * cp[j] * f * (1 - f);                                       \
+                dz[2 * hidden + j] = dc * i * (1 - g * g);                                       \
+                dz[3 * hidden + j] = dh[j] * t * o * (1 - o);                                    \
+                dcp[j] = dc * f;                                                                 \
+            }                                                                                    \
+        }                                                                                        \
+    }
+
+DEFINE_LSTM_CELL(f32, float, SIGMOID_F32, TANH_F32)
+DEFINE_LSTM_CELL(f64, double, SIGMOID_F64, TANH_F64)
+
+/* Whether every view is 2-D, contiguous and of `dtype`. */
+static int contiguous_2d(int dtype, const gt_view *const *views, int count)
+{
+    for (int k = 0; k < count; k++) {
+        const gt_view *v = views[k];
+        if (v->dtype != dtype || v->ndim != 2 || v->strides[1] != 1 ||
+            v->strides[0] != v->shape[1])
+            return 0;
+    }
+    return 1;
+}
+
+int gt_lstm_cell(gt_view *h, gt_view *c, gt_view *activations, gt_view *tanh_c,
+                 const gt_view *gates, const gt_view *c_prev)
+{
+    const gt_view *all[] = {h, c, activations, tanh_c, gates, c_prev};
+    const int dtype = h->dtype;
+    if (!contiguous_2d(dtype, all, 6)) return -1;
+    if (dtype == GT_FLOAT32)
+        lstm_cell_f32(h, c, activations, tanh_c, gates, c_prev);
+    else if (dtype == GT_FLOAT64)
+        lstm_cell_f64(h, c, activations, tanh_c, gates, c_prev);
+    else
+        return -1;
+    return 0;
+}
+
+int gt_lstm_cell_backward(gt_view *d_gates, gt_view *d_c_prev, const gt_view *d_h,
+                          const gt_view *d_c, const gt_view *activations,
+                          const gt_view *tanh_c, const gt_view *c_prev)
+{
+    const gt_view *all[] = {d_gates, d_c_prev, d_h, d_c, activations, tanh_c, c_prev};
+    const int dtype = d_h->dtype;
+    if (!contiguous_2d(dtype, all, 7)) return -1;
+    if (dtype == GT_FLOAT32)
+        lstm_cell_backward_f32(d_gates, d_c_prev, d_h, d_c, activations, tanh_c, c_prev);
+    else if (dtype == GT_FLOAT64)
+        lstm_cell_backward_f64(d_gates, d_c_prev, d_h, d_c, activations, tanh_c, c_prev);
+    else
+        return -1;
+    return 0;
+}
