@@ -199,6 +199,10 @@ int = int32  # noqa: A001
 
 __version__ = "0.1.0"
 
+# ---- Names that real PyTorch programs use (device queries, sorting, einsum, ...)
+from glasstorch import accelerator, backends, cuda  # noqa: E402
+from glasstorch.devices import get_default_device, set_default_device  # noqa: E402
+
 
 def set_num_threads(int: _builtins.int) -> None:  # noqa: A002 - PyTorch's argument name
     """Let each operation use up to ``int`` threads (the fast tier's OpenMP pool).

@@ -60,6 +60,8 @@ class device:  # noqa: N801 - PyTorch's name
             raise RuntimeError(
                 f"Expected one of cpu, cuda device type at start of device string: {spec}"
             )
+        if number and not number.isdigit():
+            raise RuntimeError(f"Invalid device string: '{spec}'")
         self.type = kind
         self.index = int(number) if number else index
 
