@@ -421,6 +421,17 @@ class Tensor:
 
         return tensor_repr(self)
 
+    def __format__(self, format_spec: str) -> str:
+        """``f"{loss:.4f}"``: a 0-d tensor formats as its Python number.
+
+        As in PyTorch, a 0-d tensor formats as ``item()`` does (even with an
+        empty spec, so ``f"{loss}"`` reads ``0.25``, not ``tensor(0.2500)``);
+        any other tensor accepts only the empty spec, which gives its repr.
+        """
+        if self.dim() == 0:
+            return format(self.item(), format_spec)
+        return object.__format__(self, format_spec)
+
     def __len__(self) -> int:
         if self.dim() == 0:
             raise TypeError("len() of a 0-d tensor")
