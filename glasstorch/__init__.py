@@ -202,6 +202,8 @@ __version__ = "0.1.0"
 # ---- Names that real PyTorch programs use (device queries, sorting, einsum, ...)
 from glasstorch import accelerator, backends, cuda  # noqa: E402
 from glasstorch.devices import get_default_device, set_default_device  # noqa: E402
+from glasstorch.ops import more_methods as _more_methods  # noqa: E402, F401
+from glasstorch.ops.sorting import argsort, msort, sort, topk  # noqa: E402
 
 
 def set_num_threads(int: _builtins.int) -> None:  # noqa: A002 - PyTorch's argument name
