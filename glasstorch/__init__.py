@@ -203,6 +203,7 @@ __version__ = "0.1.0"
 from glasstorch import accelerator, backends, cuda  # noqa: E402
 from glasstorch.devices import get_default_device, set_default_device  # noqa: E402
 from glasstorch.ops import more_methods as _more_methods  # noqa: E402, F401
+from glasstorch.ops.sampling import bernoulli, multinomial, normal  # noqa: E402
 from glasstorch.ops.sorting import argsort, msort, sort, topk  # noqa: E402
 
 

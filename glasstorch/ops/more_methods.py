@@ -7,7 +7,7 @@ attaches a function (sorting, einsum, ...) to :class:`Tensor`, so
 
 from __future__ import annotations
 
-from glasstorch.ops import sorting
+from glasstorch.ops import sampling, sorting
 from glasstorch.ops.methods import _inplace
 from glasstorch.tensor import Tensor
 
@@ -16,6 +16,10 @@ _METHODS = {
     "argsort": sorting.argsort,
     "msort": sorting.msort,
     "topk": sorting.topk,
+    # sampling
+    "multinomial": sampling.multinomial,
+    "bernoulli": sampling.bernoulli,
+    "bernoulli_": sampling.bernoulli_,
 }
 for _name, _function in _METHODS.items():
     setattr(Tensor, _name, _function)
