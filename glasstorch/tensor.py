@@ -131,10 +131,17 @@ class Tensor:
 
     __array_priority__ = 1000  # numpy scalars defer to our operators
 
+    def __new__(cls, *args, **kwargs):
+        """The legacy constructor ``Tensor(data)`` / ``Tensor(*sizes)``, in the default dtype.
+
+        See :mod:`glasstorch.ops.legacy`; new code calls :func:`glasstorch.tensor`.
+        """
+        from glasstorch.ops.legacy import legacy_tensor
+
+        return legacy_tensor(_dtype.get_default_dtype(), args, kwargs)
+
     def __init__(self, *args, **kwargs):
-        raise TypeError(
-            "create tensors with glasstorch.tensor(data), glasstorch.zeros(shape) and friends"
-        )
+        pass  # __new__ built the tensor (Tensor._make never calls __init__)
 
     # What a new tensor starts with, besides its metadata: no gradient, no
     # history, no hooks. These are class-level defaults that an instance
