@@ -9,6 +9,7 @@ function:
 * :mod:`~glasstorch.fast.elementwise`: fill, copy, unary, binary, where;
 * :mod:`~glasstorch.fast.creation`: allocate, arange, linspace;
 * :mod:`~glasstorch.fast.rng`: Philox 4x32-10 and the random kernels;
+* :mod:`~glasstorch.fast.sorting`: a stable merge sort of each slice;
 * :mod:`~glasstorch.fast.optim`: one fused update per optimizer;
 * :mod:`~glasstorch.fast.reductions`, :mod:`~glasstorch.fast.linalg`,
   :mod:`~glasstorch.fast.indexing`, :mod:`~glasstorch.fast.nn`: the rest;
@@ -86,6 +87,7 @@ FAMILIES = (
     ("rnn", "LSTMCellKernels"),
     ("optim", "OptimKernels"),
     ("rng", "RandomKernels"),
+    ("sorting", "SortingKernels"),
     ("threads", "ThreadKernels"),
 )
 

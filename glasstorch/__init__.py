@@ -199,6 +199,44 @@ int = int32  # noqa: A001
 
 __version__ = "0.1.0"
 
+# ---- Names that real PyTorch programs use (device queries, sorting, einsum, ...)
+from glasstorch import accelerator, backends, cuda, linalg  # noqa: E402
+from glasstorch.devices import get_default_device, set_default_device  # noqa: E402
+from glasstorch.linalg import tensor_norm as norm  # noqa: E402
+from glasstorch.ops import more_methods as _more_methods  # noqa: E402, F401
+from glasstorch.ops import out as _out  # noqa: E402
+from glasstorch.ops.einsum import einsum  # noqa: E402
+from glasstorch.ops.legacy import (  # noqa: E402
+    BoolTensor,
+    ByteTensor,
+    DoubleTensor,
+    FloatTensor,
+    IntTensor,
+    LongTensor,
+)
+from glasstorch.ops.sampling import bernoulli, multinomial, normal  # noqa: E402
+from glasstorch.ops.shaping import (  # noqa: E402
+    cumprod,
+    diag,
+    diagonal,
+    ger,
+    log2,
+    log10,
+    outer,
+    roll,
+    tile,
+    trace,
+    tril,
+    triu,
+)
+from glasstorch.ops.sorting import argsort, msort, sort, topk  # noqa: E402
+
+# out= on the public functions, keepdims= on the reductions (see glasstorch/ops/out.py).
+for _name in _out.WITH_OUT:
+    globals()[_name] = _out.accepts_out(globals()[_name])
+for _name in _out.KEEPDIMS_METHODS:
+    setattr(Tensor, _name, _out.accepts_keepdims(getattr(Tensor, _name)))
+
 
 def set_num_threads(int: _builtins.int) -> None:  # noqa: A002 - PyTorch's argument name
     """Let each operation use up to ``int`` threads (the fast tier's OpenMP pool).

@@ -254,6 +254,20 @@ class Kernels:
         """Running sum of ``a`` along ``dim``; ``out`` has a's shape."""
         raise NotImplementedError
 
+    def sort(
+        self, values: Strided, indices: Strided, a: Strided, dim: int, descending: bool
+    ) -> None:
+        """Stable sort of each 1-D slice of ``a`` along ``dim``.
+
+        ``values`` (a's dtype) and ``indices`` (int64) have a's shape:
+        ``values`` holds each slice in ascending order (descending when
+        ``descending``) and ``indices`` where each value was in the slice.
+        Equal elements keep their order in either direction. NaN counts as
+        larger than every number (last ascending, first descending), as in
+        PyTorch. ``values`` and ``indices`` do not overlap ``a``.
+        """
+        raise NotImplementedError
+
     def softmax(self, out: Strided, a: Strided, dim: int, log: bool) -> None:
         """Softmax of ``a`` along ``dim`` (``log_softmax`` when ``log`` is true).
 

@@ -21,7 +21,7 @@ def _float_formatter(values: list[float]):
     nonzero = [v for v in finite if v != 0]
     whole = all(v == math.floor(v) for v in finite)
     if whole:
-        if nonzero and max(nonzero) > 1e8:
+        if nonzero and (max(nonzero) / min(nonzero) > 1000 or max(nonzero) > 1e8):
             return lambda v: _special(v) or f"{v:.4e}"
         return lambda v: _special(v) or f"{v:.0f}."
     if nonzero and (
@@ -75,7 +75,7 @@ def _render(array, fmt, width: int, indent: int, summarize: bool) -> str:
     if array.ndim == 1:
         items = [fmt(v).rjust(width) for v in array.tolist()]
         if summarize and len(items) > 2 * EDGE_ITEMS:
-            items = items[:EDGE_ITEMS] + ["..."] + items[-EDGE_ITEMS:]
+            items = items[:EDGE_ITEMS] + [" ..."] + items[-EDGE_ITEMS:]
         # Wrap long rows at the line width, as PyTorch does.
         per_line = max(1, (LINE_WIDTH - indent) // (width + 2))
         lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
@@ -113,4 +113,19 @@ def tensor_repr(tensor, prefix: str = "tensor(") -> str:
         suffixes.append(f"grad_fn=<{tensor.grad_fn.name()}>")
     elif tensor.requires_grad:
         suffixes.append("requires_grad=True")
-    return prefix + body + "".join(", " + s for s in suffixes) + ")"
+    return _with_suffixes(prefix + body, suffixes, len(prefix))
+
+
+def _with_suffixes(text: str, suffixes: list[str], indent: int) -> str:
+    """Append ``, dtype=...``, ``, grad_fn=...``: each goes on the current line if
+    it fits in the line width, else on a new line indented under ``tensor(``
+    (PyTorch's rule, which counts the last line as two characters longer)."""
+    last_line = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line + len(suffix) + 2 > LINE_WIDTH:
+            text += ",\n" + " " * indent + suffix
+            last_line = indent + len(suffix)
+        else:
+            text += ", " + suffix
+            last_line += len(suffix) + 2
+    return text + ")"

@@ -60,6 +60,8 @@ class device:  # noqa: N801 - PyTorch's name
             raise RuntimeError(
                 f"Expected one of cpu, cuda device type at start of device string: {spec}"
             )
+        if number and not number.isdigit():
+            raise RuntimeError(f"Invalid device string: '{spec}'")
         self.type = kind
         self.index = int(number) if number else index
 
@@ -129,10 +131,17 @@ class Tensor:
 
     __array_priority__ = 1000  # numpy scalars defer to our operators
 
+    def __new__(cls, *args, **kwargs):
+        """The legacy constructor ``Tensor(data)`` / ``Tensor(*sizes)``, in the default dtype.
+
+        See :mod:`glasstorch.ops.legacy`; new code calls :func:`glasstorch.tensor`.
+        """
+        from glasstorch.ops.legacy import legacy_tensor
+
+        return legacy_tensor(_dtype.get_default_dtype(), args, kwargs)
+
     def __init__(self, *args, **kwargs):
-        raise TypeError(
-            "create tensors with glasstorch.tensor(data), glasstorch.zeros(shape) and friends"
-        )
+        pass  # __new__ built the tensor (Tensor._make never calls __init__)
 
     # What a new tensor starts with, besides its metadata: no gradient, no
     # history, no hooks. These are class-level defaults that an instance
@@ -418,6 +427,17 @@ class Tensor:
         from glasstorch._printing import tensor_repr
 
         return tensor_repr(self)
+
+    def __format__(self, format_spec: str) -> str:
+        """``f"{loss:.4f}"``: a 0-d tensor formats as its Python number.
+
+        As in PyTorch, a 0-d tensor formats as ``item()`` does (even with an
+        empty spec, so ``f"{loss}"`` reads ``0.25``, not ``tensor(0.2500)``);
+        any other tensor accepts only the empty spec, which gives its repr.
+        """
+        if self.dim() == 0:
+            return format(self.item(), format_spec)
+        return object.__format__(self, format_spec)
 
     def __len__(self) -> int:
         if self.dim() == 0:

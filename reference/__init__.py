@@ -15,6 +15,7 @@ The kernels are grouped by family, one module each:
 * :mod:`~glasstorch.reference.nn`: the fused cross-entropy and its gradient;
 * :mod:`~glasstorch.reference.optim`: one fused update per optimizer;
 * :mod:`~glasstorch.reference.random`: Philox 4x32-10 and the random kernels;
+* :mod:`~glasstorch.reference.sorting`: a stable sort of each slice;
 * :mod:`~glasstorch.reference.threads`: the thread count (always one thread here).
 """
 
@@ -28,6 +29,7 @@ from .nn import LSTMCellKernels, NNKernels
 from .optim import OptimKernels
 from .random import RandomKernels
 from .reductions import ReductionKernels
+from .sorting import SortingKernels
 from .threads import ThreadKernels
 
 
@@ -41,6 +43,7 @@ class ReferenceKernels(
     LSTMCellKernels,
     OptimKernels,
     RandomKernels,
+    SortingKernels,
     ThreadKernels,
     Kernels,
 ):

@@ -20,6 +20,7 @@ from glasstorch import _dtype
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
+from glasstorch.nn import loss_nodes
 from glasstorch.ops import inplace as _inplace
 from glasstorch.ops import pointwise
 from glasstorch.ops.core import strided_as
@@ -560,6 +561,10 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error: ``(input - target) ** 2``, reduced."""
     _check_reduction(reduction)
     _warn_on_broadcast(input, target)
+    return loss_nodes.MseLoss.apply(_mse_formula, (reduction,), input, target)
+
+
+def _mse_formula(input: Tensor, target: Tensor, reduction: str) -> Tensor:
     difference = input - target
     return _reduce(difference * difference, reduction)
 
@@ -582,6 +587,10 @@ def smooth_l1_loss(
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _warn_on_broadcast(input, target)
+    return loss_nodes.SmoothL1Loss.apply(_smooth_l1_formula, (reduction, beta), input, target)
+
+
+def _smooth_l1_formula(input: Tensor, target: Tensor, reduction: str, beta: float) -> Tensor:
     distance = (input - target).abs()
     if beta == 0:
         return _reduce(distance, reduction)
@@ -600,6 +609,10 @@ def huber_loss(
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _warn_on_broadcast(input, target)
+    return loss_nodes.HuberLoss.apply(_huber_formula, (reduction, delta), input, target)
+
+
+def _huber_formula(input: Tensor, target: Tensor, reduction: str, delta: float) -> Tensor:
     distance = (input - target).abs()
     losses = where(distance < delta, distance * distance * 0.5, (distance - 0.5 * delta) * delta)
     return _reduce(losses, reduction)
@@ -699,6 +712,12 @@ def nll_loss(
     classes = rows.shape[1]
     _check_weight(weight, classes)
     _check_targets_in_range(flat_target, classes, ignore_index)
+    options = (ignore_index, reduction)
+    return loss_nodes.NllLoss.apply(_nll_formula, options, input, target, weight)
+
+
+def _nll_formula(input, target, weight, ignore_index: int, reduction: str) -> Tensor:
+    rows, flat_target = _rows_of_classes(input, target)
     kept = flat_target != ignore_index
     picked = rows.gather(1, where(kept, flat_target, 0).unsqueeze(1)).squeeze(1)
     weights = _sample_weights(flat_target, weight, ignore_index, rows.dtype)
@@ -956,6 +975,10 @@ def binary_cross_entropy(
         )
     if input.numel() and bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    return loss_nodes.BinaryCrossEntropy.apply(_bce_formula, (reduction,), input, target, weight)
+
+
+def _bce_formula(input, target, weight, reduction: str) -> Tensor:
     losses = BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         losses = losses * weight
@@ -984,6 +1007,12 @@ def binary_cross_entropy_with_logits(
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})"
         )
+    return loss_nodes.BinaryCrossEntropyWithLogits.apply(
+        _bce_with_logits_formula, (reduction,), input, target, weight, pos_weight
+    )
+
+
+def _bce_with_logits_formula(input, target, weight, pos_weight, reduction: str) -> Tensor:
     if pos_weight is None:
         positive = 1.0
     else:

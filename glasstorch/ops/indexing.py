@@ -389,6 +389,10 @@ def geometry_positions(shape, strides, offset: int) -> Tensor:
 # ----------------------------------------------------------- x[key] parsing
 
 
+#: Integer dtypes whose 0-d tensors index like an int (uint8 ones are masks).
+_INDEX_INTS = (_dtype.int64, _dtype.int32)
+
+
 def _normalize_key(key) -> tuple:
     """Turn any subscript into a tuple of items (lists become int64/bool tensors)."""
     from glasstorch.ops.creation import tensor
@@ -397,6 +401,13 @@ def _normalize_key(key) -> tuple:
         key = (key,)
     items = []
     for item in key:
+        if isinstance(item, Tensor) and item._shape == () and item.dtype in _INDEX_INTS:
+            # A 0-d integer tensor indexes like the int it holds: basic indexing, a view
+            # (as in PyTorch), not a gather.
+            items.append(item.item())
+            continue
+        if isinstance(item, range):
+            item = list(item)  # a range indexes like the list of its values
         if isinstance(item, (list,)):
             item = tensor(item) if item else tensor(item, dtype=_dtype.int64)
             if item.dtype.is_floating_point:
@@ -571,12 +582,29 @@ class Index(Function):
         return flat.reshape(ctx.input_shape), None, None
 
 
+def _single_integer(key):
+    """The int of a key that is one integer (``x[3]``, ``x[ix]`` with a 0-d int
+    tensor ``ix``), else None.
+
+    A speed trick, "the commonest key first": such a key is ``select(0, i)``,
+    so ``getitem`` and ``setitem`` take it straight there without parsing.
+    """
+    if type(key) is int:
+        return key
+    if type(key) is Tensor and key._shape == () and key.dtype in _INDEX_INTS:
+        return key.item()
+    return None
+
+
 def getitem(x: Tensor, key) -> Tensor:
     """``x[key]``: a view for basic keys, a gathered copy for advanced ones."""
     if x.dim() == 0 and isinstance(key, int):
         raise IndexError(
             "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
         )
+    index = _single_integer(key) if x._shape else None
+    if index is not None and -x._shape[0] <= index < x._shape[0]:
+        return x.select(0, index)
     view, advanced = _apply_basic(x, _normalize_key(key))
     if not advanced:
         from glasstorch.ops.views import alias
@@ -632,6 +660,11 @@ def setitem(x: Tensor, key, value) -> None:
         from glasstorch.ops.creation import tensor
 
         value = tensor(value, dtype=x.dtype)
+    index = _single_integer(key) if x._shape else None
+    if index is not None and -x._shape[0] <= index < x._shape[0]:
+        view = x.select(0, index)  # the commonest key first (see _single_integer)
+        view.copy_(value) if isinstance(value, Tensor) else view.fill_(value)
+        return
     view, advanced = _apply_basic(x, _normalize_key(key))
     if not advanced:
         view.copy_(value) if isinstance(value, Tensor) else view.fill_(value)

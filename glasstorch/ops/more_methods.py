@@ -1,0 +1,45 @@
+"""Tensor methods for the operations real PyTorch programs use beyond the core.
+
+A second table in the style of :mod:`glasstorch.ops.methods`: each line
+attaches a function (sorting, einsum, ...) to :class:`Tensor`, so
+``x.sort()`` and ``torch.sort(x)`` are the same code.
+"""
+
+from __future__ import annotations
+
+from glasstorch import linalg
+from glasstorch.ops import sampling, shaping, sorting
+from glasstorch.ops.methods import _inplace
+from glasstorch.tensor import Tensor
+
+_METHODS = {
+    "sort": sorting.sort,
+    "argsort": sorting.argsort,
+    "msort": sorting.msort,
+    "topk": sorting.topk,
+    # sampling
+    "multinomial": sampling.multinomial,
+    "bernoulli": sampling.bernoulli,
+    "bernoulli_": sampling.bernoulli_,
+    # matrices and layout
+    "tril": shaping.tril,
+    "triu": shaping.triu,
+    "diagonal": shaping.diagonal,
+    "diag": shaping.diag,
+    "trace": shaping.trace,
+    "outer": shaping.outer,
+    "ger": shaping.outer,
+    "repeat": shaping.repeat,
+    "tile": shaping.tile,
+    "roll": shaping.roll,
+    "cumprod": shaping.cumprod,
+    "log2": shaping.log2,
+    "log10": shaping.log10,
+    "norm": linalg.tensor_norm,
+}
+for _name, _function in _METHODS.items():
+    setattr(Tensor, _name, _function)
+
+_INPLACE = ["tril", "triu", "cumprod", "log2", "log10"]
+for _name in _INPLACE:
+    setattr(Tensor, _name + "_", _inplace(_METHODS[_name], _name + "_"))

@@ -1,0 +1,116 @@
+"""The ``out=`` and ``keepdims=`` arguments of the public functions, in one place.
+
+PyTorch's functions accept ``out=``, a tensor the result is written into, and
+the reductions accept ``keepdims=`` as another spelling of ``keepdim=``.
+Rather than each operation handling them, :func:`accepts_out` wraps a
+public function once (``glasstorch/__init__.py`` applies it to the names in
+:data:`WITH_OUT`): the operation computes its result as usual, then the
+wrapper writes it into ``out``, following PyTorch's rules:
+
+* no autograd: if grad mode is on and an input requires grad, it refuses;
+* the result's dtype must be castable to ``out``'s (float into int is refused);
+* a shape mismatch resizes ``out`` (with PyTorch's warning, unless ``out``
+  had no elements);
+* the call returns ``out`` itself (a tuple of outs for ``max(dim=...)``,
+  ``sort``, ``topk``).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+
+from glasstorch import _dtype
+from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
+from glasstorch.tensor import Tensor
+
+
+def _requires_grad(values) -> bool:
+    for value in values:
+        if isinstance(value, Tensor) and value.requires_grad:
+            return True
+        if isinstance(value, (list, tuple)) and _requires_grad(value):
+            return True
+    return False
+
+
+def _write(result: Tensor, out: Tensor) -> None:
+    """Copy ``result`` into ``out``, resizing ``out`` if its shape differs."""
+    if not _dtype.can_cast(result.dtype, out.dtype):
+        raise RuntimeError(
+            f"result type {result.dtype.title} can't be cast to the desired output type "
+            f"{out.dtype.title}"
+        )
+    if out.shape != result.shape:
+        if out.numel() != 0:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out.shape)}, which does not match the required output shape "
+                f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
+                "release outputs will not be resized unless they have zero elements. You can "
+                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                "with t.resize_(0).",
+                UserWarning,
+                stacklevel=4,
+            )
+        from glasstorch.ops.creation import empty
+
+        out.data = empty(tuple(result.shape), dtype=out.dtype)
+    with no_grad():
+        out.copy_(result)
+
+
+def accepts_out(function):
+    """``function`` with ``out=`` (and ``keepdims=`` if it has ``keepdim``) added."""
+    has_keepdim = "keepdim" in inspect.signature(function).parameters
+    name = function.__name__
+
+    @functools.wraps(function)
+    def wrapper(*args, out=None, **kwargs):
+        if has_keepdim and "keepdims" in kwargs:
+            kwargs["keepdim"] = kwargs.pop("keepdims")
+        if out is None:
+            return function(*args, **kwargs)
+        if is_grad_enabled() and _requires_grad((*args, *kwargs.values())):
+            raise RuntimeError(
+                f"{name}(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad."
+            )
+        result = function(*args, **kwargs)
+        if isinstance(result, tuple):
+            for part, target in zip(result, out):
+                _write(part, target)
+            return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+        _write(result, out)
+        return out
+
+    return wrapper
+
+
+def accepts_keepdims(method):
+    """A method with ``keepdims=`` as another spelling of ``keepdim=``."""
+
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        if "keepdims" in kwargs:
+            kwargs["keepdim"] = kwargs.pop("keepdims")
+        return method(*args, **kwargs)
+
+    return wrapper
+
+
+#: The public functions that take ``out=`` (those of PyTorch's that common programs use).
+WITH_OUT = (
+    "abs add all amax amin any argmax argmin bernoulli bmm cat ceil clamp clip concat concatenate cos "
+    "cumprod cumsum div dot eq exp expm1 floor floor_divide gather ge gt index_select le log "
+    "log10 log1p log2 logical_and logical_not logical_or logical_xor logsumexp lt matmul max "
+    "maximum mean min minimum mm mul multinomial mv ne neg normal outer pow prod reciprocal "
+    "remainder round rsqrt sigmoid sign sin sort sqrt square stack std sub sum tanh topk tril "
+    "triu true_divide trunc var where"
+).split()
+
+#: Methods whose ``keepdim`` PyTorch also accepts as ``keepdims``.
+KEEPDIMS_METHODS = (
+    "sum mean prod amax amin max min std var logsumexp argmax argmin all any"
+).split()

@@ -1,0 +1,169 @@
+"""Sampling from distributions: multinomial, normal, bernoulli.
+
+Every random number comes from the Philox generator through the contract's
+random kernels (``rand``, ``randn``), so a seed gives the same samples on every
+tier; the rest is arithmetic on existing operations.
+
+* ``multinomial`` with replacement inverts the cumulative distribution: a
+  uniform ``u`` picks the first category whose running total exceeds
+  ``u * total``. Without replacement it runs an *exponential race*: each
+  category draws ``E = -log(u) / p`` (exponential with rate ``p``) and the
+  ``num_samples`` smallest ``E`` win, which draws categories one after the
+  other in proportion to the remaining probabilities.
+* ``normal`` is ``mean + std * randn``; ``bernoulli`` is ``rand < p``.
+
+These use PyTorch's distributions and error messages, not its random stream:
+the numbers differ from PyTorch's for the same seed.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+from glasstorch import _dtype
+from glasstorch.ops.creation import fill_random, randn
+from glasstorch.ops.sorting import sort
+from glasstorch.tensor import Tensor, empty_tensor
+
+
+def _uniform(shape, generator) -> Tensor:
+    """Uniform float64 numbers in ``[0, 1)`` from the generator (no autograd)."""
+    return fill_random(empty_tensor(tuple(shape), _dtype.float64), "uniform", generator, 0.0, 1.0)
+
+
+def _check_distribution(input: Tensor, num_samples: int, replacement: bool) -> None:
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            "multinomial only supports floating-point dtypes for input, "
+            f"got: {input.dtype.legacy_name.replace('Tensor', '')}"
+        )
+    if input.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > input.shape[-1]:
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
+    values = input.detach()
+    if not bool(((values >= 0) & (values < math.inf)).all()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if not bool((values.sum(-1) > 0).all()):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
+def multinomial(
+    input: Tensor, num_samples: int, replacement: bool = False, *, generator=None
+) -> Tensor:
+    """Draw ``num_samples`` category indices from the weights in each row of ``input``.
+
+    Args:
+        input: non-negative weights, shape ``(C,)`` or ``(N, C)`` (need not sum to 1).
+        num_samples: how many indices to draw per row.
+        replacement: draw with replacement (otherwise each index at most once).
+        generator: the :class:`~glasstorch.Generator` to draw from.
+
+    Returns:
+        int64 indices of shape ``(num_samples,)`` or ``(N, num_samples)``.
+
+    Example:
+        >>> torch.multinomial(torch.tensor([0.1, 0.9]), 4, replacement=True)
+    """
+    _check_distribution(input, num_samples, replacement)
+    weights = input.detach().to(_dtype.float64)
+    rows = weights.reshape(-1, weights.shape[-1])
+    if replacement:
+        samples = _with_replacement(rows, num_samples, generator)
+    else:
+        samples = _without_replacement(rows, num_samples, generator)
+    return samples.reshape(*input.shape[:-1], num_samples)
+
+
+def _with_replacement(rows: Tensor, num_samples: int, generator) -> Tensor:
+    """Invert each row's cumulative distribution at ``num_samples`` uniform points."""
+    running = rows.cumsum(-1)  # (N, C)
+    total = running[:, -1:]  # (N, 1): the row's sum, exactly where the running sum ends
+    targets = _uniform((rows.shape[0], num_samples), generator) * total  # (N, S)
+    # The category is how many running totals lie at or below the target.
+    passed = (running.unsqueeze(1) <= targets.unsqueeze(2)).sum(-1)  # (N, S)
+    return passed.clamp(max=rows.shape[1] - 1)
+
+
+def _without_replacement(rows: Tensor, num_samples: int, generator) -> Tensor:
+    """The exponential race: the ``num_samples`` smallest ``-log(u) / p`` win, in order."""
+    arrivals = -_uniform(rows.shape, generator).log() / rows  # p = 0 arrives at inf
+    return sort(arrivals, -1, stable=True).indices[:, :num_samples]
+
+
+def _result_dtype(*values):
+    tensors = [v for v in values if isinstance(v, Tensor)]
+    if not tensors:
+        return _dtype.get_default_dtype()
+    return _dtype.result_type(*tensors) if len(tensors) > 1 else tensors[0].dtype
+
+
+def _check_std(std) -> None:
+    smallest = float(std.detach().min()) if isinstance(std, Tensor) and std.numel() else std
+    if not isinstance(std, Tensor) and std < 0 or isinstance(std, Tensor) and smallest < 0:
+        shown = int(smallest) if float(smallest).is_integer() else smallest
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {shown}")
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):
+    """Normal random numbers with the given ``mean`` and ``std``.
+
+    The overloads of PyTorch:
+
+    * ``normal(mean_tensor, std_tensor)``: one number per element of the
+      broadcast shape;
+    * ``normal(mean_tensor, std=1.0)`` and ``normal(mean=0.0, std_tensor)``;
+    * ``normal(mean, std, size)`` with two numbers: a tensor of ``size``
+      (default dtype unless ``dtype`` is given).
+
+    Gradients flow to tensor ``mean`` and ``std`` (``d out / d std`` is the
+    standard normal draw).
+    """
+    _check_std(std)
+    if size is not None or not (isinstance(mean, Tensor) or isinstance(std, Tensor)):
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments: give size")
+        shape = tuple(size) if not isinstance(size, builtins.int) else (size,)
+        out = randn(shape, generator=generator, dtype=dtype) * std + mean
+        return out.requires_grad_(requires_grad) if requires_grad else out
+    from glasstorch.ops.core import broadcast
+
+    shape = broadcast(mean, std)
+    noise = randn(shape, generator=generator, dtype=_result_dtype(mean, std))
+    return mean + noise * std
+
+
+def _check_probabilities(p) -> None:
+    values = p.detach() if isinstance(p, Tensor) else p
+    ok = bool(((values >= 0) & (values <= 1)).all()) if isinstance(p, Tensor) else 0 <= p <= 1
+    if not ok:
+        raise RuntimeError(
+            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+            "message be improved?  If so, please report an enhancement request to PyTorch.)"
+        )
+
+
+def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
+    """0 or 1 for each element: 1 with probability ``input`` (or ``p`` when given).
+
+    The result has ``input``'s shape and dtype and no gradient.
+    """
+    probabilities = input.detach() if p is None else p
+    _check_probabilities(probabilities)
+    draws = _uniform(input.shape, generator)
+    return (draws < probabilities).to(input.dtype)
+
+
+def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
+    """Fill ``self`` in place with 0 or 1, 1 with probability ``p`` (a number or a tensor)."""
+    from glasstorch.ops import inplace
+
+    _check_probabilities(p)
+    draws = _uniform(self.shape, generator)
+    values = (draws < p).to(self.dtype)
+    return inplace.assign_inplace(self, lambda: values)
