@@ -461,3 +461,29 @@ def test_optimizers_with_zero_eps_follow_ieee(name, options):
         return p.detach()
 
     assert_close(run(gt), run(torch))
+
+
+@pytest.mark.math
+@needs_torch
+@pytest.mark.parametrize("low, high", [(0.0, 1.0), (-0.0, 1.0), (-1.0, 0.0), (-1.0, -0.0)])
+def test_clamp_keeps_the_input_on_ties(low, high):
+    ours, theirs = _both(lambda m: m.tensor([0.0, -0.0, 2.0, -2.0]).clamp(low, high))
+    _assert_same_floats(ours, theirs)
+
+
+@pytest.mark.errors
+@needs_torch
+@pytest.mark.parametrize(
+    "source, dtype", [("int64", None), ("int64", "int64"), ("float32", "int32")]
+)
+def test_mean_names_the_dtype_it_cannot_use(source, dtype):
+    def run(m):
+        kwargs = {} if dtype is None else {"dtype": getattr(m, dtype)}
+        return m.arange(3).to(getattr(m, source)).mean(**kwargs)
+
+    assert_same_error(lambda: run(gt), lambda: run(torch), match="could not infer output dtype")
+    message = str(assert_same_error(lambda: run(gt), lambda: run(torch)))
+    try:
+        run(torch)
+    except RuntimeError as error:
+        assert message == str(error)

@@ -731,11 +731,13 @@ class Clamp(Function):
     def forward(ctx, a, low, high):
         ctx.save_for_backward(a)
         ctx.low, ctx.high = low, high
+        # The bound goes first: the kernels keep their second operand on a tie,
+        # and PyTorch's clamp keeps the input (clamp(-0.0, min=0.0) is -0.0).
         out = a
         if low is not None:
-            out = compute_binary("maximum", out, low, _dtype.result_type(a, low))
+            out = compute_binary("maximum", low, out, _dtype.result_type(a, low))
         if high is not None:
-            out = compute_binary("minimum", out, high, _dtype.result_type(out, high))
+            out = compute_binary("minimum", high, out, _dtype.result_type(out, high))
         return out if out is not a else out.clone()
 
     @staticmethod

@@ -126,11 +126,12 @@ class MeanDim(Mean):
 
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Average of all elements, or over ``dim``. Needs a floating dtype."""
+    which = "Input" if dtype is None else "Optional"
     dtype = dtype or input.dtype
     if not dtype.is_floating_point:
         raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {input.dtype.title}"
+            f"mean(): could not infer output dtype. {which} dtype must be either a floating "
+            f"point or complex dtype. Got: {dtype.title}"
         )
     dims = _dims_arg(input, dim)
     return (Mean if dim is None else MeanDim).apply(input, dims, keepdim, dtype)
