@@ -11,7 +11,8 @@ function:
 * :mod:`~glasstorch.fast.rng`: Philox 4x32-10 and the random kernels;
 * :mod:`~glasstorch.fast.optim`: one fused update per optimizer;
 * :mod:`~glasstorch.fast.reductions`, :mod:`~glasstorch.fast.linalg`,
-  :mod:`~glasstorch.fast.indexing`, :mod:`~glasstorch.fast.nn`: the rest;
+  :mod:`~glasstorch.fast.indexing`, :mod:`~glasstorch.fast.nn`,
+  :mod:`~glasstorch.fast.conv`: the rest;
 * :mod:`~glasstorch.fast.threads`: the size of the OpenMP thread pool.
 
 :func:`make_kernels` composes them into one :class:`~glasstorch._kernels.Kernels`.
@@ -83,6 +84,7 @@ FAMILIES = (
     ("linalg", "LinalgKernels"),
     ("indexing", "IndexingKernels"),
     ("nn", "NNKernels"),
+    ("conv", "ConvKernels"),
     ("optim", "OptimKernels"),
     ("rng", "RandomKernels"),
     ("threads", "ThreadKernels"),
