@@ -894,6 +894,14 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         )  # PyTorch raises from deep inside
     if mode != "constant" and value not in (None, 0):
         raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if mode != "constant" and not (len(pad) // 2 + 1 <= input.dim() <= len(pad) // 2 + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+        )
     out = input
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
