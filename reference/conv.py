@@ -37,66 +37,57 @@ class ConvKernels:
     """conv2d and its gradients, im2col and col2im, max and average pooling, batch norm."""
 
     # ------------------------------------------------------------ convolution
+    # The three convolution kernels share one walk: for each output position
+    # (n, o, oh, ow), every tap (c, kh, kw) of the kernel that lands inside the
+    # image. Which taps those are, and where they read, depends only on
+    # (oh, ow): _tap_table works it out once per call (see there).
     def conv2d(self, out, input, weight, bias, stride, padding, dilation, groups):
-        n_size, c_out, oh_size, ow_size = out.shape
-        _, c_in, h_size, w_size = input.shape
-        _, c_group, kh_size, kw_size = weight.shape
-        out_group = c_out // groups
-        x, w = memory(input), memory(weight)
         b = memory(bias) if bias is not None else None
+        x, w = memory(input), memory(weight)
+        table = _tap_table(input, weight, out.shape, stride, padding, dilation)
         values = []
-        for n, o, oh, ow in product(range(n_size), range(c_out), range(oh_size), range(ow_size)):
-            first_channel = (o // out_group) * c_group  # the group's first input channel
+        for o, x_start, w_start, taps in _output_positions(input, weight, out.shape, table, groups):
+            x_start, w_start = input.offset + x_start, weight.offset + w_start
             total = b[bias.offset + o] if b is not None else 0.0
-            for c, kh, kw in product(range(c_group), range(kh_size), range(kw_size)):
-                ih = _tap(oh, kh, stride[0], padding[0], dilation[0])
-                iw = _tap(ow, kw, stride[1], padding[1], dilation[1])
-                if 0 <= ih < h_size and 0 <= iw < w_size:
-                    x_at = input.offset + (((n * c_in + first_channel + c) * h_size + ih) * w_size)
-                    w_at = weight.offset + ((o * c_group + c) * kh_size + kh) * kw_size + kw
-                    total += x[x_at + iw] * w[w_at]
+            for x_at, w_at in taps:
+                total += x[x_start + x_at] * w[w_start + w_at]
             values.append(total)
         _write_all(out, values)
 
     def conv2d_backward_input(
         self, grad_input, grad_output, weight, stride, padding, dilation, groups
     ):
-        n_size, c_in, h_size, w_size = grad_input.shape
-        _, c_out, oh_size, ow_size = grad_output.shape
-        _, c_group, kh_size, kw_size = weight.shape
-        out_group = c_out // groups
         gy, w = memory(grad_output), memory(weight)
+        table = _tap_table(grad_input, weight, grad_output.shape, stride, padding, dilation)
         sums = [0.0] * numel(grad_input.shape)
-        for n, o, oh, ow in product(range(n_size), range(c_out), range(oh_size), range(ow_size)):
-            g = gy[grad_output.offset + ((n * c_out + o) * oh_size + oh) * ow_size + ow]
-            first_channel = (o // out_group) * c_group
-            for c, kh, kw in product(range(c_group), range(kh_size), range(kw_size)):
-                ih = _tap(oh, kh, stride[0], padding[0], dilation[0])
-                iw = _tap(ow, kw, stride[1], padding[1], dilation[1])
-                if 0 <= ih < h_size and 0 <= iw < w_size:
-                    w_at = weight.offset + ((o * c_group + c) * kh_size + kh) * kw_size + kw
-                    x_at = ((n * c_in + first_channel + c) * h_size + ih) * w_size + iw
-                    sums[x_at] += g * w[w_at]
+        position = grad_output.offset  # grad_output is walked in its row-major order
+        shape = grad_output.shape
+        for _, x_start, w_start, taps in _output_positions(
+            grad_input, weight, shape, table, groups
+        ):
+            g = gy[position]
+            position += 1
+            w_start += weight.offset
+            for x_at, w_at in taps:
+                sums[x_start + x_at] += g * w[w_start + w_at]
         _write_all(grad_input, sums)
 
     def conv2d_backward_weight(
         self, grad_weight, grad_output, input, stride, padding, dilation, groups
     ):
-        c_out, c_group, kh_size, kw_size = grad_weight.shape
-        n_size, c_in, h_size, w_size = input.shape
-        _, _, oh_size, ow_size = grad_output.shape
-        out_group = c_out // groups
         gy, x = memory(grad_output), memory(input)
+        table = _tap_table(input, grad_weight, grad_output.shape, stride, padding, dilation)
         sums = [0.0] * numel(grad_weight.shape)
-        for n, o, oh, ow in product(range(n_size), range(c_out), range(oh_size), range(ow_size)):
-            g = gy[grad_output.offset + ((n * c_out + o) * oh_size + oh) * ow_size + ow]
-            first_channel = (o // out_group) * c_group
-            for c, kh, kw in product(range(c_group), range(kh_size), range(kw_size)):
-                ih = _tap(oh, kh, stride[0], padding[0], dilation[0])
-                iw = _tap(ow, kw, stride[1], padding[1], dilation[1])
-                if 0 <= ih < h_size and 0 <= iw < w_size:
-                    x_at = input.offset + ((n * c_in + first_channel + c) * h_size + ih) * w_size
-                    sums[((o * c_group + c) * kh_size + kh) * kw_size + kw] += g * x[x_at + iw]
+        position = grad_output.offset
+        shape = grad_output.shape
+        for _, x_start, w_start, taps in _output_positions(
+            input, grad_weight, shape, table, groups
+        ):
+            g = gy[position]
+            position += 1
+            x_start += input.offset
+            for x_at, w_at in taps:
+                sums[w_start + w_at] += g * x[x_start + x_at]
         _write_all(grad_weight, sums)
 
     def im2col(self, out, input, kernel_size, stride, padding, dilation):
@@ -292,6 +283,52 @@ class ConvKernels:
             _write_all(grad_weight, sums_dy_xhat)
         if grad_bias is not None:
             _write_all(grad_bias, sums_dy)
+
+
+def _tap_table(image, weight, out_shape, stride, padding, dilation):
+    """For each output position ``(oh, ow)``, the taps that land inside the image.
+
+    A list over ``oh * OW + ow`` of lists of ``(input position, weight
+    position)`` pairs, for every input channel ``c`` of one group and tap
+    ``(kh, kw)``: tap ``(kh, kw)`` reads row ``oh * stride - padding + kh *
+    dilation`` (columns alike), and taps in the padding are left out. The
+    positions are row-major, relative to the first channel of the group in the
+    image and to the start of the output channel's kernel in the weight; the
+    callers add where those start (:func:`_output_positions`).
+    """
+    _, _, h_size, w_size = image.shape
+    _, c_group, kh_size, kw_size = weight.shape
+    table = []
+    for oh, ow in product(range(out_shape[2]), range(out_shape[3])):
+        taps = []
+        for c, kh, kw in product(range(c_group), range(kh_size), range(kw_size)):
+            ih = oh * stride[0] - padding[0] + kh * dilation[0]
+            iw = ow * stride[1] - padding[1] + kw * dilation[1]
+            if 0 <= ih < h_size and 0 <= iw < w_size:
+                input_at = (c * h_size + ih) * w_size + iw
+                taps.append((input_at, (c * kh_size + kh) * kw_size + kw))
+        table.append(taps)
+    return table
+
+
+def _output_positions(image, weight, out_shape, table, groups):
+    """Every output position, in row-major order, with the taps it reads.
+
+    Yields ``(o, image start, weight start, taps)``: the output channel, where sample ``n``'s group
+    of input channels starts in the image (``(n * C_in + g * C_in / groups)
+    * H * W``), where output channel ``o``'s kernel starts in the weight
+    (``o * C_in / groups * KH * KW``), and the position's taps from
+    :func:`_tap_table`, relative to those starts.
+    """
+    n_size, c_out, oh_size, ow_size = out_shape
+    _, c_in, h_size, w_size = image.shape
+    kernel_numel = numel(weight.shape[1:])
+    c_group = weight.shape[1]
+    for n, o in product(range(n_size), range(c_out)):
+        group = o // (c_out // groups)
+        image_start = (n * c_in + group * c_group) * h_size * w_size
+        for taps in table:
+            yield o, image_start, o * kernel_numel, taps
 
 
 def _avg_window(out_at, size, kernel_size, stride, padding, count_include_pad, divisor_override):
