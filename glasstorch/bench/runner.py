@@ -540,7 +540,7 @@ def _serve_prepare(
     if backend is None:
         return {"status": "unavailable", "reason": "; ".join(missing.values())}
     inputs = workload.make_inputs(np.random.default_rng(settings.seed))
-    expected = as_numpy(workload.build(numpy_backend(), inputs)())
+    expected = workload.expected(inputs)
     outcome = prepare(workload, backend, inputs, expected, settings)
     if isinstance(outcome, dict):
         return outcome
@@ -651,7 +651,6 @@ def run_benchmarks(settings: BenchSettings) -> dict:
         return run_isolated(settings)
     workloads = select_workloads(settings.patterns, settings.quick)
     backends, missing = in_process_backends(settings)
-    numpy = numpy_backend()
 
     tiers: dict[str, dict] = {}
     if "tier" in settings.backends:
@@ -664,7 +663,7 @@ def run_benchmarks(settings: BenchSettings) -> dict:
         for index, workload in enumerate(workloads, start=1):
             # Same inputs for every backend, drawn once; NumPy's result is the oracle.
             inputs = workload.make_inputs(np.random.default_rng(settings.seed))
-            expected = as_numpy(workload.build(numpy, inputs)())
+            expected = workload.expected(inputs)
             results: dict[str, dict] = {}
             for backend in backends:
                 progress.start(workload, backend.name)
