@@ -62,7 +62,9 @@
 
 /* Size of one thread's im2col tile: with the GEMM's packed A block (144 KiB)
  * and B sliver it stays inside a 1 MiB L2. */
+#ifndef CONV_TILE_BYTES
 #define CONV_TILE_BYTES (256 * 1024)
+#endif
 /* Below this many multiply-adds a convolution runs on one thread: starting a
  * team costs more than it saves. */
 #define CONV_PARALLEL_MIN (1 << 17)
