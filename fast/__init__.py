@@ -12,7 +12,8 @@ function:
 * :mod:`~glasstorch.fast.sorting`: a stable merge sort of each slice;
 * :mod:`~glasstorch.fast.optim`: one fused update per optimizer;
 * :mod:`~glasstorch.fast.reductions`, :mod:`~glasstorch.fast.linalg`,
-  :mod:`~glasstorch.fast.indexing`, :mod:`~glasstorch.fast.nn`: the rest;
+  :mod:`~glasstorch.fast.indexing`, :mod:`~glasstorch.fast.nn`,
+  :mod:`~glasstorch.fast.conv`: the rest;
 * :mod:`~glasstorch.fast.threads`: the size of the OpenMP thread pool.
 
 :func:`make_kernels` composes them into one :class:`~glasstorch._kernels.Kernels`.
@@ -85,6 +86,7 @@ FAMILIES = (
     ("indexing", "IndexingKernels"),
     ("nn", "NNKernels"),
     ("rnn", "LSTMCellKernels"),
+    ("conv", "ConvKernels"),
     ("optim", "OptimKernels"),
     ("rng", "RandomKernels"),
     ("sorting", "SortingKernels"),

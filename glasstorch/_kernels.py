@@ -474,6 +474,243 @@ class Kernels:
         """
         raise NotImplementedError
 
+    # ----------------------------------------------- convolution and pooling
+    # Every kernel of this block works on 2-D images: ``(N, C, H, W)`` views.
+    # The frontend runs the 1-D forms (``conv1d``, ``max_pool1d``) through them
+    # with ``H = 1``. Every view is **contiguous** (row-major, the frontend makes
+    # it so) and of one floating dtype (float32 or float64); ``indices`` are
+    # int64. ``stride``, ``padding`` and ``dilation`` are ``(height, width)``
+    # pairs; the padding is zeros (for pooling: positions outside the image are
+    # never picked). The output's spatial size ``(OH, OW)`` is read from ``out``:
+    # the frontend computes it (including ``ceil_mode``). For convolution,
+    # ``OH = (H + 2 * ph - dh * (KH - 1) - 1) // sh + 1``, and output position
+    # ``(oh, ow)`` with kernel tap ``(kh, kw)`` reads input row
+    # ``oh * sh - ph + kh * dh`` and column ``ow * sw - pw + kw * dw``.
+    def conv2d(
+        self,
+        out: Strided,
+        input: Strided,
+        weight: Strided,
+        bias: Strided | None,
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+        groups: int,
+    ) -> None:
+        """2-D cross-correlation (what deep learning calls convolution).
+
+        ``out`` is ``(N, C_out, OH, OW)``, ``input`` ``(N, C_in, H, W)``,
+        ``weight`` ``(C_out, C_in / groups, KH, KW)``, ``bias`` ``(C_out,)`` or
+        None. Output channel ``o`` belongs to group ``g = o // (C_out / groups)``
+        and sees input channels ``g * C_in / groups`` to ``(g + 1) * C_in / groups``::
+
+            out[n, o, oh, ow] = bias[o] + sum over c, kh, kw of
+                weight[o, c, kh, kw] * input[n, g * C_in / groups + c, ih, iw]
+
+        with ``(ih, iw)`` as in the block comment; taps outside the image
+        read 0. Sums accumulate in at least the input's precision.
+        """
+        raise NotImplementedError
+
+    def conv2d_backward_input(
+        self,
+        grad_input: Strided,
+        grad_output: Strided,
+        weight: Strided,
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+        groups: int,
+    ) -> None:
+        """The gradient of :meth:`conv2d` with respect to its input (overwrites ``grad_input``).
+
+        ``grad_input[n, c, ih, iw]`` is the sum of ``weight[o, c', kh, kw] *
+        grad_output[n, o, oh, ow]`` over every output position and tap that
+        read ``input[n, c, ih, iw]`` in :meth:`conv2d`. Input positions no tap
+        reads (cut off by the stride) get 0. This is also the forward pass of a
+        transposed convolution.
+        """
+        raise NotImplementedError
+
+    def conv2d_backward_weight(
+        self,
+        grad_weight: Strided,
+        grad_output: Strided,
+        input: Strided,
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+        groups: int,
+    ) -> None:
+        """The gradient of :meth:`conv2d` with respect to its weight (overwrites ``grad_weight``).
+
+        ``grad_weight[o, c, kh, kw]`` is the sum over ``n, oh, ow`` of
+        ``grad_output[n, o, oh, ow] * input[n, g * C_in / groups + c, ih, iw]``
+        (0 where the tap falls outside the image). The bias gradient is a plain
+        sum of ``grad_output``, which the frontend takes with :meth:`reduce`.
+        """
+        raise NotImplementedError
+
+    def im2col(
+        self,
+        out: Strided,
+        input: Strided,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+    ) -> None:
+        """Unfold sliding blocks (``F.unfold``): ``out`` is ``(N, C * KH * KW, OH * OW)``.
+
+        ``out[n, (c * KH + kh) * KW + kw, oh * OW + ow] = input[n, c, ih, iw]``,
+        0 where ``(ih, iw)`` is outside the image; ``(OH, OW)`` follow the
+        convolution formula.
+        """
+        raise NotImplementedError
+
+    def col2im(
+        self,
+        out: Strided,
+        columns: Strided,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+    ) -> None:
+        """Fold blocks back into images (``F.fold``), the adjoint of :meth:`im2col`.
+
+        ``out`` is ``(N, C, H, W)`` and ``columns`` ``(N, C * KH * KW, OH * OW)``:
+        every element of ``columns`` is added to the input position
+        :meth:`im2col` read it from (positions outside the image are dropped),
+        so overlapping blocks sum. ``out`` is overwritten.
+        """
+        raise NotImplementedError
+
+    def max_pool2d(
+        self,
+        out: Strided,
+        indices: Strided,
+        input: Strided,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+    ) -> None:
+        """Maximum of each window, and where it is.
+
+        ``out`` and ``indices`` (int64) are ``(N, C, OH, OW)``. The window of
+        ``(oh, ow)`` covers rows ``oh * sh - ph + kh * dh`` (``kh < KH``) and
+        the matching columns, clipped to the image. ``indices`` holds the
+        position of the maximum inside its ``(H, W)`` plane, ``ih * W + iw``;
+        ties keep the first in row-major order, and a NaN counts as the
+        maximum (the last NaN wins, as in PyTorch). An all ``-inf`` window
+        gives ``-inf`` at its first position.
+        """
+        raise NotImplementedError
+
+    def max_pool2d_backward(
+        self, grad_input: Strided, grad_output: Strided, indices: Strided
+    ) -> None:
+        """Route each output gradient to its maximum: ``grad_input`` is overwritten.
+
+        ``grad_input`` is ``(N, C, H, W)``; ``grad_output`` and ``indices`` are
+        ``(N, C, OH, OW)``. ``grad_input[n, c].flat[indices[n, c, oh, ow]] +=
+        grad_output[n, c, oh, ow]``, starting from zeros (windows that share
+        a maximum add up).
+        """
+        raise NotImplementedError
+
+    def avg_pool2d(
+        self,
+        out: Strided,
+        input: Strided,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        count_include_pad: bool,
+        divisor_override: int,
+    ) -> None:
+        """Mean of each window (``out`` is ``(N, C, OH, OW)``), PyTorch's divisor rule.
+
+        The window of ``(oh, ow)`` starts at row ``hs = oh * sh - ph`` and ends
+        at ``he = min(hs + KH, H + ph)`` (columns alike); its sum runs over the
+        part inside the image. The divisor is ``divisor_override`` when it is
+        not 0, else ``(he - hs) * (we - ws)`` with ``count_include_pad`` (the
+        padding counts, a window sticking out past it does not), else the
+        number of elements inside the image. A window with no element inside
+        the image gives 0.
+        """
+        raise NotImplementedError
+
+    def avg_pool2d_backward(
+        self,
+        grad_input: Strided,
+        grad_output: Strided,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        count_include_pad: bool,
+        divisor_override: int,
+    ) -> None:
+        """The gradient of :meth:`avg_pool2d`: ``grad_input`` (overwritten) gets
+        ``grad_output[n, c, oh, ow] / divisor`` at every element of the window."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------ batch normalisation
+    # ``input`` and the gradients are contiguous ``(N, C, L)`` views (the
+    # frontend flattens the spatial dimensions into L); ``mean``, ``invstd``,
+    # ``weight``, ``bias`` and the parameter gradients are ``(C,)``. One float dtype.
+    def batch_norm_stats(self, mean: Strided, var: Strided, input: Strided) -> None:
+        """Per channel ``c``: the mean and the *biased* variance of ``input[:, c, :]``.
+
+        Both sums run in double precision; the variance is the mean of the
+        squared deviations from the mean (two passes), never ``E[x^2] - E[x]^2``.
+        """
+        raise NotImplementedError
+
+    def batch_norm_apply(
+        self,
+        out: Strided,
+        input: Strided,
+        mean: Strided,
+        invstd: Strided,
+        weight: Strided | None,
+        bias: Strided | None,
+    ) -> None:
+        """``out[n, c, l] = (input[n, c, l] - mean[c]) * invstd[c] * weight[c] + bias[c]``.
+
+        A missing ``weight`` is 1, a missing ``bias`` 0.
+        """
+        raise NotImplementedError
+
+    def batch_norm_backward(
+        self,
+        grad_input: Strided | None,
+        grad_weight: Strided | None,
+        grad_bias: Strided | None,
+        grad_output: Strided,
+        input: Strided,
+        mean: Strided,
+        invstd: Strided,
+        weight: Strided | None,
+        training: bool,
+    ) -> None:
+        """The gradients of :meth:`batch_norm_apply`; a None output is not wanted.
+
+        With ``M = N * L``, ``dy = grad_output``, ``xhat = (x - mean) * invstd``
+        and per-channel sums ``sum_dy = sum(dy)``, ``sum_dy_xhat = sum(dy * xhat)``
+        (double precision): ``grad_bias = sum_dy``, ``grad_weight = sum_dy_xhat``
+        and, with ``w = weight[c]`` (1 without weight)::
+
+            training:   grad_input = w * invstd * (dy - sum_dy / M - xhat * sum_dy_xhat / M)
+            evaluation: grad_input = w * invstd * dy
+
+        In training ``mean`` and ``invstd`` came from the batch itself, so the
+        gradient flows through them too; in evaluation they are constants
+        (the running statistics).
+        """
+        raise NotImplementedError
+
     # -------------------------------------------------------------- optimizers
     # One fused kernel per optimizer: it updates a parameter and its state
     # buffers in place, element by element, following PyTorch's update rule.

@@ -13,6 +13,7 @@ The kernels are grouped by family, one module each:
 * :mod:`~glasstorch.reference.indexing`: gather, scatter, index_select, index_put, nonzero;
 * :mod:`~glasstorch.reference.creation`: allocate, arange, linspace;
 * :mod:`~glasstorch.reference.nn`: the fused cross-entropy and its gradient;
+* :mod:`~glasstorch.reference.conv`: convolution, pooling and batch normalisation;
 * :mod:`~glasstorch.reference.optim`: one fused update per optimizer;
 * :mod:`~glasstorch.reference.random`: Philox 4x32-10 and the random kernels;
 * :mod:`~glasstorch.reference.sorting`: a stable sort of each slice;
@@ -21,6 +22,7 @@ The kernels are grouped by family, one module each:
 
 from glasstorch._kernels import Kernels
 
+from .conv import ConvKernels
 from .creation import CreationKernels
 from .elementwise import ElementwiseKernels
 from .indexing import IndexingKernels
@@ -41,6 +43,7 @@ class ReferenceKernels(
     IndexingKernels,
     NNKernels,
     LSTMCellKernels,
+    ConvKernels,
     OptimKernels,
     RandomKernels,
     SortingKernels,

@@ -11,14 +11,36 @@ pytestmark = pytest.mark.demo
 
 
 def test_digit_classifier_learns(capsys):
-    # A shortened run of `make demo`: fewer epochs and a narrower layer, same code.
-    accuracy = demo.run(glasstorch, epochs=3, batch_size=64, hidden=32, lr=1e-2, seed=0)
+    # A shortened run of `make demo --model mlp`: fewer epochs and a narrower layer, same code.
+    accuracy = demo.run(
+        glasstorch, epochs=3, batch_size=64, hidden=32, lr=1e-2, seed=0, model="mlp"
+    )
     assert accuracy >= 0.85
     printed = capsys.readouterr().out
     assert "test accuracy" in printed
     assert "same accuracy" in printed  # the saved and reloaded weights score the same
     if glasstorch.tier == "reference":
         assert "reference tier runs every kernel as a Python loop" in printed
+
+
+def test_convolutional_digit_classifier_learns(capsys):
+    # A shortened run of `make demo` (the CNN): one epoch of the same program.
+    accuracy = demo.run(glasstorch, epochs=1, batch_size=32, lr=1e-2, seed=0)
+    assert accuracy >= 0.85
+    printed = capsys.readouterr().out
+    assert "Conv2d(1, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))" in printed
+    assert "MaxPool2d" in printed
+    assert "same accuracy" in printed
+
+
+def test_demo_model_choice():
+    with pytest.raises(ValueError, match="'cnn' or 'mlp'"):
+        demo.build_model(glasstorch, "resnet")
+    mlp = demo.build_model(glasstorch, "mlp", hidden=8)
+    assert isinstance(mlp[1], glasstorch.nn.Linear) and mlp[1].out_features == 8
+    cnn = demo.build_model(glasstorch, "cnn")
+    assert isinstance(cnn[0], glasstorch.nn.Conv2d)
+    assert tuple(cnn(glasstorch.zeros(2, 1, 8, 8)).shape) == (2, 10)
 
 
 def test_polynomial_fit_matches_the_taylor_shape(capsys):

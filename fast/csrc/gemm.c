@@ -185,6 +185,7 @@ typedef struct {
     int64_t b_rs, b_cs;
     void *c;
     int64_t c_rs, c_cs;
+    int accumulate; /* 1: C += A B (gt_gemm's callers); 0: C = A B */
 } gemm_problem;
 
 static inline int64_t min64(int64_t x, int64_t y) { return x < y ? x : y; }
@@ -387,7 +388,8 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
         const int64_t b_cs = p->b_cs, c_rs = p->c_rs, c_cs = p->c_cs;               \
         for (int64_t i = i0; i < i1; i++) {                                         \
             T *restrict c_row = c + i * c_rs;                                       \
-            for (int64_t j = 0; j < n; j++) c_row[j * c_cs] = 0;                    \
+            if (!p->accumulate)                                                     \
+                for (int64_t j = 0; j < n; j++) c_row[j * c_cs] = 0;                \
             for (int64_t k = 0; k < k_size; k++) {                                  \
                 const T a_ik = a[i * a_rs + k * a_cs];                              \
                 const T *restrict b_row = b + k * b_rs;                             \
@@ -597,7 +599,8 @@ static int gemm_small(const gemm_kind *kind, const gemm_problem *p, int nthreads
                         char *c_tile = c + (is * mr * p->c_rs + js * nr * p->c_cs) * size;
                         kind->kernel(kc, a_packed + is * a_sliver_bytes + pc * mr * size,
                                      b_sliver, c_tile, p->c_rs, p->c_cs,
-                                     min64(mr, m - is * mr), min64(nr, n - js * nr), pc > 0);
+                                     min64(mr, m - is * mr), min64(nr, n - js * nr),
+                                     pc > 0 || p->accumulate);
                     }
                 }
             }
@@ -675,7 +678,7 @@ static int gemm_large(const gemm_kind *kind, const gemm_problem *p, int nthreads
                                 c + ((ic + ir) * p->c_rs + (jc + jr) * p->c_cs) * size;
                             kind->kernel(kc, a_block + ir * kc * size, b_panel + jr * kc * size,
                                          c_tile, p->c_rs, p->c_cs, min64(mr, mc - ir),
-                                         min64(nr, nc - jr), pc > 0);
+                                         min64(nr, nc - jr), pc > 0 || p->accumulate);
                         }
                     }
                 }
@@ -692,7 +695,7 @@ static int gemm_large(const gemm_kind *kind, const gemm_problem *p, int nthreads
 static gemm_problem transposed(const gemm_problem *p)
 {
     gemm_problem t = {p->n, p->m, p->k, p->b, p->b_cs, p->b_rs,
-                      p->a, p->a_cs, p->a_rs, p->c, p->c_cs, p->c_rs};
+                      p->a, p->a_cs, p->a_rs, p->c, p->c_cs, p->c_rs, p->accumulate};
     return t;
 }
 
@@ -759,6 +762,7 @@ static gemm_problem batch_problem(const gt_view *out, const gt_view *a, const gt
     p.c = out->data + pos_out * itemsize;
     p.c_rs = out->strides[out->ndim - 2];
     p.c_cs = out->strides[out->ndim - 1];
+    p.accumulate = 0;
     return p;
 }
 
@@ -807,4 +811,14 @@ void gt_matmul(const gt_view *out, const gt_view *a, const gt_view *b)
             gemm_2d(kind, &p, threads);
         }
     }
+}
+
+void gt_gemm(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int64_t a_rs,
+             int64_t a_cs, const void *b, int64_t b_rs, int64_t b_cs, void *c, int64_t c_rs,
+             int64_t c_cs, int accumulate, int nthreads)
+{
+    if (m == 0 || n == 0) return;
+    const gemm_kind *kind = &GEMM_KINDS[dtype]; /* k = 0 takes the direct loop: zeros */
+    gemm_problem p = {m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, c, c_rs, c_cs, accumulate};
+    gemm_2d(kind, &p, nthreads < 1 ? 1 : nthreads);
 }

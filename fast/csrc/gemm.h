@@ -15,4 +15,13 @@
 void gt_matmul(const gt_view *out, const gt_view *a, const gt_view *b);
 /* cffi-end */
 
+/* For other C kernels (convolution): one 2-D product C (m x n) = A (m x k) B
+ * (k x n), or C += A B with `accumulate`, float32 or float64 (`dtype` is a
+ * GT_* code), operands given by pointer to element (0, 0) and row and column
+ * strides in elements. Runs on up to `nthreads` threads (1 inside a parallel
+ * region of the caller). */
+void gt_gemm(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int64_t a_rs,
+             int64_t a_cs, const void *b, int64_t b_rs, int64_t b_cs, void *c, int64_t c_rs,
+             int64_t c_cs, int accumulate, int nthreads);
+
 #endif /* GT_GEMM_H */

@@ -622,6 +622,164 @@ def gpt_mini_step(
     )
 
 
+# ----------------------------------------------------------- convolutional nets
+# Two training steps of convolutional networks, written once for glasstorch and
+# PyTorch (the model takes the library's ``nn``). NumPy has no convolution, so
+# these workloads have no NumPy column: PyTorch's step from the same weights is
+# the oracle every backend is checked against before it is timed.
+def _lenet5(nn):
+    """LeNet-5 for 1 x 28 x 28 images (MNIST's size), with ReLU and max pooling."""
+    return nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(16 * 5 * 5, 120), nn.ReLU(),
+        nn.Linear(120, 84), nn.ReLU(),
+        nn.Linear(84, 10),
+    )  # fmt: skip
+
+
+def _resnet20(nn):
+    """ResNet-20 for 3 x 32 x 32 images (He et al. 2016, CIFAR-10): a 3x3
+    convolution, three stages of three basic blocks (16, 32, 64 channels; the
+    later stages start with stride 2 and a 1x1 projection shortcut), global
+    average pooling and a linear classifier."""
+
+    class BasicBlock(nn.Module):
+        def __init__(self, c_in: int, c_out: int, stride: int) -> None:
+            super().__init__()
+            self.conv1 = nn.Conv2d(c_in, c_out, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(c_out)
+            self.conv2 = nn.Conv2d(c_out, c_out, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(c_out)
+            self.relu = nn.ReLU()
+            if stride == 1 and c_in == c_out:
+                self.shortcut = nn.Identity()
+            else:
+                self.shortcut = nn.Sequential(
+                    nn.Conv2d(c_in, c_out, 1, stride, bias=False), nn.BatchNorm2d(c_out)
+                )
+
+        def forward(self, x):
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            return self.relu(out + self.shortcut(x))
+
+    layers = [nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU()]
+    c_in = 16
+    for c_out, stride in ((16, 1), (32, 2), (64, 2)):
+        for block in range(3):
+            layers.append(BasicBlock(c_in, c_out, stride if block == 0 else 1))
+            c_in = c_out
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10)]
+    return nn.Sequential(*layers)
+
+
+def _cnn_inputs(make_model, image: tuple[int, ...], batch: int) -> InputMaker:
+    """A batch, its labels and every parameter and buffer of the model, drawn once.
+
+    The weights follow PyTorch's default ranges (uniform in +-1/sqrt(fan_in)),
+    batch norms start at weight 1 and bias 0, running mean 0 and variance 1.
+    """
+
+    def make(rng: np.random.Generator) -> dict[str, np.ndarray]:
+        import glasstorch.nn as gnn
+
+        arrays = {
+            "x": rng.standard_normal((batch, *image), dtype=np.float32),
+            "y": rng.integers(0, 10, batch, dtype=np.int64),
+        }
+        for name, value in make_model(gnn).state_dict().items():
+            shape = tuple(value.shape)
+            if name.endswith("num_batches_tracked"):
+                array = np.zeros(shape, np.int64)
+            elif name.endswith("running_var") or (name.endswith("weight") and len(shape) == 1):
+                array = np.ones(shape, np.float32)
+            elif name.endswith("running_mean") or len(shape) == 1:
+                array = np.zeros(shape, np.float32) if "bn" in name else None
+                if array is None:  # a layer's bias
+                    array = rng.uniform(-0.1, 0.1, shape).astype(np.float32)
+            else:
+                bound = 1.0 / np.sqrt(np.prod(shape[1:]))
+                array = rng.uniform(-bound, bound, shape).astype(np.float32)
+            arrays["state:" + name] = array
+        return arrays
+
+    return make
+
+
+def _cnn_step(make_model, lib, nn, optim, inputs, tensor):
+    """One SGD training step of the model, in ``lib``, from the inputs' weights."""
+    model = make_model(nn)
+    state = {k[len("state:") :]: lib.from_numpy(v.copy()) for k, v in inputs.items() if ":" in k}
+    model.load_state_dict(state)
+    model.train()
+    loss_fn = nn.CrossEntropyLoss()
+    optimizer = optim.SGD(model.parameters(), lr=LEARNING_RATE, momentum=MOMENTUM)
+    x, y = tensor(inputs["x"]), tensor(inputs["y"])
+
+    def step():
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return (loss, *model.parameters())
+
+    return step
+
+
+def _cnn_builder(make_model) -> Builder:
+    def build(backend: Backend, inputs: dict[str, np.ndarray]) -> Callable[[], object]:
+        if backend.kind == "numpy":
+            raise BackendUnavailable("NumPy has no convolution (PyTorch is this workload's oracle)")
+        lib = backend.module
+        nn = importlib.import_module(f"{lib.__name__}.nn")
+        optim = importlib.import_module(f"{lib.__name__}.optim")
+        return _cnn_step(make_model, lib, nn, optim, inputs, backend.tensor)
+
+    return build
+
+
+def cnn_step(
+    name: str, make_model, image: tuple[int, ...], batch: int, description: str, target=None
+) -> Workload:
+    """One training step of a convolutional network: forward, backward, SGD (momentum 0.9)."""
+    return Workload(
+        name=f"{name}-step-b{batch}",
+        family=f"{name}-step",
+        size=f"{'x'.join(str(s) for s in image)}, batch {batch}",
+        description=description,
+        make_inputs=_cnn_inputs(make_model, image, batch),
+        build=_cnn_builder(make_model),
+        reference_ok=False,  # minutes per step in pure Python
+        target=target,
+        rtol=1e-3,
+        atol=1e-4,
+        oracle="torch",
+    )
+
+
+def lenet5_step(batch: int = 64, target: Target | None = None) -> Workload:
+    """LeNet-5 training step, 1x28x28, SGD."""
+    return cnn_step(
+        "lenet5", _lenet5, (1, 28, 28), batch,
+        "one training step of LeNet-5 (two 5x5 convolutions with max pooling, three "
+        f"linear layers), CrossEntropyLoss, SGD(lr={LEARNING_RATE}, momentum={MOMENTUM})",
+        target,
+    )  # fmt: skip
+
+
+def resnet20_step(batch: int = 32, target: Target | None = None) -> Workload:
+    """ResNet-20 (CIFAR) training step, 3x32x32."""
+    return cnn_step(
+        "resnet20", _resnet20, (3, 32, 32), batch,
+        "one training step of ResNet-20 for CIFAR (19 3x3 convolutions with batch norm, "
+        f"global average pooling), CrossEntropyLoss, SGD(lr={LEARNING_RATE}, "
+        f"momentum={MOMENTUM})",
+        target,
+    )  # fmt: skip
+
+
 # --------------------------------------------------------------------- registry
 #: The targets of issue 4 (fast tier vs PyTorch), as time ratios.
 MATMUL_TARGET = Target("1.0x PyTorch's throughput (first bar 0.5x)", goal=1.0, first_bar=2.0)
@@ -630,6 +788,8 @@ ADD_TARGET = Target("0.9x PyTorch's bandwidth or better", goal=1 / 0.9)
 OVERHEAD_TARGET = Target("within 5x PyTorch's per-op time", goal=5.0)
 LSTM_TARGET = Target("at most 1.25x PyTorch's time (first bar 2x)", goal=1.25, first_bar=2.0)
 GPT_TARGET = Target("at most PyTorch's time (first bar 1.5x)", goal=1.0, first_bar=1.5)
+LENET_TARGET = Target("at most PyTorch's time (first bar 1.5x)", goal=1.0, first_bar=1.5)
+RESNET_TARGET = Target("at most 1.25x PyTorch's time (first bar 2x)", goal=1.25, first_bar=2.0)
 
 
 def workload_registry(quick: bool = False) -> list[Workload]:
@@ -665,6 +825,9 @@ def workload_registry(quick: bool = False) -> list[Workload]:
         total(2**22),
         softmax(1024, 1024),
         mlp_step(128, 784, 256, 10, MLP_TARGET),
+        # convolutional networks
+        lenet5_step(64, LENET_TARGET),
+        resnet20_step(32, RESNET_TARGET),
         # sequence models
         lstm_char_step(hidden=256, steps=64, batch=32, target=LSTM_TARGET),
         gpt_mini_step(layers=4, heads=4, width=128, context=64, batch=16, target=GPT_TARGET),

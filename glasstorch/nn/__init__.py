@@ -104,3 +104,36 @@ __all__ = [
     "TransformerEncoder",
     "TransformerEncoderLayer",
 ]
+
+# Convolutional networks.
+from glasstorch.nn.modules import (  # noqa: E402
+    AdaptiveAvgPool2d,
+    AvgPool2d,
+    BatchNorm2d,
+    Conv1d,
+    Conv2d,
+    ConvTranspose2d,
+    Dropout2d,
+    Fold,
+    GroupNorm,
+    MaxPool1d,
+    MaxPool2d,
+    Unfold,
+    Upsample,
+)
+
+__all__ += [
+    "AdaptiveAvgPool2d",
+    "AvgPool2d",
+    "BatchNorm2d",
+    "Conv1d",
+    "Conv2d",
+    "ConvTranspose2d",
+    "Dropout2d",
+    "Fold",
+    "GroupNorm",
+    "MaxPool1d",
+    "MaxPool2d",
+    "Unfold",
+    "Upsample",
+]

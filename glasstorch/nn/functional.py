@@ -266,7 +266,8 @@ def batch_norm(
     Otherwise the running statistics normalize the input.
 
     Shape:
-        - input: ``(N, C)`` or ``(N, C, L)``; statistics, weight, bias: ``(C,)``.
+        - input: ``(N, C)``, ``(N, C, L)`` or ``(N, C, H, W)``; statistics, weight,
+          bias: ``(C,)``.
     """
     channels = input.shape[1]
     for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
@@ -283,6 +284,12 @@ def batch_norm(
                 "Expected more than 1 value per channel when training, got input size "
                 f"{input.shape}"
             )
+    if input.dtype in (_dtype.float32, _dtype.float64) and input.numel() > 0:
+        # the fused kernels (glasstorch.nn._convolution): three kernel calls a step
+        return fused_batch_norm(
+            input, running_mean, running_var, weight, bias, training, momentum, eps
+        )
+    if training:
         mean = input.mean(dims)
         centered = input - mean.reshape(per_channel)
         variance = (centered * centered).mean(dims)
@@ -1142,3 +1149,29 @@ def _masked_attention_weights(scores: Tensor, attn_mask: Tensor) -> Tensor:
     # A row of -inf only would be 0/0: give it finite scores, then zero its weights.
     weights = _softmax(where(alive, scores, 0.0), -1)
     return where(alive, weights, 0.0)
+
+
+# ===================================================== convolutional networks
+# Convolution, pooling, padding, resampling and the image normalisations live
+# in glasstorch/nn/_convolution.py; their public names are part of this module.
+from glasstorch.nn._convolution import (  # noqa: E402
+    __all__ as _convolution_names,
+)
+from glasstorch.nn._convolution import (  # noqa: E402, F401 - re-exported
+    adaptive_avg_pool2d,
+    avg_pool2d,
+    conv1d,
+    conv2d,
+    conv_transpose2d,
+    dropout2d,
+    fold,
+    fused_batch_norm,
+    group_norm,
+    interpolate,
+    max_pool1d,
+    max_pool2d,
+    pad,
+    unfold,
+)
+
+__all__ += _convolution_names

@@ -90,3 +90,32 @@ __all__ = [
     "TransformerEncoder",
     "TransformerEncoderLayer",
 ]
+
+# Convolutional networks: convolution, pooling, image normalisation, resampling.
+from glasstorch.nn.modules.batchnorm import BatchNorm2d  # noqa: E402
+from glasstorch.nn.modules.conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: E402
+from glasstorch.nn.modules.dropout import Dropout2d  # noqa: E402
+from glasstorch.nn.modules.normalization import GroupNorm  # noqa: E402
+from glasstorch.nn.modules.pooling import (  # noqa: E402
+    AdaptiveAvgPool2d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
+from glasstorch.nn.modules.upsampling import Fold, Unfold, Upsample  # noqa: E402
+
+__all__ += [
+    "AdaptiveAvgPool2d",
+    "AvgPool2d",
+    "BatchNorm2d",
+    "Conv1d",
+    "Conv2d",
+    "ConvTranspose2d",
+    "Dropout2d",
+    "Fold",
+    "GroupNorm",
+    "MaxPool1d",
+    "MaxPool2d",
+    "Unfold",
+    "Upsample",
+]

@@ -119,3 +119,36 @@ class BatchNorm1d(Module):
             f"affine={self.affine}, bias={self.bias is not None}, "
             f"track_running_stats={self.track_running_stats}"
         )
+
+
+class BatchNorm2d(BatchNorm1d):
+    """Normalise each channel of a batch of images over the batch and its positions.
+
+    ``y = (x - mean) / sqrt(var + eps) * weight + bias``, per channel, with the
+    statistics taken over ``N``, ``H`` and ``W``. Training and evaluation
+    behave as in :class:`BatchNorm1d` (batch statistics and a running average
+    of them with ``momentum``, or the running statistics). It runs through the
+    fused ``batch_norm_*`` kernels.
+
+    Args:
+        num_features: the number of channels ``C``.
+        eps: added to the variance for stability. Default: 1e-5.
+        momentum: weight of the newest batch in the running statistics;
+            ``None`` gives a cumulative average. Default: 0.1.
+        affine: learn ``weight`` (ones) and ``bias`` (zeros). Default: ``True``.
+        track_running_stats: keep ``running_mean``, ``running_var`` and
+            ``num_batches_tracked``. Default: ``True``.
+
+    Shape:
+        - Input: ``(N, C, H, W)``; Output: the same.
+
+    Examples::
+
+        >>> bn = nn.BatchNorm2d(16)
+        >>> bn(torch.randn(8, 16, 32, 32)).shape
+        torch.Size([8, 16, 32, 32])
+    """
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")

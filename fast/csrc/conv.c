@@ -1,0 +1,866 @@
+/* conv.c: convolution, pooling and batch normalisation (reference/conv.py is
+ * the plain-loop definition of every kernel here).
+ *
+ * Convolution as matrix products (im2col)
+ * ---------------------------------------
+ * One sample's convolution, for group g, is a matrix product:
+ *
+ *     out[n, g] (O_g x L) = W_g (O_g x K) times cols (K x L)
+ *
+ * with L = OH * OW output positions, K = C_g * KH * KW taps, and cols the
+ * "im2col" matrix: column l holds the K input values that output position l
+ * reads (zeros for taps in the padding). Written this way, nearly all the
+ * work runs in the GEMM of gemm.c, which reuses every number from registers
+ * and caches, where a direct seven-deep loop reads each input value K times
+ * from memory.
+ *
+ * Bounded memory: tiles of the im2col matrix
+ * -------------------------------------------
+ * The whole im2col matrix of a batch is K * L * N numbers, KH * KW times the
+ * input (ResNet's 3x3 layers: 9x). Instead each product runs over a tile of
+ * at most CONV_TILE_BYTES of columns (a few hundred output positions): the
+ * tile is built, multiplied, and its buffer reused for the next one. The tile
+ * fits in L2 next to the GEMM's packed blocks, so it is read back from cache.
+ *
+ * 1x1 convolutions with stride 1 and no padding need no im2col at all: the
+ * input sample, C_g x L row-major, already *is* the cols matrix, and the GEMM
+ * reads it in place through its strides.
+ *
+ * The gradients are two more products over the same tiles:
+ *
+ *     d cols (K x L)   = W_g^T (K x O_g) times d out[n, g] (O_g x L), then
+ *                        col2im adds each column back where im2col read it;
+ *     d W_g (O_g x K) += d out[n, g] (O_g x L) times cols^T (L x K).
+ *
+ * The transposes are free: gemm.c reads its operands through strides.
+ *
+ * Threads
+ * -------
+ * The work items are (sample, tile) pairs. With at least as many items as
+ * threads, OpenMP shares the items out and each runs a one-thread GEMM on its
+ * own tile buffer (no barrier, no sharing); with fewer (one large image), the
+ * items run in turn and each GEMM uses every thread. col2im adds into the
+ * input gradient, where neighbouring tiles overlap, so the input gradient
+ * shares out whole samples. The weight gradient sums over every item: each
+ * thread adds into its own copy, and the copies are summed at the end in
+ * thread order.
+ *
+ * Every view is contiguous (the contract says so), so addresses are plain
+ * row-major arithmetic; float32 and float64 share each loop through a macro
+ * and the op table CONV_KINDS.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "conv.h"
+#include "gemm.h"
+
+/* Size of one thread's im2col tile: with the GEMM's packed A block (144 KiB)
+ * and B sliver it stays inside a 1 MiB L2. */
+#ifndef CONV_TILE_BYTES
+#define CONV_TILE_BYTES (256 * 1024)
+#endif
+/* Below this many multiply-adds a convolution runs on one thread: starting a
+ * team costs more than it saves. */
+#define CONV_PARALLEL_MIN (1 << 17)
+
+/* Where a convolution or pooling window lies: sizes, kernel and steps. */
+typedef struct {
+    int64_t h, w;   /* input plane */
+    int64_t oh, ow; /* output plane */
+    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+} conv_geom;
+
+static inline int64_t min64(int64_t x, int64_t y) { return x < y ? x : y; }
+static inline int64_t max64(int64_t x, int64_t y) { return x > y ? x : y; }
+
+static int max_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static int thread_id(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* The output indices o in [lo, hi) whose input index o * stride + offset lies
+ * in [0, size): computed once per row, so the copy loops need no test (and
+ * vectorise when the stride is 1). */
+static void valid_range(int64_t offset, int64_t stride, int64_t size, int64_t count,
+                        int64_t *lo, int64_t *hi)
+{
+    int64_t first = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+    int64_t last = size - offset <= 0 ? 0 : (size - offset + stride - 1) / stride;
+    *lo = min64(first, count);
+    *hi = max64(*lo, min64(last, count));
+}
+
+/* ------------------------------------------------------------------------
+ * im2col and col2im over a tile of output positions [l0, l0 + len): the
+ * tile's columns are rows of `len` numbers, one row per tap (c, kh, kw).
+ * A tile may start and end inside an output row, so it is walked one output
+ * row segment at a time; within a segment the input row is fixed.
+ * ------------------------------------------------------------------------ */
+#define DEFINE_IM2COL(T, SUFFIX)                                                                   \
+    static void im2col_##SUFFIX(const void *x_, int64_t channels, const conv_geom *g,              \
+                                int64_t l0, int64_t len, void *cols_)                              \
+    {                                                                                              \
+        const T *x = (const T *)x_;                                                                \
+        T *cols = (T *)cols_;                                                                      \
+        for (int64_t c = 0; c < channels; c++) {                                                   \
+            const T *plane = x + c * g->h * g->w;                                                  \
+            for (int64_t kh = 0; kh < g->kh; kh++) {                                               \
+                for (int64_t kw = 0; kw < g->kw; kw++) {                                           \
+                    T *dst = cols + ((c * g->kh + kh) * g->kw + kw) * len - l0;                    \
+                    const int64_t off = kw * g->dw - g->pw;                                        \
+                    for (int64_t l = l0; l < l0 + len;) {                                          \
+                        const int64_t oh = l / g->ow, ow0 = l % g->ow;                             \
+                        const int64_t ow1 = min64(g->ow, ow0 + (l0 + len - l));                    \
+                        const int64_t ih = oh * g->sh - g->ph + kh * g->dh;                        \
+                        T *d = dst + l - ow0; /* d[ow] is output position (oh, ow) */              \
+                        int64_t lo = ow1, hi = ow1;                                                \
+                        if (ih >= 0 && ih < g->h) {                                                \
+                            valid_range(off, g->sw, g->w, ow1, &lo, &hi);                          \
+                            lo = max64(lo, ow0);                                                   \
+                            hi = max64(hi, lo);                                                    \
+                        }                                                                          \
+                        const T *row = plane + ih * g->w + off;                                    \
+                        for (int64_t ow = ow0; ow < lo; ow++) d[ow] = 0;                           \
+                        for (int64_t ow = lo; ow < hi; ow++) d[ow] = row[ow * g->sw];              \
+                        for (int64_t ow = hi; ow < ow1; ow++) d[ow] = 0;                           \
+                        l += ow1 - ow0;                                                            \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+#define DEFINE_COL2IM(T, SUFFIX)                                                                   \
+    static void col2im_##SUFFIX(void *x_, int64_t channels, const conv_geom *g, int64_t l0,        \
+                                int64_t len, const void *cols_)                                    \
+    {                                                                                              \
+        T *x = (T *)x_;                                                                            \
+        const T *cols = (const T *)cols_;                                                          \
+        for (int64_t c = 0; c < channels; c++) {                                                   \
+            T *plane = x + c * g->h * g->w;                                                        \
+            for (int64_t kh = 0; kh < g->kh; kh++) {                                               \
+                for (int64_t kw = 0; kw < g->kw; kw++) {                                           \
+                    const T *src = cols + ((c * g->kh + kh) * g->kw + kw) * len - l0;              \
+                    const int64_t off = kw * g->dw - g->pw;                                        \
+                    for (int64_t l = l0; l < l0 + len;) {                                          \
+                        const int64_t oh = l / g->ow, ow0 = l % g->ow;                             \
+                        const int64_t ow1 = min64(g->ow, ow0 + (l0 + len - l));                    \
+                        const int64_t ih = oh * g->sh - g->ph + kh * g->dh;                        \
+                        if (ih >= 0 && ih < g->h) {                                                \
+                            int64_t lo, hi;                                                        \
+                            valid_range(off, g->sw, g->w, ow1, &lo, &hi);                          \
+                            lo = max64(lo, ow0);                                                   \
+                            const T *s = src + l - ow0;                                            \
+                            T *row = plane + ih * g->w + off;                                      \
+                            for (int64_t ow = lo; ow < hi; ow++) row[ow * g->sw] += s[ow];         \
+                        }                                                                          \
+                        l += ow1 - ow0;                                                            \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+/* Each of the `rows` rows of `c` (row stride ld, `len` long) set to bias[row]:
+ * the GEMM then adds the product to it (accumulate), so the bias costs no
+ * extra pass over the output. */
+#define DEFINE_FILL_ROWS(T, SUFFIX)                                                                \
+    static void fill_rows_##SUFFIX(void *c_, int64_t rows, int64_t len, int64_t ld,                \
+                                   const void *bias_)                                              \
+    {                                                                                              \
+        T *c = (T *)c_;                                                                            \
+        const T *bias = (const T *)bias_;                                                          \
+        for (int64_t r = 0; r < rows; r++)                                                         \
+            for (int64_t l = 0; l < len; l++) c[r * ld + l] = bias[r];                             \
+    }
+
+/* dst[i] += src[i]: summing the threads' weight gradients. */
+#define DEFINE_ADD_INTO(T, SUFFIX)                                                                 \
+    static void add_into_##SUFFIX(void *dst_, const void *src_, int64_t count)                     \
+    {                                                                                              \
+        T *dst = (T *)dst_;                                                                        \
+        const T *src = (const T *)src_;                                                            \
+        for (int64_t i = 0; i < count; i++) dst[i] += src[i];                                      \
+    }
+
+DEFINE_IM2COL(float, f32)
+DEFINE_COL2IM(float, f32)
+DEFINE_FILL_ROWS(float, f32)
+DEFINE_ADD_INTO(float, f32)
+DEFINE_IM2COL(double, f64)
+DEFINE_COL2IM(double, f64)
+DEFINE_FILL_ROWS(double, f64)
+DEFINE_ADD_INTO(double, f64)
+
+/* The op table: what each float dtype uses. */
+typedef struct {
+    int64_t itemsize;
+    void (*im2col)(const void *x, int64_t channels, const conv_geom *g, int64_t l0, int64_t len,
+                   void *cols);
+    void (*col2im)(void *x, int64_t channels, const conv_geom *g, int64_t l0, int64_t len,
+                   const void *cols);
+    void (*fill_rows)(void *c, int64_t rows, int64_t len, int64_t ld, const void *bias);
+    void (*add_into)(void *dst, const void *src, int64_t count);
+} conv_kind;
+
+static const conv_kind CONV_KINDS[] = {
+    [GT_FLOAT32] = {4, im2col_f32, col2im_f32, fill_rows_f32, add_into_f32},
+    [GT_FLOAT64] = {8, im2col_f64, col2im_f64, fill_rows_f64, add_into_f64},
+};
+
+/* 1 when every view is contiguous and of one float dtype (0 for NULL views). */
+static int usable(int dtype, int count, const gt_view *const *views)
+{
+    if (dtype != GT_FLOAT32 && dtype != GT_FLOAT64) return 0;
+    for (int i = 0; i < count; i++) {
+        if (views[i] == NULL) continue;
+        if (views[i]->dtype != dtype || !gt_is_contiguous(views[i])) return 0;
+    }
+    return 1;
+}
+
+#define USABLE(DTYPE, ...)                                                                   \
+    usable((DTYPE), sizeof((const gt_view *[]){__VA_ARGS__}) / sizeof(const gt_view *),      \
+           (const gt_view *const[]){__VA_ARGS__})
+
+static inline char *at(const gt_view *v, int64_t index, int64_t itemsize)
+{
+    return v->data + (v->offset + index) * itemsize;
+}
+
+/* The convolution's shape, read from its views: N samples, C_in and C_out
+ * channels, groups, and the geometry. */
+typedef struct {
+    int64_t n, c_in, c_out, groups, c_group, o_group, k, l;
+    conv_geom g;
+    int pointwise; /* 1x1, stride 1, no padding: the input is its own im2col */
+    int64_t tile;  /* output positions per tile */
+} conv_shape;
+
+static conv_shape conv_shape_of(const gt_view *x, const gt_view *y, const gt_view *w,
+                                int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                                int64_t dw, int64_t groups, int64_t itemsize)
+{
+    conv_shape s;
+    s.n = x->shape[0];
+    s.c_in = x->shape[1];
+    s.c_out = y->shape[1];
+    s.groups = groups;
+    s.c_group = s.c_in / groups;
+    s.o_group = s.c_out / groups;
+    conv_geom g = {x->shape[2], x->shape[3], y->shape[2], y->shape[3], w->shape[2], w->shape[3],
+                   sh, sw, ph, pw, dh, dw};
+    s.g = g;
+    s.k = s.c_group * g.kh * g.kw;
+    s.l = g.oh * g.ow;
+    s.pointwise = g.kh == 1 && g.kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
+    /* A tile of at most CONV_TILE_BYTES, in whole GEMM column slivers (32). */
+    int64_t tile = CONV_TILE_BYTES / (max64(s.k, 1) * itemsize);
+    tile = max64(32, tile / 32 * 32);
+    s.tile = max64(1, min64(tile, s.l));
+    return s;
+}
+
+/* How to share out `items` work items of `work` multiply-adds in all: the
+ * number of threads for the item loop (the GEMMs then get one each), or 1
+ * (items in turn, each GEMM gets `*gemm_threads`). */
+static int share_items(int64_t items, int64_t work, int *gemm_threads)
+{
+    int threads = max_threads();
+    if (work < CONV_PARALLEL_MIN) threads = 1;
+    if (items >= threads && threads > 1) {
+        *gemm_threads = 1;
+        return threads;
+    }
+    *gemm_threads = threads;
+    return 1;
+}
+
+/* ------------------------------------------------------------------------
+ * Convolution forward: out[n, g, tile] = W_g cols(tile) (+ bias).
+ * ------------------------------------------------------------------------ */
+int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const gt_view *bias,
+              int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+              int64_t groups)
+{
+    const int dtype = out->dtype;
+    if (!USABLE(dtype, out, input, weight, bias)) return -1;
+    const conv_kind *kind = &CONV_KINDS[dtype];
+    const int64_t size = kind->itemsize;
+    const conv_shape s = conv_shape_of(input, out, weight, sh, sw, ph, pw, dh, dw, groups, size);
+    if (gt_numel(out) == 0) return 0;
+    const int64_t tiles = (s.l + s.tile - 1) / s.tile, items = s.n * tiles;
+    int gemm_threads;
+    const int threads = share_items(items, s.n * s.c_out * s.l * s.k, &gemm_threads);
+    const int64_t plane = s.g.h * s.g.w;
+
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        char *cols = s.pointwise ? NULL : malloc((size_t)(s.k * s.tile * size));
+#pragma omp for schedule(static)
+        for (int64_t item = 0; item < items; item++) {
+            const int64_t n = item / tiles, l0 = item % tiles * s.tile;
+            const int64_t len = min64(s.tile, s.l - l0);
+            for (int64_t grp = 0; grp < groups; grp++) {
+                const char *x = at(input, (n * s.c_in + grp * s.c_group) * plane, size);
+                const char *b = x + l0 * size;
+                int64_t b_rs = s.l;
+                if (!s.pointwise) {
+                    kind->im2col(x, s.c_group, &s.g, l0, len, cols);
+                    b = cols;
+                    b_rs = len;
+                }
+                char *y = at(out, (n * s.c_out + grp * s.o_group) * s.l + l0, size);
+                if (bias != NULL)
+                    kind->fill_rows(y, s.o_group, len, s.l, at(bias, grp * s.o_group, size));
+                gt_gemm(dtype, s.o_group, len, s.k, at(weight, grp * s.o_group * s.k, size), s.k,
+                        1, b, b_rs, 1, y, s.l, 1, bias != NULL, gemm_threads);
+            }
+        }
+        free(cols);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Gradient with respect to the input: d cols = W_g^T d out, then col2im.
+ * ------------------------------------------------------------------------ */
+int gt_conv2d_backward_input(gt_view *grad_input, const gt_view *grad_output,
+                             const gt_view *weight, int64_t sh, int64_t sw, int64_t ph,
+                             int64_t pw, int64_t dh, int64_t dw, int64_t groups)
+{
+    const int dtype = grad_input->dtype;
+    if (!USABLE(dtype, grad_input, grad_output, weight)) return -1;
+    const conv_kind *kind = &CONV_KINDS[dtype];
+    const int64_t size = kind->itemsize;
+    const conv_shape s =
+        conv_shape_of(grad_input, grad_output, weight, sh, sw, ph, pw, dh, dw, groups, size);
+    if (gt_numel(grad_input) == 0) return 0;
+    const int64_t plane = s.g.h * s.g.w;
+    const int64_t tiles = (s.l + s.tile - 1) / s.tile;
+    /* A pointwise gradient writes each tile's own columns: tiles share out
+     * like the forward's. Otherwise tiles of one sample overlap through
+     * col2im, so whole samples are shared out. */
+    const int64_t items = s.pointwise ? s.n * tiles : s.n;
+    int gemm_threads;
+    const int threads = share_items(items, s.n * s.c_out * s.l * s.k, &gemm_threads);
+
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        char *cols = s.pointwise ? NULL : malloc((size_t)(s.k * s.tile * size));
+#pragma omp for schedule(static)
+        for (int64_t item = 0; item < items; item++) {
+            const int64_t n = s.pointwise ? item / tiles : item;
+            const int64_t first = s.pointwise ? item % tiles : 0;
+            const int64_t last = s.pointwise ? first + 1 : tiles;
+            char *dx_n = at(grad_input, n * s.c_in * plane, size);
+            if (!s.pointwise) memset(dx_n, 0, (size_t)(s.c_in * plane * size));
+            for (int64_t t = first; t < last; t++) {
+                const int64_t l0 = t * s.tile, len = min64(s.tile, s.l - l0);
+                for (int64_t grp = 0; grp < groups; grp++) {
+                    const char *w = at(weight, grp * s.o_group * s.k, size);
+                    const char *dy = at(grad_output, (n * s.c_out + grp * s.o_group) * s.l + l0,
+                                        size);
+                    char *dx = dx_n + grp * s.c_group * plane * size;
+                    if (s.pointwise) {
+                        gt_gemm(dtype, s.k, len, s.o_group, w, 1, s.k, dy, s.l, 1,
+                                dx + l0 * size, s.l, 1, 0, gemm_threads);
+                    } else {
+                        gt_gemm(dtype, s.k, len, s.o_group, w, 1, s.k, dy, s.l, 1, cols, len, 1,
+                                0, gemm_threads);
+                        kind->col2im(dx, s.c_group, &s.g, l0, len, cols);
+                    }
+                }
+            }
+        }
+        free(cols);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Gradient with respect to the weight: d W_g += d out(tile) cols(tile)^T,
+ * each thread into its own copy, the copies summed in thread order.
+ * ------------------------------------------------------------------------ */
+int gt_conv2d_backward_weight(gt_view *grad_weight, const gt_view *grad_output,
+                              const gt_view *input, int64_t sh, int64_t sw, int64_t ph,
+                              int64_t pw, int64_t dh, int64_t dw, int64_t groups)
+{
+    const int dtype = grad_weight->dtype;
+    if (!USABLE(dtype, grad_weight, grad_output, input)) return -1;
+    const conv_kind *kind = &CONV_KINDS[dtype];
+    const int64_t size = kind->itemsize;
+    const conv_shape s =
+        conv_shape_of(input, grad_output, grad_weight, sh, sw, ph, pw, dh, dw, groups, size);
+    const int64_t count = gt_numel(grad_weight);
+    char *dw_all = at(grad_weight, 0, size);
+    memset(dw_all, 0, (size_t)(count * size));
+    if (count == 0 || s.n * s.l == 0) return 0;
+    const int64_t plane = s.g.h * s.g.w;
+    const int64_t tiles = (s.l + s.tile - 1) / s.tile, items = s.n * tiles;
+    int gemm_threads;
+    const int threads = share_items(items, s.n * s.c_out * s.l * s.k, &gemm_threads);
+    /* One private gradient per thread after the first, which adds into the result. */
+    char *copies = threads > 1 ? calloc((size_t)((threads - 1) * count), (size_t)size) : NULL;
+    if (threads > 1 && copies == NULL) return -2;
+
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        const int id = thread_id();
+        char *mine = id == 0 ? dw_all : copies + (id - 1) * count * size;
+        char *cols = s.pointwise ? NULL : malloc((size_t)(s.k * s.tile * size));
+#pragma omp for schedule(static)
+        for (int64_t item = 0; item < items; item++) {
+            const int64_t n = item / tiles, l0 = item % tiles * s.tile;
+            const int64_t len = min64(s.tile, s.l - l0);
+            for (int64_t grp = 0; grp < groups; grp++) {
+                const char *x = at(input, (n * s.c_in + grp * s.c_group) * plane, size);
+                const char *b = x + l0 * size;
+                int64_t b_cs = s.l; /* B = cols^T: row l, column k */
+                if (!s.pointwise) {
+                    kind->im2col(x, s.c_group, &s.g, l0, len, cols);
+                    b = cols;
+                    b_cs = len;
+                }
+                const char *dy = at(grad_output, (n * s.c_out + grp * s.o_group) * s.l + l0, size);
+                gt_gemm(dtype, s.o_group, s.k, len, dy, s.l, 1, b, 1, b_cs,
+                        mine + grp * s.o_group * s.k * size, s.k, 1, 1, gemm_threads);
+            }
+        }
+        free(cols);
+    }
+    for (int t = 1; t < threads; t++) kind->add_into(dw_all, copies + (t - 1) * count * size, count);
+    free(copies);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * F.unfold and F.fold: one whole-sample tile per sample.
+ * ------------------------------------------------------------------------ */
+static conv_geom unfold_geom(const gt_view *image, int64_t kh, int64_t kw, int64_t sh,
+                             int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw)
+{
+    const int64_t h = image->shape[2], w = image->shape[3];
+    conv_geom g = {h, w, (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1,
+                   (w + 2 * pw - dw * (kw - 1) - 1) / sw + 1, kh, kw, sh, sw, ph, pw, dh, dw};
+    return g;
+}
+
+int gt_im2col(gt_view *out, const gt_view *input, int64_t kh, int64_t kw, int64_t sh,
+              int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw)
+{
+    const int dtype = out->dtype;
+    if (!USABLE(dtype, out, input)) return -1;
+    const conv_kind *kind = &CONV_KINDS[dtype];
+    const conv_geom g = unfold_geom(input, kh, kw, sh, sw, ph, pw, dh, dw);
+    const int64_t n = input->shape[0], c = input->shape[1], l = g.oh * g.ow;
+    const int64_t per_in = c * g.h * g.w, per_out = c * kh * kw * l;
+#pragma omp parallel for schedule(static) if (n * per_out >= GT_PARALLEL_THRESHOLD)
+    for (int64_t i = 0; i < n; i++)
+        kind->im2col(at(input, i * per_in, kind->itemsize), c, &g, 0, l,
+                     at(out, i * per_out, kind->itemsize));
+    return 0;
+}
+
+int gt_col2im(gt_view *out, const gt_view *columns, int64_t kh, int64_t kw, int64_t sh,
+              int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw)
+{
+    const int dtype = out->dtype;
+    if (!USABLE(dtype, out, columns)) return -1;
+    const conv_kind *kind = &CONV_KINDS[dtype];
+    const conv_geom g = unfold_geom(out, kh, kw, sh, sw, ph, pw, dh, dw);
+    const int64_t n = out->shape[0], c = out->shape[1], l = g.oh * g.ow;
+    const int64_t per_out = c * g.h * g.w, per_in = c * kh * kw * l;
+#pragma omp parallel for schedule(static) if (n * per_in >= GT_PARALLEL_THRESHOLD)
+    for (int64_t i = 0; i < n; i++) {
+        char *x = at(out, i * per_out, kind->itemsize);
+        memset(x, 0, (size_t)(per_out * kind->itemsize));
+        kind->col2im(x, c, &g, 0, l, at(columns, i * per_in, kind->itemsize));
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Pooling: one (n, c) plane per iteration, planes shared out by OpenMP.
+ * Each window is clipped to the image once per output row and column
+ * (valid_range), so the inner loops carry no bounds tests.
+ * ------------------------------------------------------------------------ */
+
+/* The taps k in [lo, hi) of output index o that land inside [0, size). */
+static void window(int64_t o, int64_t stride, int64_t pad, int64_t dil, int64_t k, int64_t size,
+                   int64_t *lo, int64_t *hi)
+{
+    const int64_t start = o * stride - pad;
+    /* tap t reads start + t * dil: the same question as valid_range, turned around */
+    valid_range(start, dil, size, k, lo, hi);
+}
+
+#define DEFINE_MAX_POOL(T, SUFFIX)                                                                 \
+    static void max_pool_##SUFFIX(gt_view *out, gt_view *indices, const gt_view *input,            \
+                                  const conv_geom *g)                                              \
+    {                                                                                              \
+        const int64_t planes = out->shape[0] * out->shape[1];                                      \
+        const int64_t in_plane = g->h * g->w, out_plane = g->oh * g->ow;                           \
+        const T *x = (const T *)input->data + input->offset;                                       \
+        T *y = (T *)out->data + out->offset;                                                       \
+        int64_t *idx = (int64_t *)indices->data + indices->offset;                                 \
+        _Pragma("omp parallel for schedule(static) if (planes * out_plane * g->kh * g->kw >= GT_PARALLEL_THRESHOLD)") \
+        for (int64_t p = 0; p < planes; p++) {                                                     \
+            const T *xp = x + p * in_plane;                                                        \
+            for (int64_t oh = 0; oh < g->oh; oh++) {                                               \
+                int64_t kh0, kh1;                                                                  \
+                window(oh, g->sh, g->ph, g->dh, g->kh, g->h, &kh0, &kh1);                          \
+                for (int64_t ow = 0; ow < g->ow; ow++) {                                           \
+                    int64_t kw0, kw1;                                                              \
+                    window(ow, g->sw, g->pw, g->dw, g->kw, g->w, &kw0, &kw1);                      \
+                    T best = -INFINITY;                                                            \
+                    int64_t best_at = -1;                                                          \
+                    for (int64_t kh = kh0; kh < kh1; kh++) {                                       \
+                        const int64_t ih = oh * g->sh - g->ph + kh * g->dh;                        \
+                        for (int64_t kw = kw0; kw < kw1; kw++) {                                   \
+                            const int64_t pos = ih * g->w + ow * g->sw - g->pw + kw * g->dw;       \
+                            const T v = xp[pos];                                                   \
+                            if (best_at < 0 || v > best || v != v) {                               \
+                                best = v;                                                          \
+                                best_at = pos;                                                     \
+                            }                                                                      \
+                        }                                                                          \
+                    }                                                                              \
+                    y[p * out_plane + oh * g->ow + ow] = best;                                     \
+                    idx[p * out_plane + oh * g->ow + ow] = best_at;                                \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+#define DEFINE_MAX_POOL_BACKWARD(T, SUFFIX)                                                        \
+    static void max_pool_backward_##SUFFIX(gt_view *grad_input, const gt_view *grad_output,        \
+                                           const gt_view *indices)                                 \
+    {                                                                                              \
+        const int64_t planes = grad_input->shape[0] * grad_input->shape[1];                        \
+        const int64_t in_plane = grad_input->shape[2] * grad_input->shape[3];                      \
+        const int64_t out_plane = grad_output->shape[2] * grad_output->shape[3];                   \
+        T *dx = (T *)grad_input->data + grad_input->offset;                                        \
+        const T *dy = (const T *)grad_output->data + grad_output->offset;                          \
+        const int64_t *idx = (const int64_t *)indices->data + indices->offset;                     \
+        _Pragma("omp parallel for schedule(static) if (planes * in_plane >= GT_PARALLEL_THRESHOLD)") \
+        for (int64_t p = 0; p < planes; p++) {                                                     \
+            T *dxp = dx + p * in_plane;                                                            \
+            for (int64_t i = 0; i < in_plane; i++) dxp[i] = 0;                                     \
+            for (int64_t o = 0; o < out_plane; o++) dxp[idx[p * out_plane + o]] += dy[p * out_plane + o]; \
+        }                                                                                          \
+    }
+
+/* Average pooling's window (clipped to the image) and divisor, PyTorch's rule
+ * (see the contract). Returns 0 for a window with nothing inside. */
+static int avg_window(int64_t oh, int64_t ow, const conv_geom *g, int count_include_pad,
+                      int64_t divisor_override, int64_t *h0, int64_t *h1, int64_t *w0,
+                      int64_t *w1, double *divisor)
+{
+    int64_t hs = oh * g->sh - g->ph, ws = ow * g->sw - g->pw;
+    int64_t he = min64(hs + g->kh, g->h + g->ph), we = min64(ws + g->kw, g->w + g->pw);
+    const int64_t padded = (he - hs) * (we - ws);
+    *h0 = max64(hs, 0);
+    *w0 = max64(ws, 0);
+    *h1 = min64(he, g->h);
+    *w1 = min64(we, g->w);
+    if (*h0 >= *h1 || *w0 >= *w1) return 0;
+    if (divisor_override) *divisor = (double)divisor_override;
+    else *divisor = (double)(count_include_pad ? padded : (*h1 - *h0) * (*w1 - *w0));
+    return 1;
+}
+
+#define DEFINE_AVG_POOL(T, SUFFIX)                                                                 \
+    static void avg_pool_##SUFFIX(gt_view *out, const gt_view *input, const conv_geom *g,          \
+                                  int count_include_pad, int64_t divisor_override)                 \
+    {                                                                                              \
+        const int64_t planes = out->shape[0] * out->shape[1];                                      \
+        const int64_t in_plane = g->h * g->w, out_plane = g->oh * g->ow;                           \
+        const T *x = (const T *)input->data + input->offset;                                       \
+        T *y = (T *)out->data + out->offset;                                                       \
+        _Pragma("omp parallel for schedule(static) if (planes * out_plane * g->kh * g->kw >= GT_PARALLEL_THRESHOLD)") \
+        for (int64_t p = 0; p < planes; p++) {                                                     \
+            const T *xp = x + p * in_plane;                                                        \
+            for (int64_t oh = 0; oh < g->oh; oh++) {                                               \
+                for (int64_t ow = 0; ow < g->ow; ow++) {                                           \
+                    int64_t h0, h1, w0, w1;                                                        \
+                    double divisor, total = 0.0;                                                   \
+                    T result = 0;                                                                  \
+                    if (avg_window(oh, ow, g, count_include_pad, divisor_override, &h0, &h1, &w0, &w1, &divisor)) { \
+                        for (int64_t ih = h0; ih < h1; ih++)                                       \
+                            for (int64_t iw = w0; iw < w1; iw++) total += (double)xp[ih * g->w + iw]; \
+                        result = (T)(total / divisor);                                             \
+                    }                                                                              \
+                    y[p * out_plane + oh * g->ow + ow] = result;                                   \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+#define DEFINE_AVG_POOL_BACKWARD(T, SUFFIX)                                                        \
+    static void avg_pool_backward_##SUFFIX(gt_view *grad_input, const gt_view *grad_output,        \
+                                           const conv_geom *g, int count_include_pad,              \
+                                           int64_t divisor_override)                               \
+    {                                                                                              \
+        const int64_t planes = grad_input->shape[0] * grad_input->shape[1];                        \
+        const int64_t in_plane = g->h * g->w, out_plane = g->oh * g->ow;                           \
+        T *dx = (T *)grad_input->data + grad_input->offset;                                        \
+        const T *dy = (const T *)grad_output->data + grad_output->offset;                          \
+        _Pragma("omp parallel for schedule(static) if (planes * in_plane >= GT_PARALLEL_THRESHOLD)") \
+        for (int64_t p = 0; p < planes; p++) {                                                     \
+            T *dxp = dx + p * in_plane;                                                            \
+            for (int64_t i = 0; i < in_plane; i++) dxp[i] = 0;                                     \
+            for (int64_t oh = 0; oh < g->oh; oh++) {                                               \
+                for (int64_t ow = 0; ow < g->ow; ow++) {                                           \
+                    int64_t h0, h1, w0, w1;                                                        \
+                    double divisor;                                                                \
+                    if (!avg_window(oh, ow, g, count_include_pad, divisor_override, &h0, &h1, &w0, &w1, &divisor)) \
+                        continue;                                                                  \
+                    const T share = (T)((double)dy[p * out_plane + oh * g->ow + ow] / divisor);    \
+                    for (int64_t ih = h0; ih < h1; ih++)                                           \
+                        for (int64_t iw = w0; iw < w1; iw++) dxp[ih * g->w + iw] += share;         \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEFINE_MAX_POOL(float, f32)
+DEFINE_MAX_POOL(double, f64)
+DEFINE_MAX_POOL_BACKWARD(float, f32)
+DEFINE_MAX_POOL_BACKWARD(double, f64)
+DEFINE_AVG_POOL(float, f32)
+DEFINE_AVG_POOL(double, f64)
+DEFINE_AVG_POOL_BACKWARD(float, f32)
+DEFINE_AVG_POOL_BACKWARD(double, f64)
+
+static conv_geom pool_geom(const gt_view *image, const gt_view *pooled, int64_t kh, int64_t kw,
+                           int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                           int64_t dw)
+{
+    conv_geom g = {image->shape[2], image->shape[3], pooled->shape[2], pooled->shape[3],
+                   kh, kw, sh, sw, ph, pw, dh, dw};
+    return g;
+}
+
+int gt_max_pool2d(gt_view *out, gt_view *indices, const gt_view *input, int64_t kh, int64_t kw,
+                  int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw)
+{
+    const int dtype = out->dtype;
+    if (!USABLE(dtype, out, input) || indices->dtype != GT_INT64 || !gt_is_contiguous(indices))
+        return -1;
+    const conv_geom g = pool_geom(input, out, kh, kw, sh, sw, ph, pw, dh, dw);
+    if (dtype == GT_FLOAT32) max_pool_f32(out, indices, input, &g);
+    else max_pool_f64(out, indices, input, &g);
+    return 0;
+}
+
+int gt_max_pool2d_backward(gt_view *grad_input, const gt_view *grad_output,
+                           const gt_view *indices)
+{
+    const int dtype = grad_input->dtype;
+    if (!USABLE(dtype, grad_input, grad_output) || indices->dtype != GT_INT64 ||
+        !gt_is_contiguous(indices))
+        return -1;
+    if (dtype == GT_FLOAT32) max_pool_backward_f32(grad_input, grad_output, indices);
+    else max_pool_backward_f64(grad_input, grad_output, indices);
+    return 0;
+}
+
+int gt_avg_pool2d(gt_view *out, const gt_view *input, int64_t kh, int64_t kw, int64_t sh,
+                  int64_t sw, int64_t ph, int64_t pw, int count_include_pad,
+                  int64_t divisor_override)
+{
+    const int dtype = out->dtype;
+    if (!USABLE(dtype, out, input)) return -1;
+    const conv_geom g = pool_geom(input, out, kh, kw, sh, sw, ph, pw, 1, 1);
+    if (dtype == GT_FLOAT32) avg_pool_f32(out, input, &g, count_include_pad, divisor_override);
+    else avg_pool_f64(out, input, &g, count_include_pad, divisor_override);
+    return 0;
+}
+
+int gt_avg_pool2d_backward(gt_view *grad_input, const gt_view *grad_output, int64_t kh,
+                           int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                           int count_include_pad, int64_t divisor_override)
+{
+    const int dtype = grad_input->dtype;
+    if (!USABLE(dtype, grad_input, grad_output)) return -1;
+    const conv_geom g = pool_geom(grad_input, grad_output, kh, kw, sh, sw, ph, pw, 1, 1);
+    if (dtype == GT_FLOAT32)
+        avg_pool_backward_f32(grad_input, grad_output, &g, count_include_pad, divisor_override);
+    else
+        avg_pool_backward_f64(grad_input, grad_output, &g, count_include_pad, divisor_override);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Batch normalisation over (N, C, L) views. Channels are independent: the
+ * statistics and the parameter gradients share out channels, and each
+ * channel's sums run in double over its N rows of L contiguous numbers. The
+ * elementwise passes share out (n, c) rows, with each channel's scale and
+ * shift computed once.
+ * ------------------------------------------------------------------------ */
+#define DEFINE_BATCH_NORM(T, SUFFIX)                                                               \
+    static void bn_stats_##SUFFIX(gt_view *mean, gt_view *var, const gt_view *input)               \
+    {                                                                                              \
+        const int64_t n = input->shape[0], c = input->shape[1], l = input->shape[2];               \
+        const T *x = (const T *)input->data + input->offset;                                       \
+        T *m_out = (T *)mean->data + mean->offset, *v_out = (T *)var->data + var->offset;          \
+        const double count = (double)(n * l);                                                      \
+        _Pragma("omp parallel for schedule(static) if (n * c * l >= GT_PARALLEL_THRESHOLD)")       \
+        for (int64_t ch = 0; ch < c; ch++) {                                                       \
+            double sum = 0.0, squares = 0.0;                                                       \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                const T *row = x + (i * c + ch) * l;                                               \
+                for (int64_t j = 0; j < l; j++) sum += (double)row[j];                             \
+            }                                                                                      \
+            const double m = sum / count;                                                          \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                const T *row = x + (i * c + ch) * l;                                               \
+                for (int64_t j = 0; j < l; j++) {                                                  \
+                    const double d = (double)row[j] - m;                                           \
+                    squares += d * d;                                                              \
+                }                                                                                  \
+            }                                                                                      \
+            m_out[ch] = (T)m;                                                                      \
+            v_out[ch] = (T)(squares / count);                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static void bn_apply_##SUFFIX(gt_view *out, const gt_view *input, const gt_view *mean,         \
+                                  const gt_view *invstd, const gt_view *weight,                    \
+                                  const gt_view *bias)                                             \
+    {                                                                                              \
+        const int64_t n = input->shape[0], c = input->shape[1], l = input->shape[2];               \
+        const T *x = (const T *)input->data + input->offset;                                       \
+        T *y = (T *)out->data + out->offset;                                                       \
+        const T *m = (const T *)mean->data + mean->offset;                                         \
+        const T *inv = (const T *)invstd->data + invstd->offset;                                   \
+        const T *w = weight ? (const T *)weight->data + weight->offset : NULL;                     \
+        const T *b = bias ? (const T *)bias->data + bias->offset : NULL;                           \
+        _Pragma("omp parallel for schedule(static) if (n * c * l >= GT_PARALLEL_THRESHOLD)")       \
+        for (int64_t r = 0; r < n * c; r++) {                                                      \
+            const int64_t ch = r % c;                                                              \
+            /* y = x * scale + shift, one multiply-add per element */                              \
+            const T scale = inv[ch] * (w ? w[ch] : (T)1);                                          \
+            const T shift = (b ? b[ch] : (T)0) - m[ch] * scale;                                    \
+            const T *xr = x + r * l;                                                               \
+            T *yr = y + r * l;                                                                     \
+            for (int64_t j = 0; j < l; j++) yr[j] = xr[j] * scale + shift;                         \
+        }                                                                                          \
+    }                                                                                              \
+    static void bn_backward_##SUFFIX(gt_view *grad_input, gt_view *grad_weight,                    \
+                                     gt_view *grad_bias, const gt_view *grad_output,               \
+                                     const gt_view *input, const gt_view *mean,                    \
+                                     const gt_view *invstd, const gt_view *weight, int training)   \
+    {                                                                                              \
+        const int64_t n = input->shape[0], c = input->shape[1], l = input->shape[2];               \
+        const T *x = (const T *)input->data + input->offset;                                       \
+        const T *dy = (const T *)grad_output->data + grad_output->offset;                          \
+        const T *m = (const T *)mean->data + mean->offset;                                         \
+        const T *inv = (const T *)invstd->data + invstd->offset;                                   \
+        const T *w = weight ? (const T *)weight->data + weight->offset : NULL;                     \
+        const double count = (double)(n * l);                                                      \
+        double *sums = malloc((size_t)(2 * c + 1) * sizeof(double)); /* sum_dy, sum_dy_xhat */     \
+        _Pragma("omp parallel for schedule(static) if (n * c * l >= GT_PARALLEL_THRESHOLD)")       \
+        for (int64_t ch = 0; ch < c; ch++) {                                                       \
+            double sum_dy = 0.0, sum_dy_xmu = 0.0;                                                 \
+            const double mu = (double)m[ch];                                                       \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                const T *xr = x + (i * c + ch) * l, *gr = dy + (i * c + ch) * l;                   \
+                for (int64_t j = 0; j < l; j++) {                                                  \
+                    sum_dy += (double)gr[j];                                                       \
+                    sum_dy_xmu += (double)gr[j] * ((double)xr[j] - mu);                            \
+                }                                                                                  \
+            }                                                                                      \
+            sums[ch] = sum_dy;                                                                     \
+            sums[c + ch] = sum_dy_xmu * (double)inv[ch];                                           \
+        }                                                                                          \
+        if (grad_bias) {                                                                           \
+            T *gb = (T *)grad_bias->data + grad_bias->offset;                                      \
+            for (int64_t ch = 0; ch < c; ch++) gb[ch] = (T)sums[ch];                               \
+        }                                                                                          \
+        if (grad_weight) {                                                                         \
+            T *gw = (T *)grad_weight->data + grad_weight->offset;                                  \
+            for (int64_t ch = 0; ch < c; ch++) gw[ch] = (T)sums[c + ch];                           \
+        }                                                                                          \
+        if (grad_input) {                                                                          \
+            T *dx = (T *)grad_input->data + grad_input->offset;                                    \
+            _Pragma("omp parallel for schedule(static) if (n * c * l >= GT_PARALLEL_THRESHOLD)")   \
+            for (int64_t r = 0; r < n * c; r++) {                                                  \
+                const int64_t ch = r % c;                                                          \
+                const double inv_c = (double)inv[ch];                                              \
+                const double scale = inv_c * (w ? (double)w[ch] : 1.0);                            \
+                const T *xr = x + r * l, *gr = dy + r * l;                                         \
+                T *dr = dx + r * l;                                                                \
+                if (!training) {                                                                   \
+                    for (int64_t j = 0; j < l; j++) dr[j] = (T)(scale * (double)gr[j]);            \
+                    continue;                                                                      \
+                }                                                                                  \
+                /* dx = scale * (dy - mean(dy) - (x - mu) * k), k = invstd * sum_dy_xhat / M:      \
+                 * folded into dx = dy * scale + (x * a + b), per-channel constants. */            \
+                const double mean_dy = sums[ch] / count;                                           \
+                const double k = inv_c * sums[c + ch] / count;                                     \
+                const double a = -scale * k, b0 = -scale * mean_dy + scale * k * (double)m[ch];    \
+                const T s_ = (T)scale, a_ = (T)a, b_ = (T)b0;                                      \
+                for (int64_t j = 0; j < l; j++) dr[j] = gr[j] * s_ + xr[j] * a_ + b_;              \
+            }                                                                                      \
+        }                                                                                          \
+        free(sums);                                                                                \
+    }
+
+DEFINE_BATCH_NORM(float, f32)
+DEFINE_BATCH_NORM(double, f64)
+
+int gt_batch_norm_stats(gt_view *mean, gt_view *var, const gt_view *input)
+{
+    const int dtype = input->dtype;
+    if (!USABLE(dtype, mean, var, input)) return -1;
+    if (dtype == GT_FLOAT32) bn_stats_f32(mean, var, input);
+    else bn_stats_f64(mean, var, input);
+    return 0;
+}
+
+int gt_batch_norm_apply(gt_view *out, const gt_view *input, const gt_view *mean,
+                        const gt_view *invstd, const gt_view *weight, const gt_view *bias)
+{
+    const int dtype = input->dtype;
+    if (!USABLE(dtype, out, input, mean, invstd, weight, bias)) return -1;
+    if (dtype == GT_FLOAT32) bn_apply_f32(out, input, mean, invstd, weight, bias);
+    else bn_apply_f64(out, input, mean, invstd, weight, bias);
+    return 0;
+}
+
+int gt_batch_norm_backward(gt_view *grad_input, gt_view *grad_weight, gt_view *grad_bias,
+                           const gt_view *grad_output, const gt_view *input, const gt_view *mean,
+                           const gt_view *invstd, const gt_view *weight, int training)
+{
+    const int dtype = input->dtype;
+    if (!USABLE(dtype, grad_input, grad_weight, grad_bias, grad_output, input, mean, invstd,
+                weight))
+        return -1;
+    if (dtype == GT_FLOAT32)
+        bn_backward_f32(grad_input, grad_weight, grad_bias, grad_output, input, mean, invstd,
+                        weight, training);
+    else
+        bn_backward_f64(grad_input, grad_weight, grad_bias, grad_output, input, mean, invstd,
+                        weight, training);
+    return 0;
+}

@@ -1,0 +1,171 @@
+"""Pooling layers: ``MaxPool1d``, ``MaxPool2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``."""
+
+from __future__ import annotations
+
+from glasstorch.nn import functional as F
+from glasstorch.nn.modules.module import Module
+from glasstorch.tensor import Tensor
+
+
+class _MaxPoolNd(Module):
+    """Arguments and repr shared by the max-pooling layers."""
+
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        dilation=1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self) -> str:
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+        )
+
+
+class MaxPool1d(_MaxPoolNd):
+    """The maximum of each window of a sequence: see :func:`F.max_pool1d <glasstorch.nn.functional.max_pool1d>`.
+
+    Args:
+        kernel_size: the window's length.
+        stride: the step between windows. Default: ``kernel_size``.
+        padding: implicit ``-inf`` on both sides (at most half the window). Default: 0.
+        dilation: the step between a window's elements. Default: 1.
+        return_indices: also return each maximum's position. Default: False.
+        ceil_mode: round the output length up, keeping a last partial window.
+
+    Shape:
+        - Input: ``(N, C, L)`` or ``(C, L)``.
+        - Output: ``(N, C, L_out)``,
+          ``L_out = (L + 2 * padding - dilation * (kernel_size - 1) - 1) // stride + 1``.
+
+    Examples::
+
+        >>> nn.MaxPool1d(2)(torch.randn(1, 4, 10)).shape
+        torch.Size([1, 4, 5])
+    """
+
+    def forward(self, input: Tensor):
+        return F.max_pool1d(
+            input, self.kernel_size, self.stride, self.padding, self.dilation,
+            ceil_mode=self.ceil_mode, return_indices=self.return_indices,
+        )  # fmt: skip
+
+
+class MaxPool2d(_MaxPoolNd):
+    """The maximum of each window of an image: see :func:`F.max_pool2d <glasstorch.nn.functional.max_pool2d>`.
+
+    Args:
+        kernel_size: the window, an int or ``(h, w)``.
+        stride: the step between windows. Default: ``kernel_size``.
+        padding: implicit ``-inf`` on every side (at most half the window). Default: 0.
+        dilation: the step between a window's elements. Default: 1.
+        return_indices: also return where each maximum is (its flat position
+            in the ``H x W`` plane). Default: False.
+        ceil_mode: round the output size up, keeping last partial windows.
+
+    Shape:
+        - Input: ``(N, C, H, W)`` or ``(C, H, W)``.
+        - Output: ``(N, C, OH, OW)``,
+          ``OH = (H + 2 * padding - dilation * (KH - 1) - 1) // stride + 1`` (OW alike).
+
+    Examples::
+
+        >>> pool = nn.MaxPool2d(2)
+        >>> pool(torch.randn(8, 16, 28, 28)).shape
+        torch.Size([8, 16, 14, 14])
+    """
+
+    def forward(self, input: Tensor):
+        return F.max_pool2d(
+            input, self.kernel_size, self.stride, self.padding, self.dilation,
+            ceil_mode=self.ceil_mode, return_indices=self.return_indices,
+        )  # fmt: skip
+
+
+class AvgPool2d(Module):
+    """The mean of each window of an image: see :func:`F.avg_pool2d <glasstorch.nn.functional.avg_pool2d>`.
+
+    Args:
+        kernel_size: the window, an int or ``(h, w)``.
+        stride: the step between windows. Default: ``kernel_size``.
+        padding: implicit zeros on every side (at most half the window). Default: 0.
+        ceil_mode: round the output size up. Default: False.
+        count_include_pad: count the padding zeros in each window's divisor. Default: True.
+        divisor_override: divide every window's sum by this instead. Default: None.
+
+    Shape:
+        - Input: ``(N, C, H, W)`` or ``(C, H, W)``.
+        - Output: ``(N, C, OH, OW)``, ``OH = (H + 2 * padding - KH) // stride + 1``.
+
+    Examples::
+
+        >>> nn.AvgPool2d(2)(torch.randn(1, 3, 8, 8)).shape
+        torch.Size([1, 3, 4, 4])
+    """
+
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool2d(
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+            self.count_include_pad, self.divisor_override,
+        )  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    """Average pooling to a fixed output size, whatever the input's:
+    see :func:`F.adaptive_avg_pool2d <glasstorch.nn.functional.adaptive_avg_pool2d>`.
+
+    Args:
+        output_size: ``OH`` (square) or ``(OH, OW)``; None keeps that input size.
+
+    Shape:
+        - Input: ``(N, C, H, W)`` or ``(C, H, W)``.
+        - Output: ``(N, C, OH, OW)``.
+
+    Examples::
+
+        >>> gap = nn.AdaptiveAvgPool2d((1, 1))   # global average pooling
+        >>> gap(torch.randn(4, 64, 8, 8)).shape
+        torch.Size([4, 64, 1, 1])
+    """
+
+    def __init__(self, output_size) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
