@@ -124,13 +124,47 @@ def _check_data_values(array: np.ndarray, dtype) -> None:
     if dtype.is_floating_point:
         return
     low, high = _int_range(dtype)
+    if not dtype.is_signed:
+        low = -high  # an unsigned type takes a negative int of magnitude up to its largest
     message = f"value cannot be converted to type {dtype.name} without overflow"
     if array.dtype.kind == "f":
         finite = bool(np.isfinite(array).all())
-        if not finite or array.min() < low or array.max() > high:
+        if not finite or array.min() < _int_range(dtype)[0] or array.max() > high:
             raise RuntimeError(message)
-    elif array.max() > high or (dtype.is_signed and array.min() < low):
+    elif array.max() > high or array.min() < low:
         raise RuntimeError(message)
+
+
+def _integer_data(data, array: np.ndarray, dtype) -> np.ndarray:
+    """Python data that mixes ints and floats, read for an integer ``dtype``.
+
+    NumPy reads such data as floats, but PyTorch checks and converts each value
+    by its own type: an int is checked as an int (a negative one wraps around in
+    an unsigned type) and a float as a float (truncated toward zero). The result
+    is the values as int64, each checked; a cast to ``dtype`` wraps the negative
+    ints. ``array`` is returned unchanged for any other data.
+    """
+    if dtype.is_floating_point or dtype is _dtype.bool_ or array.dtype.kind != "f":
+        return array
+    if not isinstance(data, (list, tuple)):
+        return array
+    try:
+        leaves = np.array(data, dtype=object)
+    except ValueError:
+        return array
+    if leaves.shape != array.shape:
+        return array
+    values = []
+    for leaf in leaves.reshape(-1).tolist():
+        if isinstance(leaf, (bool, np.bool_)):
+            values.append(int(leaf))
+        elif isinstance(leaf, (int, np.integer)):
+            _check_data_values(np.array([int(leaf)], dtype=np.int64), dtype)
+            values.append(int(leaf))
+        else:
+            _check_data_values(np.array([float(leaf)]), dtype)
+            values.append(int(float(leaf)))
+    return np.array(values, dtype=np.int64).reshape(array.shape)
 
 
 def _filled(shape, value, dtype) -> Tensor:
@@ -222,6 +256,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     if dtype is None:
         dtype = _infer_dtype(array, data) if not isinstance(data, Tensor) else data.dtype
     if not isinstance(data, (np.ndarray, Tensor)):  # Python numbers: PyTorch checks each
+        array = _integer_data(data, array, dtype)
         _check_data_values(array, dtype)
     out = empty_tensor(array.shape, dtype)
     with np.errstate(over="ignore"):  # a float beyond float32's range becomes inf, as in PyTorch

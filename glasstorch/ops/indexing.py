@@ -253,8 +253,17 @@ class IndexPut(Function):
 
     @staticmethod
     def out_of_bounds(a: Tensor, dim: int, bad: int) -> None:
-        """index_add's error, worded as PyTorch's (which depends on a's dimensions)."""
-        if a.dim() <= 1:
+        """index_add's error, worded as PyTorch's (which depends on a's dimensions).
+
+        As in PyTorch, an empty ``a`` of two or more dimensions has nothing to add
+        to, and its indices are not checked. PyTorch words the error by the path it
+        takes: along the first or last dim of a tensor of two or more dims, the
+        RuntimeError naming the index; otherwise (one dim, or a middle dim), the
+        IndexError "index out of range in self".
+        """
+        if a.dim() > 1 and a.numel() == 0:
+            return
+        if a.dim() <= 1 or 0 < dim < a.dim() - 1:
             raise IndexError("index out of range in self")
         _out_of_bounds(bad, dim, a.shape[dim])
 

@@ -1,0 +1,130 @@
+"""Regression tests for the classes of findings the differential fuzzer turned up.
+
+Each class has its cases here, run on the active tier against PyTorch (when it
+is installed) or against the behaviour PyTorch documents:
+
+* ``index_add`` into an empty tensor of two or more dims: nothing to add to,
+  the indices are not checked;
+* ``index_add``'s bounds error: PyTorch's wording depends on the dim;
+* ``tensor(data, dtype=<integer>)`` of data that mixes ints and floats: each
+  value is checked and converted by its own Python type.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from oracle import assert_close, assert_same_error, torch
+
+import glasstorch as gt
+
+pytestmark = pytest.mark.errors
+
+
+def _index_add(lib, shape, dim, index, inplace=False):
+    """``index_add`` of ones into zeros of ``shape`` at ``index`` along ``dim``."""
+    source_shape = list(shape)
+    source_shape[dim] = len(index)
+    x = lib.zeros(shape)
+    args = (dim, lib.tensor(index, dtype=lib.int64), lib.ones(source_shape))
+    return x.index_add_(*args) if inplace else lib.index_add(x, *args)
+
+
+# ------------------------------------------------ 1. index_add into an empty tensor
+
+EMPTY_CASES = [
+    ((2, 0), 1, [3, 0]),
+    ((1, 0), -1, [0, 0]),
+    ((0, 3), 0, [7]),
+    ((2, 2, 0, 2), -2, [0, -1]),
+]
+
+
+@pytest.mark.indexing
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("shape, dim, index", EMPTY_CASES)
+def test_index_add_into_empty_checks_no_index(shape, dim, index, inplace):
+    out = _index_add(gt, shape, dim, index, inplace)
+    expected = _index_add(torch, shape, dim, index, inplace) if torch else np.zeros(shape)
+    assert_close(out, expected, check_dtype=torch is not None)
+
+
+@pytest.mark.indexing
+def test_index_add_into_empty_one_dim_still_checks():
+    assert_same_error(
+        lambda: _index_add(gt, (0,), 0, [7]),
+        (lambda: _index_add(torch, (0,), 0, [7])) if torch else None,
+        exc_type=IndexError,
+        match="^index out of range in self$",
+    )
+
+
+# ---------------------------------------------------- 2. index_add's bounds error
+
+MIDDLE = "^index out of range in self$"
+
+BOUNDS_CASES = [
+    ((3, 2), 0, [7], RuntimeError, "index 7 is out of bounds for dimension 0 with size 3"),
+    ((3, 2), 1, [-1], RuntimeError, "index -1 is out of bounds for dimension 1 with size 2"),
+    ((2, 3, 2), 2, [0, 9], RuntimeError, "index 9 is out of bounds for dimension 2 with size 2"),
+    ((2, 3, 2), 1, [9], IndexError, MIDDLE),
+    ((2, 2, 1, 2), 1, [0, -1, 1], IndexError, MIDDLE),
+    ((2, 2, 1, 2), 2, [5], IndexError, MIDDLE),
+    ((4,), 0, [4], IndexError, MIDDLE),
+]
+
+
+@pytest.mark.indexing
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("shape, dim, index, exc_type, match", BOUNDS_CASES)
+def test_index_add_bounds_error_as_pytorch(shape, dim, index, exc_type, match, inplace):
+    if not match.startswith("^"):
+        match = "^" + re.escape(match) + "$"
+    assert_same_error(
+        lambda: _index_add(gt, shape, dim, index, inplace),
+        (lambda: _index_add(torch, shape, dim, index, inplace)) if torch else None,
+        exc_type=exc_type,
+        match=match,
+    )
+
+
+# ------------------------------------ 3. tensor() of mixed ints and floats, integer dtype
+
+MIXED_VALUES = [
+    ([[-2, 5], [True, 2.0], [2.0, True]], "uint8", [[254, 5], [1, 2], [2, 1]]),
+    ([-2, 2.0], "uint8", [254, 2]),
+    ([-129, 2.0], "uint8", [127, 2]),
+    ([-3.7, 2], "int32", [-3, 2]),
+    ([[True], [-2.5]], "int64", [[1], [-2]]),
+]
+
+
+@pytest.mark.creation
+@pytest.mark.parametrize("data, dtype, values", MIXED_VALUES)
+def test_tensor_mixed_ints_and_floats(data, dtype, values):
+    out = gt.tensor(data, dtype=getattr(gt, dtype))
+    expected = torch.tensor(data, dtype=getattr(torch, dtype)) if torch else None
+    assert_close(out, expected if torch else np.array(values, dtype=dtype))
+
+
+MIXED_OVERFLOWS = [
+    ([300, 2.0], "uint8"),
+    ([-2.5, 1], "uint8"),
+    ([-256, 1.0], "uint8"),
+    ([-256], "uint8"),
+    ([255.5, 1], "uint8"),
+    ([float("inf"), 1], "int32"),
+]
+
+
+@pytest.mark.creation
+@pytest.mark.parametrize("data, dtype", MIXED_OVERFLOWS)
+def test_tensor_mixed_overflow(data, dtype):
+    assert_same_error(
+        lambda: gt.tensor(data, dtype=getattr(gt, dtype)),
+        (lambda: torch.tensor(data, dtype=getattr(torch, dtype))) if torch else None,
+        exc_type=RuntimeError,
+        match=f"^value cannot be converted to type {dtype} without overflow$",
+    )
