@@ -16,7 +16,7 @@ import re
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_same_error, torch
+from oracle import assert_close, assert_same_error, needs_torch, torch
 
 import glasstorch as gt
 
@@ -127,4 +127,45 @@ def test_tensor_mixed_overflow(data, dtype):
         (lambda: torch.tensor(data, dtype=getattr(torch, dtype))) if torch else None,
         exc_type=RuntimeError,
         match=f"^value cannot be converted to type {dtype} without overflow$",
+    )
+
+
+# ----------------------------------------- 4. arange of an integer dtype smaller than int64
+
+ARANGE_CASES = [
+    (0, 0, 0.5),
+    (0, 1, 0.5),
+    (0, 10, 1.5),
+    (0.5, 5.5, 1.5),
+    (-2.5, 3, 0.7),
+    (2.5, 0, -0.5),
+    (0, 3.5, 1),
+    (1.5, 7, 2.5),
+]
+
+
+@needs_torch
+@pytest.mark.creation
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "int64"])
+@pytest.mark.parametrize("start, end, step", ARANGE_CASES)
+def test_arange_integer_dtypes(start, end, step, dtype):
+    """int64 counts from the truncated ends and step; smaller dtypes from those given."""
+    gt_call = lambda: gt.arange(start, end, step, dtype=getattr(gt, dtype))  # noqa: E731
+    torch_call = lambda: torch.arange(start, end, step, dtype=getattr(torch, dtype))  # noqa: E731
+    try:
+        expected = torch_call()
+    except ValueError:
+        assert_same_error(gt_call, torch_call, exc_type=ValueError, match="^step must be nonzero$")
+        return
+    assert_close(gt_call(), expected)
+
+
+@needs_torch
+@pytest.mark.creation
+def test_arange_sign_error_wording():
+    assert_same_error(
+        lambda: gt.arange(1, 0, 0.5),
+        lambda: torch.arange(1, 0, 0.5),
+        exc_type=RuntimeError,
+        match="^upper bound and lower bound inconsistent with step sign$",
     )

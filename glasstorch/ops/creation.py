@@ -424,13 +424,16 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if not all(math.isfinite(v) for v in (start, end)):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (end - start) * step < 0 and end != start:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         floating = any(isinstance(v, float) for v in values)
         dtype = _dtype.get_default_dtype() if floating else _dtype.int64
-    if not dtype.is_floating_point:
+    if dtype is _dtype.int64:
         start, end, step = _integer_range(start, end, step)
         length = max(0, -((start - end) // step))  # exact: ceil((end - start) / step)
+    elif not dtype.is_floating_point:
+        length = max(0, math.ceil((end - start) / step))
+        start, _, step = _integer_range(start, end, step, allow_zero_step=True)
     else:
         length = max(0, math.ceil((end - start) / step))
     out = empty_tensor((length,), dtype)
@@ -438,14 +441,20 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish(out, requires_grad, device)
 
 
-def _integer_range(start, end, step) -> tuple[int, int, int]:
+def _integer_range(start, end, step, allow_zero_step=False) -> tuple[int, int, int]:
     """arange's ends and step for an integer dtype: each truncated to an int first,
-    as PyTorch does (so ``arange(0, 5, 1.5, dtype=int64)`` steps by 1)."""
+    as PyTorch does (so ``arange(0, 5, 1.5, dtype=int64)`` steps by 1).
+
+    PyTorch counts the values of an int64 range from the truncated ends and step
+    (a step truncated to 0 is an error), but those of a smaller integer dtype
+    from the ends and step as given, the values then stepping by the truncated
+    step (``arange(0, 1, 0.5, dtype=int32)`` is ``[0, 0]``): ``allow_zero_step``.
+    """
     for value in (start, end, step):
         if not _INT64_MIN <= value <= _INT64_MAX:
             raise RuntimeError("value cannot be converted to type int64_t without overflow")
     start, end, step = int(start), int(end), int(step)
-    if step == 0:
+    if step == 0 and not allow_zero_step:
         raise ValueError("step must be nonzero")
     return start, end, step
 
