@@ -169,3 +169,48 @@ def test_arange_sign_error_wording():
         exc_type=RuntimeError,
         match="^upper bound and lower bound inconsistent with step sign$",
     )
+
+
+# ------------------------------------------- 5. linspace of integer dtypes; bool ranges
+
+LINSPACE_CASES = [
+    ((-2.5, 3.5, 5), "int64"),
+    ((-2.5, 3.5, 5), "int32"),
+    ((-3, 3, 7), "uint8"),
+    ((-255, 3, 5), "uint8"),
+    ((-3, 300, 1), "uint8"),
+    ((-1.5, 3, 1), "int32"),
+    ((2.5, 3, 1), "bool"),
+    ((0, 3, 0), "bool"),
+]
+
+
+@needs_torch
+@pytest.mark.creation
+@pytest.mark.parametrize("args, dtype", LINSPACE_CASES)
+def test_linspace_integer_dtypes(args, dtype):
+    """An integer linspace spaces its ends converted to the dtype (PyTorch's rule)."""
+    expected = torch.linspace(*args, dtype=getattr(torch, dtype))
+    assert_close(gt.linspace(*args, dtype=getattr(gt, dtype)), expected)
+
+
+CREATION_ERRORS = [
+    ("linspace", (-2.5, 3.5, 5), "uint8", RuntimeError, "type uint8_t without overflow"),
+    ("linspace", (-3, 300, 2), "uint8", RuntimeError, "type uint8_t without overflow"),
+    ("linspace", (-(2**40), 3, 5), "int32", RuntimeError, "type int without overflow"),
+    ("linspace", (1.5, 3, 2), "bool", NotImplementedError, "linspace_cpu"),
+    ("arange", (0, 3), "bool", NotImplementedError, "arange_cpu"),
+    ("arange", (2.5, 0, 0.5), "bool", NotImplementedError, "arange_cpu"),
+    ("full", ((1,), -256), "uint8", RuntimeError, "type uint8_t without overflow"),
+]
+
+
+@pytest.mark.creation
+@pytest.mark.parametrize("name, args, dtype, exc_type, match", CREATION_ERRORS)
+def test_creation_errors_as_pytorch(name, args, dtype, exc_type, match):
+    assert_same_error(
+        lambda: getattr(gt, name)(*args, dtype=getattr(gt, dtype)),
+        (lambda: getattr(torch, name)(*args, dtype=getattr(torch, dtype))) if torch else None,
+        exc_type=exc_type,
+        match=match,
+    )

@@ -82,7 +82,8 @@ def _check_fill_value(value, dtype) -> None:
     """Refuse a ``full`` value that ``dtype`` cannot hold, as PyTorch does.
 
     Integers: a float must be finite and within the type's range; an int too,
-    except that an unsigned type takes a negative int modulo 256. Floats: a
+    except that an unsigned type takes a negative int down to minus its largest
+    value, modulo 256. Floats: a
     finite value beyond the type's largest overflows (inf and nan pass).
     """
     if dtype is _dtype.bool_ or isinstance(value, bool):
@@ -100,7 +101,7 @@ def _check_fill_value(value, dtype) -> None:
     low, high = _int_range(dtype)
     if isinstance(value, int):
         if not dtype.is_signed:
-            low = _INT64_MIN  # negative ints wrap around in an unsigned type
+            low = -high  # a negative int of magnitude up to the largest wraps around
         if not low <= value <= high:
             raise RuntimeError(message)
     elif not (math.isfinite(value) and low <= value <= high):
@@ -415,6 +416,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     ``arange(5)`` is ``[0, 1, 2, 3, 4]``. Integer arguments give int64; any
     float argument gives the default float dtype.
     """
+    if dtype is _dtype.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     if end is None:
         start, end = 0, start
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -463,9 +466,25 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    out = empty_tensor((int(steps),), _dtype_or_default(dtype))
+    dtype = _dtype_or_default(dtype)
+    if steps == 1:
+        return full((1,), start, dtype=dtype, device=device, requires_grad=requires_grad)
+    if steps > 1 and dtype is _dtype.bool_:
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    if steps > 1 and not dtype.is_floating_point:
+        start, end = _as_integer(start, dtype), _as_integer(end, dtype)
+    out = empty_tensor((int(steps),), dtype)
     kernels.linspace(out._strided(), float(start), float(end))
     return _finish(out, requires_grad, device)
+
+
+def _as_integer(value, dtype) -> int:
+    """``value`` as ``dtype`` holds it, checked as ``full`` checks it: linspace of an
+    integer dtype spaces the converted ends (PyTorch's rule), so ``linspace(-2.5,
+    3.5, 5, dtype=int64)`` runs from -2 to 3 and ``-3`` as uint8 is 253."""
+    _check_fill_value(value, dtype)
+    low, high = _int_range(dtype)
+    return (int(value) - low) % (high - low + 1) + low  # a negative int wraps (unsigned)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
