@@ -214,3 +214,36 @@ def test_creation_errors_as_pytorch(name, args, dtype, exc_type, match):
         exc_type=exc_type,
         match=match,
     )
+
+
+# ---------------------------------------------------- 6. index_select's bounds error
+
+INDEX_SELECT_CASES = [
+    ((1, 2, 1), -2, [1, 0, -1]),
+    ((2, 3, 2), 1, [5]),
+    ((2, 3, 2), 2, [5]),
+    ((2, 3), 0, [2]),
+    ((3, 2), 1, [-1]),
+    ((0, 3), 1, [5]),
+    ((0, 3, 2), 2, [0, 7]),
+    ((3, 0), 0, [-1]),
+    ((2, 0), 1, [0]),
+    ((0,), 0, [5]),
+    ((), 0, [0, 7]),
+    ((), 0, []),
+]
+
+
+@needs_torch
+@pytest.mark.indexing
+@pytest.mark.parametrize("shape, dim, index", INDEX_SELECT_CASES)
+def test_index_select_bounds_error_as_pytorch(shape, dim, index):
+    def call(lib):
+        return lib.index_select(lib.zeros(shape), dim, lib.tensor(index, dtype=lib.int64))
+
+    try:
+        call(torch)
+    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
+        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
+    else:
+        pytest.fail("PyTorch accepted an index out of range")

@@ -188,7 +188,12 @@ class IndexSelect(Function):
         shape = list(a.shape)
         shape[dim] = index.shape[0] if index.dim() else 1
         out = empty_tensor(shape, a.dtype)
-        bad = kernels.index_select(out._strided(), a._strided(), dim, index.reshape(-1)._strided())
+        if a.numel() == 0 and out.numel() == 0:
+            # No element is read, but PyTorch still checks the indices of an empty input.
+            bad = _first_outside(index.reshape(-1), a.shape[dim])
+        else:
+            flat = index.reshape(-1)._strided()
+            bad = kernels.index_select(out._strided(), a._strided(), dim, flat)
         if bad is not None:
             _index_select_error(a, dim, bad)
         return out
@@ -211,21 +216,36 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     _check_index_tensor(index, "index_select")
     if input.dim() == 0:
         normalize_dim(dim, 0)
+        if index.numel() != 1:
+            raise RuntimeError(
+                "index_select(): Index to scalar can have only 1 value, "
+                f"got {index.numel()} value(s)"
+            )
         return IndexSelect.apply(input.reshape(1), 0, index).reshape(())
     dim = normalize_dim(dim, input.dim())
     return IndexSelect.apply(input, dim, index)  # the kernel checks the indices
 
 
+def _first_outside(index: Tensor, size: int) -> int | None:
+    """The first value of a 1-D ``index`` outside ``[0, size)`` (None: all inside)."""
+    for value in index.tolist():
+        if not 0 <= value < size:
+            return value
+    return None
+
+
 def _index_select_error(a: Tensor, dim: int, bad: int) -> None:
     """PyTorch's error for an index_select index outside ``a``'s dimension ``dim``.
 
-    PyTorch words it three ways, after the code path it takes: an empty
-    dimension of a matrix, a contiguous matrix along dim 1, and the general case.
+    PyTorch words it three ways, after the code path it takes (for an input of
+    two or more dims): an empty input whose dimension ``dim`` is empty; an empty
+    input otherwise, or any input along dim 1 (a RuntimeError naming the index);
+    and the general case, inputs of one dim included (an IndexError).
     """
     size = a.shape[dim]
-    if a.dim() > 1 and size == 0 and dim == 0:
+    if a.dim() > 1 and a.numel() == 0 and size == 0:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
-    if a.dim() == 2 and dim == 1 and a.is_contiguous():
+    if a.dim() > 1 and (a.numel() == 0 or dim == 1):
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
     raise IndexError("index out of range in self")
 
