@@ -247,3 +247,39 @@ def test_index_select_bounds_error_as_pytorch(shape, dim, index):
         assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
     else:
         pytest.fail("PyTorch accepted an index out of range")
+
+
+# --------------------------------------------- 7. cumsum/cumprod: in-place and bool
+
+RUNNING_CASES = [
+    "T.tensor(False).cumsum_(-1)",
+    "T.tensor(True).cumprod_(0)",
+    "T.tensor([], dtype=T.bool).cumsum_(0)",
+    "T.tensor([3, 100], dtype=T.uint8).cumprod_(0)",
+    "T.tensor([200, 100], dtype=T.uint8).cumsum_(0)",
+    "T.tensor(False).cumsum(-1, dtype=T.bool)",
+    "T.tensor([True, False]).cumsum(0)",
+    "T.tensor([True, False]).cumsum(0, dtype=T.bool)",
+    "T.tensor([True, False]).cumprod(0, dtype=T.bool)",
+    "T.tensor([True, True]).cumsum_(0)",
+    "T.tensor([True, True]).cumprod_(0)",
+    "T.tensor([2.5]).cumsum_(0, dtype=T.int64)",
+    "T.tensor([2]).cumprod_(0, dtype=T.float32)",
+    "T.tensor(1.0).cumprod_(0, dtype=T.int64)",
+    "T.tensor([1.0]).cumsum_(3, dtype=T.int64)",
+]
+
+
+@needs_torch
+@pytest.mark.reduction
+@pytest.mark.parametrize("expr", RUNNING_CASES)
+def test_running_sum_and_product_as_pytorch(expr):
+    def call(lib):
+        return eval(expr, {"T": lib})  # noqa: S307 - a fixed expression from the list above
+
+    try:
+        expected = call(torch)
+    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
+        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
+        return
+    assert_close(call(gt), expected)
