@@ -283,3 +283,30 @@ def test_running_sum_and_product_as_pytorch(expr):
         assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
         return
     assert_close(call(gt), expected)
+
+
+# ------------------------------------------------ 8. rand/randn of a non-float dtype
+
+RANDOM_CASES = [
+    "T.randn((2, 4), dtype=T.int64)",
+    "T.randn((2,), dtype=T.bool)",
+    "T.randn((0, 3, 4), dtype=T.int64)",
+    "T.rand((2, 4), dtype=T.int32)",
+    "T.rand((0,), dtype=T.uint8)",
+    "T.rand(-1, dtype=T.int64)",
+]
+
+
+@needs_torch
+@pytest.mark.random
+@pytest.mark.parametrize("expr", RANDOM_CASES)
+def test_random_of_non_float_dtype_as_pytorch(expr):
+    def call(lib):
+        return eval(expr, {"T": lib})  # noqa: S307 - a fixed expression from the list above
+
+    try:
+        expected = call(torch)
+    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
+        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
+        return
+    assert_close(call(gt), expected)

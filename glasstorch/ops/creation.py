@@ -537,18 +537,22 @@ def fill_random(out: Tensor, kind: str, generator: Generator | None, *params) ->
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform random numbers in ``[0, 1)``."""
     dtype = _dtype_or_default(dtype)
+    out = empty_tensor(_size_arg(size), dtype)  # a bad size is named before the dtype
     if not dtype.is_floating_point:
-        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{dtype.name}'")
-    out = fill_random(empty_tensor(_size_arg(size), dtype), "uniform", generator, 0.0, 1.0)
+        raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{dtype.title}'")
+    out = fill_random(out, "uniform", generator, 0.0, 1.0)
     return _finish(out, requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Normal random numbers with mean 0 and standard deviation 1."""
     dtype = _dtype_or_default(dtype)
+    out = empty_tensor(_size_arg(size), dtype)  # a bad size is named before the dtype
     if not dtype.is_floating_point:
-        raise RuntimeError(f"\"normal_kernel_cpu\" not implemented for '{dtype.name}'")
-    out = fill_random(empty_tensor(_size_arg(size), dtype), "normal", generator, 0.0, 1.0)
+        if out.numel() == 0:  # as in PyTorch: no number to draw, no kernel to refuse
+            return _finish(out, requires_grad, device)
+        raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{dtype.title}'")
+    out = fill_random(out, "normal", generator, 0.0, 1.0)
     return _finish(out, requires_grad, device)
 
 
