@@ -310,3 +310,35 @@ def test_random_of_non_float_dtype_as_pytorch(expr):
         assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
         return
     assert_close(call(gt), expected)
+
+
+# ----------------------------------------------------------- 9. int32 index tensors
+
+INDEX_DTYPE_CASES = [
+    "T.gather(x, 1, i.reshape(1, 2))",
+    "T.scatter(x, 1, i.reshape(1, 2), 5.0)",
+    "T.scatter_add(x, 1, i.reshape(1, 2), T.ones(1, 2))",
+    "T.index_select(x, 1, i)",
+    "T.index_add(x, 1, i, T.ones(2, 2))",
+    "T.index_copy(x, 1, i, T.ones(2, 2))",
+    "T.index_select(x, 5, i)",
+    "T.gather(x, 5, i.reshape(1, 2))",
+    "T.index_add(x, 0, i + 7, T.ones(2, 3))",
+]
+
+
+@needs_torch
+@pytest.mark.indexing
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "float32", "bool"])
+@pytest.mark.parametrize("expr", INDEX_DTYPE_CASES)
+def test_index_tensor_dtypes_as_pytorch(expr, dtype):
+    def call(lib):
+        x, i = lib.arange(6.0).reshape(2, 3), lib.tensor([0, 1], dtype=getattr(lib, dtype))
+        return eval(expr, {"T": lib, "x": x, "i": i})  # noqa: S307 - a fixed expression
+
+    try:
+        expected = call(torch)
+    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
+        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
+        return
+    assert_close(call(gt), expected)
