@@ -32,10 +32,13 @@ _INDEX_DTYPE_ERRORS = {
 
 
 def _check_index_tensor(index: Tensor, name: str) -> Tensor:
-    """``index`` as int64: PyTorch takes int32 indices too (except in index_copy)."""
+    """``index`` as int64: PyTorch takes int32 indices too (except in index_copy), and
+    gather and scatter take an empty index of any dtype."""
     if index.dtype is _dtype.int64:
         return index
     if index.dtype is _dtype.int32 and name != "index_copy":
+        return cast(index, _dtype.int64)
+    if index.numel() == 0 and name in ("gather", "scatter"):
         return cast(index, _dtype.int64)
     raise RuntimeError(_INDEX_DTYPE_ERRORS[name].format(title=index.dtype.title))
 
