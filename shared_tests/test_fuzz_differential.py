@@ -210,13 +210,6 @@ KNOWN_FINDINGS: list[Known] = [
         "x0 = T.tensor([], dtype=T.int32).reshape((2, 0)); x0.div(10, rounding_mode='nearest')",
     ),
     Known(
-        "answers: maximum/minimum/logical_* accept a Python number (PyTorch wants a Tensor)",
-        "torch-error-only",
-        "^binary/(maximum|minimum|logical_and|logical_or|logical_xor)",
-        "must be Tensor, not",
-        "x0 = T.tensor([True, True], dtype=T.bool).reshape((1, 2, 1)); T.minimum(x0, -4)",
-    ),
-    Known(
         "answers: overlapping in-place writes are refused before PyTorch's other checks "
         "(a dim, a number where a Tensor is needed)",
         "mismatch-error-type",

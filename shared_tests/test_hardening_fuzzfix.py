@@ -345,3 +345,25 @@ def test_index_tensor_dtypes_as_pytorch(expr, dtype):
         assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
         return
     assert_close(call(gt), expected)
+
+
+# ------------------------------------------------- 10. logical_* take tensors only
+
+LOGICAL_CASES = [
+    "T.logical_and(x, True)",
+    "T.logical_and(1, x)",
+    "T.logical_or(x, 0)",
+    "T.logical_xor(x, 1.5)",
+    "T.logical_not(1)",
+]
+
+
+@needs_torch
+@pytest.mark.math
+@pytest.mark.parametrize("expr", LOGICAL_CASES)
+def test_logical_ops_refuse_numbers(expr):
+    def call(lib):
+        return eval(expr, {"T": lib, "x": lib.tensor([0.0, 2.0])})  # noqa: S307 - fixed
+
+    error = assert_same_error(lambda: call(gt), lambda: call(torch), exc_type=TypeError)
+    assert "must be Tensor, not" in str(error)
