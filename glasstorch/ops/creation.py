@@ -82,7 +82,8 @@ def _check_fill_value(value, dtype) -> None:
     """Refuse a ``full`` value that ``dtype`` cannot hold, as PyTorch does.
 
     Integers: a float must be finite and within the type's range; an int too,
-    except that an unsigned type takes a negative int modulo 256. Floats: a
+    except that an unsigned type takes a negative int down to minus its largest
+    value, modulo 256. Floats: a
     finite value beyond the type's largest overflows (inf and nan pass).
     """
     if dtype is _dtype.bool_ or isinstance(value, bool):
@@ -100,7 +101,7 @@ def _check_fill_value(value, dtype) -> None:
     low, high = _int_range(dtype)
     if isinstance(value, int):
         if not dtype.is_signed:
-            low = _INT64_MIN  # negative ints wrap around in an unsigned type
+            low = -high  # a negative int of magnitude up to the largest wraps around
         if not low <= value <= high:
             raise RuntimeError(message)
     elif not (math.isfinite(value) and low <= value <= high):
@@ -124,13 +125,47 @@ def _check_data_values(array: np.ndarray, dtype) -> None:
     if dtype.is_floating_point:
         return
     low, high = _int_range(dtype)
+    if not dtype.is_signed:
+        low = -high  # an unsigned type takes a negative int of magnitude up to its largest
     message = f"value cannot be converted to type {dtype.name} without overflow"
     if array.dtype.kind == "f":
         finite = bool(np.isfinite(array).all())
-        if not finite or array.min() < low or array.max() > high:
+        if not finite or array.min() < _int_range(dtype)[0] or array.max() > high:
             raise RuntimeError(message)
-    elif array.max() > high or (dtype.is_signed and array.min() < low):
+    elif array.max() > high or array.min() < low:
         raise RuntimeError(message)
+
+
+def _integer_data(data, array: np.ndarray, dtype) -> np.ndarray:
+    """Python data that mixes ints and floats, read for an integer ``dtype``.
+
+    NumPy reads such data as floats, but PyTorch checks and converts each value
+    by its own type: an int is checked as an int (a negative one wraps around in
+    an unsigned type) and a float as a float (truncated toward zero). The result
+    is the values as int64, each checked; a cast to ``dtype`` wraps the negative
+    ints. ``array`` is returned unchanged for any other data.
+    """
+    if dtype.is_floating_point or dtype is _dtype.bool_ or array.dtype.kind != "f":
+        return array
+    if not isinstance(data, (list, tuple)):
+        return array
+    try:
+        leaves = np.array(data, dtype=object)
+    except ValueError:
+        return array
+    if leaves.shape != array.shape:
+        return array
+    values = []
+    for leaf in leaves.reshape(-1).tolist():
+        if isinstance(leaf, (bool, np.bool_)):
+            values.append(int(leaf))
+        elif isinstance(leaf, (int, np.integer)):
+            _check_data_values(np.array([int(leaf)], dtype=np.int64), dtype)
+            values.append(int(leaf))
+        else:
+            _check_data_values(np.array([float(leaf)]), dtype)
+            values.append(int(float(leaf)))
+    return np.array(values, dtype=np.int64).reshape(array.shape)
 
 
 def _filled(shape, value, dtype) -> Tensor:
@@ -222,6 +257,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     if dtype is None:
         dtype = _infer_dtype(array, data) if not isinstance(data, Tensor) else data.dtype
     if not isinstance(data, (np.ndarray, Tensor)):  # Python numbers: PyTorch checks each
+        array = _integer_data(data, array, dtype)
         _check_data_values(array, dtype)
     out = empty_tensor(array.shape, dtype)
     with np.errstate(over="ignore"):  # a float beyond float32's range becomes inf, as in PyTorch
@@ -380,6 +416,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     ``arange(5)`` is ``[0, 1, 2, 3, 4]``. Integer arguments give int64; any
     float argument gives the default float dtype.
     """
+    if dtype is _dtype.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     if end is None:
         start, end = 0, start
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -389,13 +427,16 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if not all(math.isfinite(v) for v in (start, end)):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (end - start) * step < 0 and end != start:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         floating = any(isinstance(v, float) for v in values)
         dtype = _dtype.get_default_dtype() if floating else _dtype.int64
-    if not dtype.is_floating_point:
+    if dtype is _dtype.int64:
         start, end, step = _integer_range(start, end, step)
         length = max(0, -((start - end) // step))  # exact: ceil((end - start) / step)
+    elif not dtype.is_floating_point:
+        length = max(0, math.ceil((end - start) / step))
+        start, _, step = _integer_range(start, end, step, allow_zero_step=True)
     else:
         length = max(0, math.ceil((end - start) / step))
     out = empty_tensor((length,), dtype)
@@ -403,14 +444,20 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish(out, requires_grad, device)
 
 
-def _integer_range(start, end, step) -> tuple[int, int, int]:
+def _integer_range(start, end, step, allow_zero_step=False) -> tuple[int, int, int]:
     """arange's ends and step for an integer dtype: each truncated to an int first,
-    as PyTorch does (so ``arange(0, 5, 1.5, dtype=int64)`` steps by 1)."""
+    as PyTorch does (so ``arange(0, 5, 1.5, dtype=int64)`` steps by 1).
+
+    PyTorch counts the values of an int64 range from the truncated ends and step
+    (a step truncated to 0 is an error), but those of a smaller integer dtype
+    from the ends and step as given, the values then stepping by the truncated
+    step (``arange(0, 1, 0.5, dtype=int32)`` is ``[0, 0]``): ``allow_zero_step``.
+    """
     for value in (start, end, step):
         if not _INT64_MIN <= value <= _INT64_MAX:
             raise RuntimeError("value cannot be converted to type int64_t without overflow")
     start, end, step = int(start), int(end), int(step)
-    if step == 0:
+    if step == 0 and not allow_zero_step:
         raise ValueError("step must be nonzero")
     return start, end, step
 
@@ -419,9 +466,25 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    out = empty_tensor((int(steps),), _dtype_or_default(dtype))
+    dtype = _dtype_or_default(dtype)
+    if steps == 1:
+        return full((1,), start, dtype=dtype, device=device, requires_grad=requires_grad)
+    if steps > 1 and dtype is _dtype.bool_:
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    if steps > 1 and not dtype.is_floating_point:
+        start, end = _as_integer(start, dtype), _as_integer(end, dtype)
+    out = empty_tensor((int(steps),), dtype)
     kernels.linspace(out._strided(), float(start), float(end))
     return _finish(out, requires_grad, device)
+
+
+def _as_integer(value, dtype) -> int:
+    """``value`` as ``dtype`` holds it, checked as ``full`` checks it: linspace of an
+    integer dtype spaces the converted ends (PyTorch's rule), so ``linspace(-2.5,
+    3.5, 5, dtype=int64)`` runs from -2 to 3 and ``-3`` as uint8 is 253."""
+    _check_fill_value(value, dtype)
+    low, high = _int_range(dtype)
+    return (int(value) - low) % (high - low + 1) + low  # a negative int wraps (unsigned)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -474,18 +537,22 @@ def fill_random(out: Tensor, kind: str, generator: Generator | None, *params) ->
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform random numbers in ``[0, 1)``."""
     dtype = _dtype_or_default(dtype)
+    out = empty_tensor(_size_arg(size), dtype)  # a bad size is named before the dtype
     if not dtype.is_floating_point:
-        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{dtype.name}'")
-    out = fill_random(empty_tensor(_size_arg(size), dtype), "uniform", generator, 0.0, 1.0)
+        raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{dtype.title}'")
+    out = fill_random(out, "uniform", generator, 0.0, 1.0)
     return _finish(out, requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Normal random numbers with mean 0 and standard deviation 1."""
     dtype = _dtype_or_default(dtype)
+    out = empty_tensor(_size_arg(size), dtype)  # a bad size is named before the dtype
     if not dtype.is_floating_point:
-        raise RuntimeError(f"\"normal_kernel_cpu\" not implemented for '{dtype.name}'")
-    out = fill_random(empty_tensor(_size_arg(size), dtype), "normal", generator, 0.0, 1.0)
+        if out.numel() == 0:  # as in PyTorch: no number to draw, no kernel to refuse
+            return _finish(out, requires_grad, device)
+        raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{dtype.title}'")
+    out = fill_random(out, "normal", generator, 0.0, 1.0)
     return _finish(out, requires_grad, device)
 
 

@@ -21,9 +21,26 @@ from glasstorch.tensor import Tensor, empty_tensor
 # ------------------------------------------------------------ index checks
 
 
-def _check_index_tensor(index: Tensor, name: str) -> None:
-    if index.dtype is not _dtype.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+#: PyTorch's error for an index tensor of another dtype than int32/int64, per op.
+_INDEX_DTYPE_ERRORS = {
+    "gather": "gather(): Expected dtype int32/int64 for index",
+    "scatter": "scatter(): Expected dtype int32/int64 for index",
+    "index_select": "index_select(): Expected dtype int32 or int64 for index",
+    "index_add": "index_add_(): Expected dtype int32/int64 for index but got: {title}",
+    "index_copy": "index_copy_(): Expected a long tensor for index, but got {title}",
+}
+
+
+def _check_index_tensor(index: Tensor, name: str) -> Tensor:
+    """``index`` as int64: PyTorch takes int32 indices too (except in index_copy), and
+    gather and scatter take an empty index of any dtype."""
+    if index.dtype is _dtype.int64:
+        return index
+    if index.dtype is _dtype.int32 and name != "index_copy":
+        return cast(index, _dtype.int64)
+    if index.numel() == 0 and name in ("gather", "scatter"):
+        return cast(index, _dtype.int64)
+    raise RuntimeError(_INDEX_DTYPE_ERRORS[name].format(title=index.dtype.title))
 
 
 def _out_of_bounds(bad: int | None, dim: int, size: int, error=RuntimeError, prefix="") -> None:
@@ -108,8 +125,8 @@ def _check_gather_shapes(a: Tensor, dim: int, index: Tensor, name: str, src=None
 
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for any dim)."""
-    _check_index_tensor(index, "gather")
-    dim = normalize_dim(dim, input.dim())
+    dim = normalize_dim(dim, input.dim())  # a bad dim is named before the index dtype
+    index = _check_index_tensor(index, "gather")
     _check_gather_shapes(input, dim, index, "gather")
     return Gather.apply(input, dim, index)  # the kernel checks the indices
 
@@ -163,7 +180,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
     """
     if src is None:
         src = value
-    _check_index_tensor(index, "scatter")
+    index = _check_index_tensor(index, "scatter")
     dim = normalize_dim(dim, input.dim())
     _check_gather_shapes(input, dim, index, "scatter", src if isinstance(src, Tensor) else None)
     if reduce == "add":
@@ -188,7 +205,12 @@ class IndexSelect(Function):
         shape = list(a.shape)
         shape[dim] = index.shape[0] if index.dim() else 1
         out = empty_tensor(shape, a.dtype)
-        bad = kernels.index_select(out._strided(), a._strided(), dim, index.reshape(-1)._strided())
+        if a.numel() == 0 and out.numel() == 0:
+            # No element is read, but PyTorch still checks the indices of an empty input.
+            bad = _first_outside(index.reshape(-1), a.shape[dim])
+        else:
+            flat = index.reshape(-1)._strided()
+            bad = kernels.index_select(out._strided(), a._strided(), dim, flat)
         if bad is not None:
             _index_select_error(a, dim, bad)
         return out
@@ -205,27 +227,41 @@ class IndexSelect(Function):
 
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """Slices along ``dim`` picked by a 1-D int64 ``index``."""
+    """Slices along ``dim`` picked by a 1-D int64 (or int32) ``index``."""
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    _check_index_tensor(index, "index_select")
+    normalized = normalize_dim(dim, input.dim())  # a bad dim is named before the index dtype
+    index = _check_index_tensor(index, "index_select")
     if input.dim() == 0:
-        normalize_dim(dim, 0)
+        if index.numel() != 1:
+            raise RuntimeError(
+                "index_select(): Index to scalar can have only 1 value, "
+                f"got {index.numel()} value(s)"
+            )
         return IndexSelect.apply(input.reshape(1), 0, index).reshape(())
-    dim = normalize_dim(dim, input.dim())
-    return IndexSelect.apply(input, dim, index)  # the kernel checks the indices
+    return IndexSelect.apply(input, normalized, index)  # the kernel checks the indices
+
+
+def _first_outside(index: Tensor, size: int) -> int | None:
+    """The first value of a 1-D ``index`` outside ``[0, size)`` (None: all inside)."""
+    for value in index.tolist():
+        if not 0 <= value < size:
+            return value
+    return None
 
 
 def _index_select_error(a: Tensor, dim: int, bad: int) -> None:
     """PyTorch's error for an index_select index outside ``a``'s dimension ``dim``.
 
-    PyTorch words it three ways, after the code path it takes: an empty
-    dimension of a matrix, a contiguous matrix along dim 1, and the general case.
+    PyTorch words it three ways, after the code path it takes (for an input of
+    two or more dims): an empty input whose dimension ``dim`` is empty; an empty
+    input otherwise, or any input along dim 1 (a RuntimeError naming the index);
+    and the general case, inputs of one dim included (an IndexError).
     """
     size = a.shape[dim]
-    if a.dim() > 1 and size == 0 and dim == 0:
+    if a.dim() > 1 and a.numel() == 0 and size == 0:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
-    if a.dim() == 2 and dim == 1 and a.is_contiguous():
+    if a.dim() > 1 and (a.numel() == 0 or dim == 1):
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
     raise IndexError("index out of range in self")
 
@@ -253,8 +289,17 @@ class IndexPut(Function):
 
     @staticmethod
     def out_of_bounds(a: Tensor, dim: int, bad: int) -> None:
-        """index_add's error, worded as PyTorch's (which depends on a's dimensions)."""
-        if a.dim() <= 1:
+        """index_add's error, worded as PyTorch's (which depends on a's dimensions).
+
+        As in PyTorch, an empty ``a`` of two or more dimensions has nothing to add
+        to, and its indices are not checked. PyTorch words the error by the path it
+        takes: along the first or last dim of a tensor of two or more dims, the
+        RuntimeError naming the index; otherwise (one dim, or a middle dim), the
+        IndexError "index out of range in self".
+        """
+        if a.dim() > 1 and a.numel() == 0:
+            return
+        if a.dim() <= 1 or 0 < dim < a.dim() - 1:
             raise IndexError("index out of range in self")
         _out_of_bounds(bad, dim, a.shape[dim])
 
@@ -290,7 +335,7 @@ class IndexCopy(IndexPut):
 
 
 def _check_index_put(input: Tensor, dim: int, index: Tensor, source: Tensor, name: str) -> int:
-    _check_index_tensor(index, name)
+    _check_index_tensor(index, name)  # the dtype only: the caller converts the index
     if index.dim() > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     dim = normalize_dim(dim, input.dim())
@@ -309,8 +354,16 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     if input.dim() == 0:
         return _on_scalar(index_add, input, dim, index, source, alpha=alpha)
     dim = _check_index_put(input, dim, index, source, "index_add")
-    index = index.reshape(-1)  # the kernel checks the indices
-    return IndexPut.apply(input, dim, index, source.reshape(_slice_shape(input, dim, index)), alpha)
+    # PyTorch words an int32 index's bounds error as its general path does.
+    general_wording = index.dtype is _dtype.int32
+    index = _check_index_tensor(index, "index_add").reshape(-1)  # the kernel checks the indices
+    source = source.reshape(_slice_shape(input, dim, index))
+    try:
+        return IndexPut.apply(input, dim, index, source, alpha)
+    except RuntimeError as error:
+        if general_wording and "out of bounds" in str(error):
+            raise IndexError("index out of range in self") from None
+        raise
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:

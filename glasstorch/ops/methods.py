@@ -431,12 +431,22 @@ for _alias, _name in [
     setattr(Tensor, _alias, getattr(Tensor, _name))
 
 
-def _cumsum_(self, dim: int, *, dtype=None) -> Tensor:
-    """In-place version of :meth:`cumsum`."""
-    normalize_dim(dim, self.dim())  # a bad dim is named before the dtype
-    if self.dtype is _dtype.bool_ and dtype is None:
-        raise NotImplementedError("\"cumsum_out_cpu\" not implemented for 'Bool'")
-    return inplace.apply_inplace(self, lambda: reduction.cumsum(self, dim, dtype=dtype))
+def _running_inplace(function, name: str):
+    """``x.cumsum_``/``x.cumprod_``: the running op computed in x's own dtype.
+
+    As in PyTorch, a ``dtype`` other than x's is an error, and integers wrap
+    around in x's dtype rather than accumulating in int64.
+    """
+
+    def method(self, dim: int, *, dtype=None) -> Tensor:
+        normalize_dim(dim, self.dim())  # a bad dim is named before the dtype
+        reduction.check_inplace_dtype(self, dtype)
+        reduction.check_running_dtype(self, self.dtype, name)
+        return inplace.apply_inplace(self, lambda: function(self, dim, dtype=self.dtype))
+
+    method.__name__ = name + "_"
+    method.__doc__ = f"In-place version of :meth:`{name}`."
+    return method
 
 
-Tensor.cumsum_ = _cumsum_
+Tensor.cumsum_ = _running_inplace(reduction.cumsum, "cumsum")

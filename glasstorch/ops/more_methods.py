@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from glasstorch import linalg
 from glasstorch.ops import sampling, shaping, sorting
-from glasstorch.ops.methods import _inplace
+from glasstorch.ops.methods import _inplace, _running_inplace
 from glasstorch.tensor import Tensor
 
 _METHODS = {
@@ -40,6 +40,7 @@ _METHODS = {
 for _name, _function in _METHODS.items():
     setattr(Tensor, _name, _function)
 
-_INPLACE = ["tril", "triu", "cumprod", "log2", "log10"]
+_INPLACE = ["tril", "triu", "log2", "log10"]
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name], _name + "_"))
+Tensor.cumprod_ = _running_inplace(shaping.cumprod, "cumprod")

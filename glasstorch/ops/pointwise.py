@@ -420,7 +420,7 @@ def _check_integer_power(a: Tensor, exponent) -> None:
 
 
 def _check_both_tensors(name: str, input, other) -> None:
-    """maximum/minimum take two tensors; a number is a TypeError, as in PyTorch."""
+    """maximum/minimum/logical_* take tensors; a number is a TypeError, as in PyTorch."""
     for position, (argument, value) in enumerate((("input", input), ("other", other)), 1):
         if not isinstance(value, Tensor):
             raise TypeError(
@@ -466,21 +466,25 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 def logical_and(input, other) -> Tensor:
     """Elementwise logical and (nonzero is true); returns bool."""
+    _check_both_tensors("logical_and", input, other)
     return compute_binary("logical_and", input, other)
 
 
 def logical_or(input, other) -> Tensor:
     """Elementwise logical or; returns bool."""
+    _check_both_tensors("logical_or", input, other)
     return compute_binary("logical_or", input, other)
 
 
 def logical_xor(input, other) -> Tensor:
     """Elementwise logical exclusive or; returns bool."""
+    _check_both_tensors("logical_xor", input, other)
     return compute_binary("logical_xor", input, other)
 
 
 def logical_not(input: Tensor) -> Tensor:
     """Elementwise logical not; returns bool."""
+    _check_both_tensors("logical_not", input, input)
     return compute_unary("logical_not", input)
 
 

@@ -534,7 +534,28 @@ def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
 
     A 0-d tensor accepts dim 0 or -1 and gives its value, converted like the rest.
     """
-    return Cumsum.apply(input, normalize_dim(dim, input.dim()), _sum_dtype(input, dtype))
+    dim, dtype = normalize_dim(dim, input.dim()), _sum_dtype(input, dtype)
+    check_running_dtype(input, dtype, "cumsum")
+    return Cumsum.apply(input, dim, dtype)
+
+
+def check_running_dtype(input: Tensor, dtype, name: str) -> None:
+    """Refuse a running sum or product (``name``) computed in bool, as PyTorch does.
+
+    PyTorch has no bool kernel for them; it needs none for a 0-d or an empty
+    input, whose result is a copy.
+    """
+    if dtype is _dtype.bool_ and input.dim() > 0 and input.numel() > 0:
+        raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
+
+
+def check_inplace_dtype(input: Tensor, dtype) -> None:
+    """An in-place running op writes ``input``'s dtype: another ``dtype`` is an error."""
+    if dtype is not None and dtype is not input.dtype:
+        raise RuntimeError(
+            f"Bad in-place call: input tensor dtype {input.dtype.c_name} and output tensor "
+            f"dtype {dtype.c_name} should match"
+        )
 
 
 # ------------------------------------------------------------------ softmax

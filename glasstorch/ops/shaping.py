@@ -222,13 +222,16 @@ def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     (the node is ``StackBackward0``, where PyTorch has ``CumprodBackward0``).
     Integers and bools accumulate in int64, as PyTorch's.
     """
+    from glasstorch.ops.reduction import check_running_dtype
+
+    dim = normalize_dim(dim, input.dim())
     if dtype is None and not input.dtype.is_floating_point:
         dtype = _dtype.int64
+    check_running_dtype(input, dtype or input.dtype, "cumprod")
     if dtype is not None:
         input = input.to(dtype)
     if input.dim() == 0:
         return input.clone()
-    dim = normalize_dim(dim, input.dim())
     if input.shape[dim] == 0:
         return input.clone()
     running, steps = None, []

@@ -1,0 +1,369 @@
+"""Regression tests for the classes of findings the differential fuzzer turned up.
+
+Each class has its cases here, run on the active tier against PyTorch (when it
+is installed) or against the behaviour PyTorch documents:
+
+* ``index_add`` into an empty tensor of two or more dims: nothing to add to,
+  the indices are not checked;
+* ``index_add``'s bounds error: PyTorch's wording depends on the dim;
+* ``tensor(data, dtype=<integer>)`` of data that mixes ints and floats: each
+  value is checked and converted by its own Python type.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from oracle import assert_close, assert_same_error, needs_torch, torch
+
+import glasstorch as gt
+
+pytestmark = pytest.mark.errors
+
+
+def _index_add(lib, shape, dim, index, inplace=False):
+    """``index_add`` of ones into zeros of ``shape`` at ``index`` along ``dim``."""
+    source_shape = list(shape)
+    source_shape[dim] = len(index)
+    x = lib.zeros(shape)
+    args = (dim, lib.tensor(index, dtype=lib.int64), lib.ones(source_shape))
+    return x.index_add_(*args) if inplace else lib.index_add(x, *args)
+
+
+# ------------------------------------------------ 1. index_add into an empty tensor
+
+EMPTY_CASES = [
+    ((2, 0), 1, [3, 0]),
+    ((1, 0), -1, [0, 0]),
+    ((0, 3), 0, [7]),
+    ((2, 2, 0, 2), -2, [0, -1]),
+]
+
+
+@pytest.mark.indexing
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("shape, dim, index", EMPTY_CASES)
+def test_index_add_into_empty_checks_no_index(shape, dim, index, inplace):
+    out = _index_add(gt, shape, dim, index, inplace)
+    expected = _index_add(torch, shape, dim, index, inplace) if torch else np.zeros(shape)
+    assert_close(out, expected, check_dtype=torch is not None)
+
+
+@pytest.mark.indexing
+def test_index_add_into_empty_one_dim_still_checks():
+    assert_same_error(
+        lambda: _index_add(gt, (0,), 0, [7]),
+        (lambda: _index_add(torch, (0,), 0, [7])) if torch else None,
+        exc_type=IndexError,
+        match="^index out of range in self$",
+    )
+
+
+# ---------------------------------------------------- 2. index_add's bounds error
+
+MIDDLE = "^index out of range in self$"
+
+BOUNDS_CASES = [
+    ((3, 2), 0, [7], RuntimeError, "index 7 is out of bounds for dimension 0 with size 3"),
+    ((3, 2), 1, [-1], RuntimeError, "index -1 is out of bounds for dimension 1 with size 2"),
+    ((2, 3, 2), 2, [0, 9], RuntimeError, "index 9 is out of bounds for dimension 2 with size 2"),
+    ((2, 3, 2), 1, [9], IndexError, MIDDLE),
+    ((2, 2, 1, 2), 1, [0, -1, 1], IndexError, MIDDLE),
+    ((2, 2, 1, 2), 2, [5], IndexError, MIDDLE),
+    ((4,), 0, [4], IndexError, MIDDLE),
+]
+
+
+@pytest.mark.indexing
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("shape, dim, index, exc_type, match", BOUNDS_CASES)
+def test_index_add_bounds_error_as_pytorch(shape, dim, index, exc_type, match, inplace):
+    if not match.startswith("^"):
+        match = "^" + re.escape(match) + "$"
+    assert_same_error(
+        lambda: _index_add(gt, shape, dim, index, inplace),
+        (lambda: _index_add(torch, shape, dim, index, inplace)) if torch else None,
+        exc_type=exc_type,
+        match=match,
+    )
+
+
+# ------------------------------------ 3. tensor() of mixed ints and floats, integer dtype
+
+MIXED_VALUES = [
+    ([[-2, 5], [True, 2.0], [2.0, True]], "uint8", [[254, 5], [1, 2], [2, 1]]),
+    ([-2, 2.0], "uint8", [254, 2]),
+    ([-129, 2.0], "uint8", [127, 2]),
+    ([-3.7, 2], "int32", [-3, 2]),
+    ([[True], [-2.5]], "int64", [[1], [-2]]),
+]
+
+
+@pytest.mark.creation
+@pytest.mark.parametrize("data, dtype, values", MIXED_VALUES)
+def test_tensor_mixed_ints_and_floats(data, dtype, values):
+    out = gt.tensor(data, dtype=getattr(gt, dtype))
+    expected = torch.tensor(data, dtype=getattr(torch, dtype)) if torch else None
+    assert_close(out, expected if torch else np.array(values, dtype=dtype))
+
+
+MIXED_OVERFLOWS = [
+    ([300, 2.0], "uint8"),
+    ([-2.5, 1], "uint8"),
+    ([-256, 1.0], "uint8"),
+    ([-256], "uint8"),
+    ([255.5, 1], "uint8"),
+    ([float("inf"), 1], "int32"),
+]
+
+
+@pytest.mark.creation
+@pytest.mark.parametrize("data, dtype", MIXED_OVERFLOWS)
+def test_tensor_mixed_overflow(data, dtype):
+    assert_same_error(
+        lambda: gt.tensor(data, dtype=getattr(gt, dtype)),
+        (lambda: torch.tensor(data, dtype=getattr(torch, dtype))) if torch else None,
+        exc_type=RuntimeError,
+        match=f"^value cannot be converted to type {dtype} without overflow$",
+    )
+
+
+# ----------------------------------------- 4. arange of an integer dtype smaller than int64
+
+ARANGE_CASES = [
+    (0, 0, 0.5),
+    (0, 1, 0.5),
+    (0, 10, 1.5),
+    (0.5, 5.5, 1.5),
+    (-2.5, 3, 0.7),
+    (2.5, 0, -0.5),
+    (0, 3.5, 1),
+    (1.5, 7, 2.5),
+]
+
+
+@needs_torch
+@pytest.mark.creation
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "int64"])
+@pytest.mark.parametrize("start, end, step", ARANGE_CASES)
+def test_arange_integer_dtypes(start, end, step, dtype):
+    """int64 counts from the truncated ends and step; smaller dtypes from those given."""
+    gt_call = lambda: gt.arange(start, end, step, dtype=getattr(gt, dtype))  # noqa: E731
+    torch_call = lambda: torch.arange(start, end, step, dtype=getattr(torch, dtype))  # noqa: E731
+    try:
+        expected = torch_call()
+    except ValueError:
+        assert_same_error(gt_call, torch_call, exc_type=ValueError, match="^step must be nonzero$")
+        return
+    assert_close(gt_call(), expected)
+
+
+@needs_torch
+@pytest.mark.creation
+def test_arange_sign_error_wording():
+    assert_same_error(
+        lambda: gt.arange(1, 0, 0.5),
+        lambda: torch.arange(1, 0, 0.5),
+        exc_type=RuntimeError,
+        match="^upper bound and lower bound inconsistent with step sign$",
+    )
+
+
+# ------------------------------------------- 5. linspace of integer dtypes; bool ranges
+
+LINSPACE_CASES = [
+    ((-2.5, 3.5, 5), "int64"),
+    ((-2.5, 3.5, 5), "int32"),
+    ((-3, 3, 7), "uint8"),
+    ((-255, 3, 5), "uint8"),
+    ((-3, 300, 1), "uint8"),
+    ((-1.5, 3, 1), "int32"),
+    ((2.5, 3, 1), "bool"),
+    ((0, 3, 0), "bool"),
+]
+
+
+@needs_torch
+@pytest.mark.creation
+@pytest.mark.parametrize("args, dtype", LINSPACE_CASES)
+def test_linspace_integer_dtypes(args, dtype):
+    """An integer linspace spaces its ends converted to the dtype (PyTorch's rule)."""
+    expected = torch.linspace(*args, dtype=getattr(torch, dtype))
+    assert_close(gt.linspace(*args, dtype=getattr(gt, dtype)), expected)
+
+
+CREATION_ERRORS = [
+    ("linspace", (-2.5, 3.5, 5), "uint8", RuntimeError, "type uint8_t without overflow"),
+    ("linspace", (-3, 300, 2), "uint8", RuntimeError, "type uint8_t without overflow"),
+    ("linspace", (-(2**40), 3, 5), "int32", RuntimeError, "type int without overflow"),
+    ("linspace", (1.5, 3, 2), "bool", NotImplementedError, "linspace_cpu"),
+    ("arange", (0, 3), "bool", NotImplementedError, "arange_cpu"),
+    ("arange", (2.5, 0, 0.5), "bool", NotImplementedError, "arange_cpu"),
+    ("full", ((1,), -256), "uint8", RuntimeError, "type uint8_t without overflow"),
+]
+
+
+@pytest.mark.creation
+@pytest.mark.parametrize("name, args, dtype, exc_type, match", CREATION_ERRORS)
+def test_creation_errors_as_pytorch(name, args, dtype, exc_type, match):
+    assert_same_error(
+        lambda: getattr(gt, name)(*args, dtype=getattr(gt, dtype)),
+        (lambda: getattr(torch, name)(*args, dtype=getattr(torch, dtype))) if torch else None,
+        exc_type=exc_type,
+        match=match,
+    )
+
+
+# ---------------------------------------------------- 6. index_select's bounds error
+
+INDEX_SELECT_CASES = [
+    ((1, 2, 1), -2, [1, 0, -1]),
+    ((2, 3, 2), 1, [5]),
+    ((2, 3, 2), 2, [5]),
+    ((2, 3), 0, [2]),
+    ((3, 2), 1, [-1]),
+    ((0, 3), 1, [5]),
+    ((0, 3, 2), 2, [0, 7]),
+    ((3, 0), 0, [-1]),
+    ((2, 0), 1, [0]),
+    ((0,), 0, [5]),
+    ((), 0, [0, 7]),
+    ((), 0, []),
+]
+
+
+@needs_torch
+@pytest.mark.indexing
+@pytest.mark.parametrize("shape, dim, index", INDEX_SELECT_CASES)
+def test_index_select_bounds_error_as_pytorch(shape, dim, index):
+    def call(lib):
+        return lib.index_select(lib.zeros(shape), dim, lib.tensor(index, dtype=lib.int64))
+
+    try:
+        call(torch)
+    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
+        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
+    else:
+        pytest.fail("PyTorch accepted an index out of range")
+
+
+# --------------------------------------------- 7. cumsum/cumprod: in-place and bool
+
+RUNNING_CASES = [
+    "T.tensor(False).cumsum_(-1)",
+    "T.tensor(True).cumprod_(0)",
+    "T.tensor([], dtype=T.bool).cumsum_(0)",
+    "T.tensor([3, 100], dtype=T.uint8).cumprod_(0)",
+    "T.tensor([200, 100], dtype=T.uint8).cumsum_(0)",
+    "T.tensor(False).cumsum(-1, dtype=T.bool)",
+    "T.tensor([True, False]).cumsum(0)",
+    "T.tensor([True, False]).cumsum(0, dtype=T.bool)",
+    "T.tensor([True, False]).cumprod(0, dtype=T.bool)",
+    "T.tensor([True, True]).cumsum_(0)",
+    "T.tensor([True, True]).cumprod_(0)",
+    "T.tensor([2.5]).cumsum_(0, dtype=T.int64)",
+    "T.tensor([2]).cumprod_(0, dtype=T.float32)",
+    "T.tensor(1.0).cumprod_(0, dtype=T.int64)",
+    "T.tensor([1.0]).cumsum_(3, dtype=T.int64)",
+]
+
+
+@needs_torch
+@pytest.mark.reduction
+@pytest.mark.parametrize("expr", RUNNING_CASES)
+def test_running_sum_and_product_as_pytorch(expr):
+    def call(lib):
+        return eval(expr, {"T": lib})  # noqa: S307 - a fixed expression from the list above
+
+    try:
+        expected = call(torch)
+    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
+        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
+        return
+    assert_close(call(gt), expected)
+
+
+# ------------------------------------------------ 8. rand/randn of a non-float dtype
+
+RANDOM_CASES = [
+    "T.randn((2, 4), dtype=T.int64)",
+    "T.randn((2,), dtype=T.bool)",
+    "T.randn((0, 3, 4), dtype=T.int64)",
+    "T.rand((2, 4), dtype=T.int32)",
+    "T.rand((0,), dtype=T.uint8)",
+    "T.rand(-1, dtype=T.int64)",
+]
+
+
+@needs_torch
+@pytest.mark.random
+@pytest.mark.parametrize("expr", RANDOM_CASES)
+def test_random_of_non_float_dtype_as_pytorch(expr):
+    def call(lib):
+        return eval(expr, {"T": lib})  # noqa: S307 - a fixed expression from the list above
+
+    try:
+        expected = call(torch)
+    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
+        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
+        return
+    assert_close(call(gt), expected)
+
+
+# ----------------------------------------------------------- 9. int32 index tensors
+
+INDEX_DTYPE_CASES = [
+    "T.gather(x, 1, i.reshape(1, 2))",
+    "T.scatter(x, 1, i.reshape(1, 2), 5.0)",
+    "T.scatter_add(x, 1, i.reshape(1, 2), T.ones(1, 2))",
+    "T.index_select(x, 1, i)",
+    "T.index_add(x, 1, i, T.ones(2, 2))",
+    "T.index_copy(x, 1, i, T.ones(2, 2))",
+    "T.index_select(x, 5, i)",
+    "T.gather(x, 5, i.reshape(1, 2))",
+    "T.index_add(x, 0, i + 7, T.ones(2, 3))",
+    "T.gather(x, 1, i[:0].reshape(0, 1))",
+    "T.scatter(x, 1, i[:0].reshape(0, 1), -1.5)",
+    "T.index_select(x, 1, i[:0])",
+]
+
+
+@needs_torch
+@pytest.mark.indexing
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "float32", "bool"])
+@pytest.mark.parametrize("expr", INDEX_DTYPE_CASES)
+def test_index_tensor_dtypes_as_pytorch(expr, dtype):
+    def call(lib):
+        x, i = lib.arange(6.0).reshape(2, 3), lib.tensor([0, 1], dtype=getattr(lib, dtype))
+        return eval(expr, {"T": lib, "x": x, "i": i})  # noqa: S307 - a fixed expression
+
+    try:
+        expected = call(torch)
+    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
+        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
+        return
+    assert_close(call(gt), expected)
+
+
+# ------------------------------------------------- 10. logical_* take tensors only
+
+LOGICAL_CASES = [
+    "T.logical_and(x, True)",
+    "T.logical_and(1, x)",
+    "T.logical_or(x, 0)",
+    "T.logical_xor(x, 1.5)",
+    "T.logical_not(1)",
+]
+
+
+@needs_torch
+@pytest.mark.math
+@pytest.mark.parametrize("expr", LOGICAL_CASES)
+def test_logical_ops_refuse_numbers(expr):
+    def call(lib):
+        return eval(expr, {"T": lib, "x": lib.tensor([0.0, 2.0])})  # noqa: S307 - fixed
+
+    error = assert_same_error(lambda: call(gt), lambda: call(torch), exc_type=TypeError)
+    assert "must be Tensor, not" in str(error)
