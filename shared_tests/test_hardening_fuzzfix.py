@@ -367,3 +367,34 @@ def test_logical_ops_refuse_numbers(expr):
 
     error = assert_same_error(lambda: call(gt), lambda: call(torch), exc_type=TypeError)
     assert "must be Tensor, not" in str(error)
+
+
+# ------------------------------------------- 11. take's index; argmax/argmin of bool
+
+TAKE_AND_ARG_CASES = [
+    "T.take(x, T.tensor([0, 1], dtype=T.int32))",
+    "T.take(x, T.tensor([0.0, 1.0]))",
+    "T.take(x, T.tensor([True]))",
+    "T.take(x, T.tensor([[3, -7, 9]]))",
+    "T.take(x, T.tensor([-1, 4]))",
+    "T.take(T.zeros(0), T.tensor([0]))",
+    "T.argmax(T.tensor([True, False]))",
+    "T.argmin(T.tensor([True, False]), 0)",
+    "T.argmax(T.tensor([], dtype=T.bool))",
+    "T.argmax(T.tensor([True]), 5)",
+]
+
+
+@needs_torch
+@pytest.mark.indexing
+@pytest.mark.parametrize("expr", TAKE_AND_ARG_CASES)
+def test_take_and_arg_extremes_as_pytorch(expr):
+    def call(lib):
+        return eval(expr, {"T": lib, "x": lib.arange(6.0).reshape(2, 3)})  # noqa: S307 - fixed
+
+    try:
+        expected = call(torch)
+    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
+        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
+        return
+    assert_close(call(gt), expected)

@@ -748,8 +748,22 @@ def _full_like_scalar(value, dtype) -> Tensor:
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:
-    """Elements of the flattened ``input`` at ``index`` (the result has index's shape)."""
-    return input.reshape(-1)[index]
+    """Elements of the flattened ``input`` at ``index`` (the result has index's shape).
+
+    The index must be int64; a negative one counts from the end, as in PyTorch.
+    """
+    if index.dtype is not _dtype.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.title}")
+    flat = input.reshape(-1)
+    size = flat.numel()
+    if index.numel() and size == 0:
+        raise IndexError("take(): tried to take from an empty tensor")
+    for value in index.reshape(-1).tolist() if index.numel() else ():
+        if not -size <= value < size:
+            raise IndexError(
+                f"out of range: tried to access index {value} on a tensor of {size} elements."
+            )
+    return flat[index]
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
