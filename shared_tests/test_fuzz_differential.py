@@ -75,13 +75,6 @@ KNOWN_FINDINGS: list[Known] = [
         "x0 = T.tensor([-1, 3, 3, 5, 6, 2, -6, -5, 4, 3, 6, 4, -2, -4, -3, 5, 6, 2, -6, -5, -2, -6, 3, 2, 6], dtype=T.int32).reshape((5, 1, 1, 5)).expand((5, 1, 0, 5)); x1 = T.tensor([3, 5, 0], dtype=T.int64).reshape((3,)); x2 = T.tensor([], dtype=T.int32).reshape((3, 1, 0, 5)); T.index_add(x0, -4, x1, x2)",
     ),
     Known(
-        "safety: index_add slice-shape check order (dim/bounds first in PyTorch)",
-        "mismatch-error-type",
-        "^indexing/index_add",
-        "Source/destination tensor must have same slice shapes",
-        "x0 = T.tensor([0.0], dtype=T.float64).reshape(()); x1 = T.tensor([], dtype=T.int64).reshape((0,)); x2 = T.tensor([2.044], dtype=T.float64).reshape(()); T.index_add(x0, -1, x1, x2)",
-    ),
-    Known(
         "safety: masked_fill broadcasts the mask against the input (PyTorch's out-of-place masked_fill)",
         "glasstorch-error-only",
         "^indexing/masked_fill",

@@ -398,3 +398,34 @@ def test_take_and_arg_extremes_as_pytorch(expr):
         assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
         return
     assert_close(call(gt), expected)
+
+
+# ------------------------------------------------ 12. index_add's argument checks
+
+INDEX_ADD_CHECKS = [
+    "T.index_add(T.tensor(0.0), -1, T.tensor([], dtype=T.int64), T.tensor(2.0))",
+    "T.index_add(T.zeros(2, 3), 0, T.tensor([0]), T.ones(2, 3))",
+    "T.index_add(T.zeros(2, 3), 1, T.tensor([0, 1]), T.ones(3, 2))",
+    "T.index_add(T.zeros(2, 3), 0, T.tensor([0]), T.ones(3))",
+    "T.index_add(T.zeros(3), 0, T.tensor([0]), T.tensor(1.0))",
+    "T.index_add(T.zeros(2, 3), 0, T.tensor([[0]]), T.ones(1, 3))",
+    "T.index_add(T.zeros(3), 0, T.tensor([0]), T.ones(1, dtype=T.float64))",
+    "T.index_add(T.zeros(3, 2), 1, T.tensor([0]), T.ones(3))",
+    "T.index_add(T.tensor(1.0), 0, T.tensor(0), T.tensor(2.0))",
+    "T.index_add(T.zeros(3, 2), 1, T.tensor([1, 0], dtype=T.int32), T.ones(3, 2), alpha=2)",
+]
+
+
+@needs_torch
+@pytest.mark.indexing
+@pytest.mark.parametrize("expr", INDEX_ADD_CHECKS)
+def test_index_add_checks_as_pytorch(expr):
+    def call(lib):
+        return eval(expr, {"T": lib})  # noqa: S307 - a fixed expression from the list above
+
+    try:
+        expected = call(torch)
+    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
+        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
+        return
+    assert_close(call(gt), expected)

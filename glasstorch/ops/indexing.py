@@ -349,11 +349,50 @@ def _check_index_put(input: Tensor, dim: int, index: Tensor, source: Tensor, nam
     return dim
 
 
+def _check_index_add(input: Tensor, dim: int, index: Tensor, source: Tensor) -> int:
+    """index_add's argument checks, in PyTorch's order and words; returns the dim."""
+    dim = normalize_dim(dim, input.dim())
+    if index.dim() > 1:
+        raise IndexError(
+            f"index_add_(): Index is supposed to be a vector, but got dim: {index.dim()} with "
+            f"type: {index.dtype.title} and size: {list(index.shape)}"
+        )
+    _check_index_tensor(index, "index_add")  # the dtype only: the caller converts the index
+    if input.dtype is not source.dtype:
+        raise RuntimeError(
+            f"index_add_(): self ({input.dtype.title}) and source ({source.dtype.title}) must "
+            "have the same scalar type"
+        )
+    if source.dim() > 0 and dim >= source.dim():
+        raise RuntimeError(
+            f"index_add_(): Indexing dim {dim} is out of bounds of the source tensor with dim "
+            f"{source.dim()}"
+        )
+    if source.dim() == 0 and index.numel() != 1:
+        # PyTorch's message asks a 0-d source for its size along dim, which fails.
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if source.dim() > 0 and index.numel() != source.shape[dim]:
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({index.numel()}) should be equal to "
+            f"source.size(dim): ({source.shape[dim]}), for dim: {dim}"
+        )
+    self_sizes, source_sizes = list(input.shape), list(source.shape)
+    if input.dim() > 0 and source.dim() > 0:
+        del self_sizes[dim], source_sizes[dim]
+    if self_sizes != source_sizes:
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified "
+            f"dimension. Got self.shape = {list(input.shape)} source.shape = "
+            f"{list(source.shape)}"
+        )
+    return dim
+
+
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """Out-of-place ``index_add_``: add ``alpha * source`` slices at ``index`` along ``dim``."""
+    dim = _check_index_add(input, dim, index, source)
     if input.dim() == 0:
         return _on_scalar(index_add, input, dim, index, source, alpha=alpha)
-    dim = _check_index_put(input, dim, index, source, "index_add")
     # PyTorch words an int32 index's bounds error as its general path does.
     general_wording = index.dtype is _dtype.int32
     index = _check_index_tensor(index, "index_add").reshape(-1)  # the kernel checks the indices
