@@ -429,3 +429,24 @@ def test_index_add_checks_as_pytorch(expr):
         assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
         return
     assert_close(call(gt), expected)
+
+
+# ------------------------------------------------ 13. flip: repeats named in turn
+
+FLIP_CASES = [(0, -3, 5), (5, 0, 0), (1, 0, -3), (2, -1)]
+
+
+@pytest.mark.views
+@pytest.mark.parametrize("dims", FLIP_CASES)
+def test_flip_dim_errors_in_order(dims):
+    def call(lib):
+        return lib.flip(lib.zeros(3, 4, 3), dims)
+
+    expected_error = None
+    try:
+        call(torch) if torch else None
+    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
+        expected_error = error
+    assert expected_error is not None or torch is None
+    match = re.escape(str(expected_error)) if expected_error else "appears multiple times|range"
+    assert_same_error(lambda: call(gt), (lambda: call(torch)) if torch else None, match=match)

@@ -454,7 +454,8 @@ def flip(input: Tensor, dims) -> Tensor:
     """Reverse the order of elements along ``dims`` (a copy, as in PyTorch)."""
     from glasstorch.ops.creation import arange
 
-    dims = normalize_dims(dims, input.dim())  # a repeated dim is an error, as in PyTorch
+    # A repeated dim is an error, as in PyTorch, named as soon as it is met.
+    dims = normalize_dims(dims, input.dim(), repeats_first=True)
     out = input
     for dim in dims if input.dim() > 0 else ():  # a 0-d tensor has nothing to reverse
         n = input.shape[dim]
