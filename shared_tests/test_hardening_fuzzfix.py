@@ -323,6 +323,7 @@ INDEX_DTYPE_CASES = [
     "T.index_copy(x, 1, i, T.ones(2, 2))",
     "T.index_select(x, 5, i)",
     "T.gather(x, 5, i.reshape(1, 2))",
+    "T.scatter_add(x, 5, i.reshape(1, 2), T.ones(1, 2))",
     "T.index_add(x, 0, i + 7, T.ones(2, 3))",
     "T.gather(x, 1, i[:0].reshape(0, 1))",
     "T.scatter(x, 1, i[:0].reshape(0, 1), -1.5)",

@@ -180,8 +180,8 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
     """
     if src is None:
         src = value
+    dim = normalize_dim(dim, input.dim())  # a bad dim is named before the index dtype
     index = _check_index_tensor(index, "scatter")
-    dim = normalize_dim(dim, input.dim())
     _check_gather_shapes(input, dim, index, "scatter", src if isinstance(src, Tensor) else None)
     if reduce == "add":
         return ScatterAdd.apply(input, dim, index, src)
