@@ -451,3 +451,15 @@ def test_flip_dim_errors_in_order(dims):
     assert expected_error is not None or torch is None
     match = re.escape(str(expected_error)) if expected_error else "appears multiple times|range"
     assert_same_error(lambda: call(gt), (lambda: call(torch)) if torch else None, match=match)
+
+
+# ------------------------------------- 14. the fuzzer's own comparison of numbers
+
+
+@pytest.mark.errors
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), 1.5, 7])
+def test_fuzzer_compares_equal_numbers_as_equal(value):
+    from fuzz_driver import same
+
+    assert same(("scalar", value), ("scalar", value)) is None
+    assert same(("scalar", float("inf")), ("scalar", float("-inf"))) is not None
