@@ -463,3 +463,25 @@ def test_fuzzer_compares_equal_numbers_as_equal(value):
 
     assert same(("scalar", value), ("scalar", value)) is None
     assert same(("scalar", float("inf")), ("scalar", float("-inf"))) is not None
+
+
+# --------------------------------- 15. clamp of an integer tensor with a float bound
+
+CLAMP_CASES = [
+    "T.clamp(x, -5, 1.0)",
+    "T.clamp(x, -5.5, 3)",
+    "T.clamp(x, None, 2.5)",
+    "T.clamp(x, -5)",
+    "T.clamp(x.int(), -5, 1.5)",
+]
+
+
+@needs_torch
+@pytest.mark.math
+@pytest.mark.parametrize("expr", CLAMP_CASES)
+def test_clamp_integer_input_in_result_dtype(expr):
+    def call(lib):
+        x = lib.tensor([2, 1, 6, 7, 0, 12], dtype=lib.uint8)
+        return eval(expr, {"T": lib, "x": x})  # noqa: S307 - a fixed expression
+
+    assert_close(call(gt), call(torch))
