@@ -173,12 +173,26 @@ def normalize_dim(dim: int, ndim: int) -> int:
     return dim % ndim if ndim > 0 else 0
 
 
-def normalize_dims(dims, ndim: int) -> tuple[int, ...]:
-    """Normalize an int, a sequence of ints or None (meaning all dims)."""
+def normalize_dims(dims, ndim: int, *, repeats_first: bool = False) -> tuple[int, ...]:
+    """Normalize an int, a sequence of ints or None (meaning all dims).
+
+    A dim out of range and a repeated dim are both errors. By default every dim
+    is checked for range first; with ``repeats_first`` each dim is checked in
+    turn against those before it, so a repeat before a bad dim is named first
+    (the order some PyTorch ops, such as ``flip``, check in).
+    """
     if dims is None:
         return tuple(range(ndim))
     if isinstance(dims, int):
         dims = (dims,)
+    if repeats_first:
+        seen: list[int] = []
+        for d in dims:
+            d = normalize_dim(d, ndim)
+            if d in seen:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+            seen.append(d)
+        return tuple(seen)
     result = tuple(normalize_dim(d, ndim) for d in dims)
     if len(set(result)) != len(result):
         repeated = next(d for d in result if result.count(d) > 1)

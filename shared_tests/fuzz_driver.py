@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import queue
 import random
@@ -884,9 +885,12 @@ def same(a, b) -> str | None:
             isinstance(x, (int, float)) and isinstance(y, (int, float))
         ):
             return f"{x!r} != {y!r}"
+        if x == y:  # exact, and the only way two infinities agree (inf - inf is NaN)
+            return None
         if isinstance(x, float) or isinstance(y, float):
-            return None if abs(x - y) <= 1e-5 + 1e-4 * abs(y) else f"{x!r} != {y!r}"
-        return None if x == y else f"{x!r} != {y!r}"
+            close = math.isfinite(x) and math.isfinite(y) and abs(x - y) <= 1e-5 + 1e-4 * abs(y)
+            return None if close else f"{x!r} != {y!r}"
+        return f"{x!r} != {y!r}"
     if a[0] == "tensor":
         if a[1] != b[1]:
             return f"shape {a[1]} != {b[1]}"

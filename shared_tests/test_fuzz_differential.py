@@ -75,27 +75,6 @@ KNOWN_FINDINGS: list[Known] = [
         "x0 = T.tensor([-1, 3, 3, 5, 6, 2, -6, -5, 4, 3, 6, 4, -2, -4, -3, 5, 6, 2, -6, -5, -2, -6, 3, 2, 6], dtype=T.int32).reshape((5, 1, 1, 5)).expand((5, 1, 0, 5)); x1 = T.tensor([3, 5, 0], dtype=T.int64).reshape((3,)); x2 = T.tensor([], dtype=T.int32).reshape((3, 1, 0, 5)); T.index_add(x0, -4, x1, x2)",
     ),
     Known(
-        "safety: take() with an int32/float index: PyTorch's RuntimeError 'Expected a long tensor for index'",
-        "mismatch-error-type",
-        "^indexing/take",
-        "take\\(\\): Expected a long tensor",
-        "x0 = T.tensor([-0.737, 2.628], dtype=T.float64).reshape((1, 2, 1, 1)); x1 = T.tensor([0, 1, 1, 0, 0, 1, 0, 0], dtype=T.float32).reshape((4, 2)); T.take(x0, x1)",
-    ),
-    Known(
-        "safety: take() with an int32 index",
-        "torch-error-only",
-        "^indexing/take",
-        "take\\(\\): Expected a long tensor",
-        "x0 = T.tensor([5, -5, -3, 3, 5, 5, -1, 4, 3, -6, 4, -1, 4, 0, -5, -6, -5, 4, -6, 4, 4, 5, -2, 3, 6, 4, -1, 4, -6, -3, -4, -1], dtype=T.int32).reshape((2, 4, 4))[::2]; x1 = T.tensor([5, 2, 7], dtype=T.int32).reshape((3,)); T.take(x0, x1)",
-    ),
-    Known(
-        "safety: index_add slice-shape check order (dim/bounds first in PyTorch)",
-        "mismatch-error-type",
-        "^indexing/index_add",
-        "Source/destination tensor must have same slice shapes",
-        "x0 = T.tensor([0.0], dtype=T.float64).reshape(()); x1 = T.tensor([], dtype=T.int64).reshape((0,)); x2 = T.tensor([2.044], dtype=T.float64).reshape(()); T.index_add(x0, -1, x1, x2)",
-    ),
-    Known(
         "safety: masked_fill broadcasts the mask against the input (PyTorch's out-of-place masked_fill)",
         "glasstorch-error-only",
         "^indexing/masked_fill",
@@ -252,20 +231,6 @@ KNOWN_FINDINGS: list[Known] = [
         "^reduction/(var|std)",
         "NaN positions",
         "x0 = T.tensor([], dtype=T.float64).reshape((1, 0)); T.std(x0)",
-    ),
-    Known(
-        "answers: argmax/argmin of bool are refused by PyTorch",
-        "torch-error-only",
-        "^reduction/arg(max|min)",
-        "does not support bool",
-        "x0 = T.tensor([], dtype=T.bool).reshape((5, 2, 0))[:, ::2]; T.argmin(x0, 0, keepdim=False)",
-    ),
-    Known(
-        "answers: argmax/argmin of bool / empty: check order",
-        "mismatch-error-type",
-        "^reduction/arg(max|min)",
-        "",
-        "x0 = T.tensor([], dtype=T.bool).reshape((2, 0, 1, 2)).permute((0, 1, 2, 3)); T.argmin(x0)",
     ),
     Known(
         "answers: amax/amin of empty with dims: check order and type",

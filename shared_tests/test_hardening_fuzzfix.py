@@ -323,6 +323,7 @@ INDEX_DTYPE_CASES = [
     "T.index_copy(x, 1, i, T.ones(2, 2))",
     "T.index_select(x, 5, i)",
     "T.gather(x, 5, i.reshape(1, 2))",
+    "T.scatter_add(x, 5, i.reshape(1, 2), T.ones(1, 2))",
     "T.index_add(x, 0, i + 7, T.ones(2, 3))",
     "T.gather(x, 1, i[:0].reshape(0, 1))",
     "T.scatter(x, 1, i[:0].reshape(0, 1), -1.5)",
@@ -367,3 +368,120 @@ def test_logical_ops_refuse_numbers(expr):
 
     error = assert_same_error(lambda: call(gt), lambda: call(torch), exc_type=TypeError)
     assert "must be Tensor, not" in str(error)
+
+
+# ------------------------------------------- 11. take's index; argmax/argmin of bool
+
+TAKE_AND_ARG_CASES = [
+    "T.take(x, T.tensor([0, 1], dtype=T.int32))",
+    "T.take(x, T.tensor([0.0, 1.0]))",
+    "T.take(x, T.tensor([True]))",
+    "T.take(x, T.tensor([[3, -7, 9]]))",
+    "T.take(x, T.tensor([-1, 4]))",
+    "T.take(T.zeros(0), T.tensor([0]))",
+    "T.argmax(T.tensor([True, False]))",
+    "T.argmin(T.tensor([True, False]), 0)",
+    "T.argmax(T.tensor([], dtype=T.bool))",
+    "T.argmax(T.tensor([True]), 5)",
+]
+
+
+@needs_torch
+@pytest.mark.indexing
+@pytest.mark.parametrize("expr", TAKE_AND_ARG_CASES)
+def test_take_and_arg_extremes_as_pytorch(expr):
+    def call(lib):
+        return eval(expr, {"T": lib, "x": lib.arange(6.0).reshape(2, 3)})  # noqa: S307 - fixed
+
+    try:
+        expected = call(torch)
+    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
+        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
+        return
+    assert_close(call(gt), expected)
+
+
+# ------------------------------------------------ 12. index_add's argument checks
+
+INDEX_ADD_CHECKS = [
+    "T.index_add(T.tensor(0.0), -1, T.tensor([], dtype=T.int64), T.tensor(2.0))",
+    "T.index_add(T.zeros(2, 3), 0, T.tensor([0]), T.ones(2, 3))",
+    "T.index_add(T.zeros(2, 3), 1, T.tensor([0, 1]), T.ones(3, 2))",
+    "T.index_add(T.zeros(2, 3), 0, T.tensor([0]), T.ones(3))",
+    "T.index_add(T.zeros(3), 0, T.tensor([0]), T.tensor(1.0))",
+    "T.index_add(T.zeros(2, 3), 0, T.tensor([[0]]), T.ones(1, 3))",
+    "T.index_add(T.zeros(3), 0, T.tensor([0]), T.ones(1, dtype=T.float64))",
+    "T.index_add(T.zeros(3, 2), 1, T.tensor([0]), T.ones(3))",
+    "T.index_add(T.tensor(1.0), 0, T.tensor(0), T.tensor(2.0))",
+    "T.index_add(T.zeros(3, 2), 1, T.tensor([1, 0], dtype=T.int32), T.ones(3, 2), alpha=2)",
+]
+
+
+@needs_torch
+@pytest.mark.indexing
+@pytest.mark.parametrize("expr", INDEX_ADD_CHECKS)
+def test_index_add_checks_as_pytorch(expr):
+    def call(lib):
+        return eval(expr, {"T": lib})  # noqa: S307 - a fixed expression from the list above
+
+    try:
+        expected = call(torch)
+    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
+        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
+        return
+    assert_close(call(gt), expected)
+
+
+# ------------------------------------------------ 13. flip: repeats named in turn
+
+FLIP_CASES = [(0, -3, 5), (5, 0, 0), (1, 0, -3), (2, -1)]
+
+
+@pytest.mark.views
+@pytest.mark.parametrize("dims", FLIP_CASES)
+def test_flip_dim_errors_in_order(dims):
+    def call(lib):
+        return lib.flip(lib.zeros(3, 4, 3), dims)
+
+    expected_error = None
+    try:
+        call(torch) if torch else None
+    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
+        expected_error = error
+    assert expected_error is not None or torch is None
+    match = re.escape(str(expected_error)) if expected_error else "appears multiple times|range"
+    assert_same_error(lambda: call(gt), (lambda: call(torch)) if torch else None, match=match)
+
+
+# ------------------------------------- 14. the fuzzer's own comparison of numbers
+
+
+@pytest.mark.errors
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), 1.5, 7])
+def test_fuzzer_compares_equal_numbers_as_equal(value):
+    from fuzz_driver import same
+
+    assert same(("scalar", value), ("scalar", value)) is None
+    assert same(("scalar", float("inf")), ("scalar", float("-inf"))) is not None
+
+
+# --------------------------------- 15. clamp of an integer tensor with a float bound
+
+CLAMP_CASES = [
+    "T.clamp(x, -5, 1.0)",
+    "T.clamp(x, -5.5, 3)",
+    "T.clamp(x, None, 2.5)",
+    "T.clamp(x, -5)",
+    "T.clamp(x.int(), -5, 1.5)",
+]
+
+
+@needs_torch
+@pytest.mark.math
+@pytest.mark.parametrize("expr", CLAMP_CASES)
+def test_clamp_integer_input_in_result_dtype(expr):
+    def call(lib):
+        x = lib.tensor([2, 1, 6, 7, 0, 12], dtype=lib.uint8)
+        return eval(expr, {"T": lib, "x": x})  # noqa: S307 - a fixed expression
+
+    assert_close(call(gt), call(torch))

@@ -180,8 +180,8 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
     """
     if src is None:
         src = value
+    dim = normalize_dim(dim, input.dim())  # a bad dim is named before the index dtype
     index = _check_index_tensor(index, "scatter")
-    dim = normalize_dim(dim, input.dim())
     _check_gather_shapes(input, dim, index, "scatter", src if isinstance(src, Tensor) else None)
     if reduce == "add":
         return ScatterAdd.apply(input, dim, index, src)
@@ -349,11 +349,50 @@ def _check_index_put(input: Tensor, dim: int, index: Tensor, source: Tensor, nam
     return dim
 
 
+def _check_index_add(input: Tensor, dim: int, index: Tensor, source: Tensor) -> int:
+    """index_add's argument checks, in PyTorch's order and words; returns the dim."""
+    dim = normalize_dim(dim, input.dim())
+    if index.dim() > 1:
+        raise IndexError(
+            f"index_add_(): Index is supposed to be a vector, but got dim: {index.dim()} with "
+            f"type: {index.dtype.title} and size: {list(index.shape)}"
+        )
+    _check_index_tensor(index, "index_add")  # the dtype only: the caller converts the index
+    if input.dtype is not source.dtype:
+        raise RuntimeError(
+            f"index_add_(): self ({input.dtype.title}) and source ({source.dtype.title}) must "
+            "have the same scalar type"
+        )
+    if source.dim() > 0 and dim >= source.dim():
+        raise RuntimeError(
+            f"index_add_(): Indexing dim {dim} is out of bounds of the source tensor with dim "
+            f"{source.dim()}"
+        )
+    if source.dim() == 0 and index.numel() != 1:
+        # PyTorch's message asks a 0-d source for its size along dim, which fails.
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if source.dim() > 0 and index.numel() != source.shape[dim]:
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({index.numel()}) should be equal to "
+            f"source.size(dim): ({source.shape[dim]}), for dim: {dim}"
+        )
+    self_sizes, source_sizes = list(input.shape), list(source.shape)
+    if input.dim() > 0 and source.dim() > 0:
+        del self_sizes[dim], source_sizes[dim]
+    if self_sizes != source_sizes:
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified "
+            f"dimension. Got self.shape = {list(input.shape)} source.shape = "
+            f"{list(source.shape)}"
+        )
+    return dim
+
+
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """Out-of-place ``index_add_``: add ``alpha * source`` slices at ``index`` along ``dim``."""
+    dim = _check_index_add(input, dim, index, source)
     if input.dim() == 0:
         return _on_scalar(index_add, input, dim, index, source, alpha=alpha)
-    dim = _check_index_put(input, dim, index, source, "index_add")
     # PyTorch words an int32 index's bounds error as its general path does.
     general_wording = index.dtype is _dtype.int32
     index = _check_index_tensor(index, "index_add").reshape(-1)  # the kernel checks the indices
@@ -415,7 +454,8 @@ def flip(input: Tensor, dims) -> Tensor:
     """Reverse the order of elements along ``dims`` (a copy, as in PyTorch)."""
     from glasstorch.ops.creation import arange
 
-    dims = normalize_dims(dims, input.dim())  # a repeated dim is an error, as in PyTorch
+    # A repeated dim is an error, as in PyTorch, named as soon as it is met.
+    dims = normalize_dims(dims, input.dim(), repeats_first=True)
     out = input
     for dim in dims if input.dim() > 0 else ():  # a 0-d tensor has nothing to reverse
         n = input.shape[dim]
@@ -748,8 +788,22 @@ def _full_like_scalar(value, dtype) -> Tensor:
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:
-    """Elements of the flattened ``input`` at ``index`` (the result has index's shape)."""
-    return input.reshape(-1)[index]
+    """Elements of the flattened ``input`` at ``index`` (the result has index's shape).
+
+    The index must be int64; a negative one counts from the end, as in PyTorch.
+    """
+    if index.dtype is not _dtype.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.title}")
+    flat = input.reshape(-1)
+    size = flat.numel()
+    if index.numel() and size == 0:
+        raise IndexError("take(): tried to take from an empty tensor")
+    for value in index.reshape(-1).tolist() if index.numel() else ():
+        if not -size <= value < size:
+            raise IndexError(
+                f"out of range: tried to access index {value} on a tensor of {size} elements."
+            )
+    return flat[index]
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:

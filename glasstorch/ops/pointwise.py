@@ -804,6 +804,11 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch'
             out = minimum(out, max if isinstance(max, Tensor) else as_tensor_like(max, input))
         return out
     _check_clamp_numbers(input, min, max)
+    dtype = _dtype.result_type(input, *(b for b in (min, max) if b is not None))
+    if dtype is not input.dtype and not input.dtype.is_floating_point:
+        # Every step in the result's dtype, as in PyTorch: clamp(uint8, -5, 1.0) must not
+        # wrap -5 into uint8 first. (An integer input has no gradient to lose.)
+        input = input.to(dtype)
     return Clamp.apply(input, min, max)
 
 

@@ -336,6 +336,8 @@ def min(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
 
 def _arg_extreme(input: Tensor, dim, keepdim: bool, name: str) -> Tensor:
     """argmax or argmin: the index of the extreme (of the flattened tensor without dim)."""
+    if input.dtype is _dtype.bool_:  # PyTorch refuses bool before any other check
+        raise RuntimeError(f"arg{name}(): does not support bool input")
     if dim is None:
         _check_nonempty(input, (), "arg" + name, whole=True)
         return _extreme(input.detach().reshape(-1), 0, False, name).indices
