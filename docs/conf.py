@@ -60,6 +60,8 @@ autodoc_default_options = {"show-inheritance": False}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_rtype = False
+# The modules' docstrings list what forward() takes under this heading.
+napoleon_custom_sections = [("Forward arguments", "params_style")]
 add_module_names = False
 
 # MyST and myst-nb: the tutorials run on every build and must not fail.

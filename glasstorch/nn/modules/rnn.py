@@ -530,8 +530,8 @@ class LSTM(RNNBase):
         h' = o * tanh(c')
 
     Args:
-        input_size, hidden_size, num_layers, bias, batch_first, dropout,
-        bidirectional: as for :class:`RNN`.
+        input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional: as
+            for :class:`RNN`.
         proj_size: must be 0 (projections are not supported in glasstorch).
 
     Unlike PyTorch on the CPU, glasstorch's LSTM does not support second
@@ -575,8 +575,8 @@ class GRU(RNNBase):
         h' = (1 - z) * n + z * h
 
     Args:
-        input_size, hidden_size, num_layers, bias, batch_first, dropout,
-        bidirectional: as for :class:`RNN`.
+        input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional: as
+            for :class:`RNN`.
 
     Shape:
         as for :class:`RNN`.
@@ -706,9 +706,10 @@ class RNNCell(RNNCellBase):
         - output: ``(N, H_out)`` or ``(H_out,)``: the next hidden state.
 
     Attributes:
-        weight_ih: ``(hidden_size, input_size)``; weight_hh: ``(hidden_size,
-        hidden_size)``; bias_ih, bias_hh: ``(hidden_size,)``. All start uniform
-        on ``[-k, k]``, ``k = 1 / sqrt(hidden_size)``.
+        weight_ih: ``(hidden_size, input_size)``, uniform on ``[-k, k]`` with
+            ``k = 1 / sqrt(hidden_size)``, as every weight and bias here.
+        weight_hh: ``(hidden_size, hidden_size)``.
+        bias_ih, bias_hh: ``(hidden_size,)``.
 
     Example::
 
