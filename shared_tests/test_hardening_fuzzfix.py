@@ -23,6 +23,17 @@ import glasstorch as gt
 pytestmark = pytest.mark.errors
 
 
+def _same_outcome_as_torch(call) -> None:
+    """``call(lib)`` on glasstorch does what it does on PyTorch: the same error
+    (class and message), or a result close to PyTorch's."""
+    try:
+        expected = call(torch)
+    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
+        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
+        return
+    assert_close(call(gt), expected)
+
+
 def _index_add(lib, shape, dim, index, inplace=False):
     """``index_add`` of ones into zeros of ``shape`` at ``index`` along ``dim``."""
     source_shape = list(shape)
@@ -277,12 +288,7 @@ def test_running_sum_and_product_as_pytorch(expr):
     def call(lib):
         return eval(expr, {"T": lib})  # noqa: S307 - a fixed expression from the list above
 
-    try:
-        expected = call(torch)
-    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
-        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
-        return
-    assert_close(call(gt), expected)
+    _same_outcome_as_torch(call)
 
 
 # ------------------------------------------------ 8. rand/randn of a non-float dtype
@@ -304,12 +310,7 @@ def test_random_of_non_float_dtype_as_pytorch(expr):
     def call(lib):
         return eval(expr, {"T": lib})  # noqa: S307 - a fixed expression from the list above
 
-    try:
-        expected = call(torch)
-    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
-        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
-        return
-    assert_close(call(gt), expected)
+    _same_outcome_as_torch(call)
 
 
 # ----------------------------------------------------------- 9. int32 index tensors
@@ -340,12 +341,7 @@ def test_index_tensor_dtypes_as_pytorch(expr, dtype):
         x, i = lib.arange(6.0).reshape(2, 3), lib.tensor([0, 1], dtype=getattr(lib, dtype))
         return eval(expr, {"T": lib, "x": x, "i": i})  # noqa: S307 - a fixed expression
 
-    try:
-        expected = call(torch)
-    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
-        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
-        return
-    assert_close(call(gt), expected)
+    _same_outcome_as_torch(call)
 
 
 # ------------------------------------------------- 10. logical_* take tensors only
@@ -393,12 +389,7 @@ def test_take_and_arg_extremes_as_pytorch(expr):
     def call(lib):
         return eval(expr, {"T": lib, "x": lib.arange(6.0).reshape(2, 3)})  # noqa: S307 - fixed
 
-    try:
-        expected = call(torch)
-    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
-        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
-        return
-    assert_close(call(gt), expected)
+    _same_outcome_as_torch(call)
 
 
 # ------------------------------------------------ 12. index_add's argument checks
@@ -424,12 +415,7 @@ def test_index_add_checks_as_pytorch(expr):
     def call(lib):
         return eval(expr, {"T": lib})  # noqa: S307 - a fixed expression from the list above
 
-    try:
-        expected = call(torch)
-    except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
-        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
-        return
-    assert_close(call(gt), expected)
+    _same_outcome_as_torch(call)
 
 
 # ------------------------------------------------ 13. flip: repeats named in turn
