@@ -295,6 +295,20 @@ static int share_items(int64_t items, int64_t work, int *gemm_threads)
     return 1;
 }
 
+/* The im2col tile buffers of a convolution: one of k x tile elements per
+ * thread, in one allocation (NULL if it fails; the caller reports -2). */
+static char *tile_buffers(const conv_shape *s, int threads, int64_t size)
+{
+    return malloc((size_t)(threads * s->k * s->tile * size));
+}
+
+/* The calling thread's tile buffer within `all` (NULL for a pointwise
+ * convolution, which reads its input in place). */
+static char *tile_buffer(char *all, const conv_shape *s, int64_t size)
+{
+    return all == NULL ? NULL : all + (int64_t)thread_id() * s->k * s->tile * size;
+}
+
 /* ------------------------------------------------------------------------
  * Convolution forward: out[n, g, tile] = W_g cols(tile) (+ bias).
  * ------------------------------------------------------------------------ */
@@ -313,9 +327,14 @@ int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const g
     const int threads = share_items(items, s.n * s.c_out * s.l * s.k, &gemm_threads);
     const int64_t plane = s.g.h * s.g.w;
 
+    /* One im2col tile buffer per thread, allocated before the parallel region so a
+     * failed allocation is reported, never dereferenced. */
+    char *all_cols = NULL;
+    if (!s.pointwise && (all_cols = tile_buffers(&s, threads, size)) == NULL) return -2;
+
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
-        char *cols = s.pointwise ? NULL : malloc((size_t)(s.k * s.tile * size));
+        char *cols = tile_buffer(all_cols, &s, size);
 #pragma omp for schedule(static)
         for (int64_t item = 0; item < items; item++) {
             const int64_t n = item / tiles, l0 = item % tiles * s.tile;
@@ -336,8 +355,8 @@ int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const g
                         1, b, b_rs, 1, y, s.l, 1, bias != NULL, gemm_threads);
             }
         }
-        free(cols);
     }
+    free(all_cols);
     return 0;
 }
 
@@ -364,9 +383,14 @@ int gt_conv2d_backward_input(gt_view *grad_input, const gt_view *grad_output,
     int gemm_threads;
     const int threads = share_items(items, s.n * s.c_out * s.l * s.k, &gemm_threads);
 
+    /* One im2col tile buffer per thread, allocated before the parallel region so a
+     * failed allocation is reported, never dereferenced. */
+    char *all_cols = NULL;
+    if (!s.pointwise && (all_cols = tile_buffers(&s, threads, size)) == NULL) return -2;
+
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
-        char *cols = s.pointwise ? NULL : malloc((size_t)(s.k * s.tile * size));
+        char *cols = tile_buffer(all_cols, &s, size);
 #pragma omp for schedule(static)
         for (int64_t item = 0; item < items; item++) {
             const int64_t n = s.pointwise ? item / tiles : item;
@@ -392,8 +416,8 @@ int gt_conv2d_backward_input(gt_view *grad_input, const gt_view *grad_output,
                 }
             }
         }
-        free(cols);
     }
+    free(all_cols);
     return 0;
 }
 
@@ -423,11 +447,19 @@ int gt_conv2d_backward_weight(gt_view *grad_weight, const gt_view *grad_output,
     char *copies = threads > 1 ? calloc((size_t)((threads - 1) * count), (size_t)size) : NULL;
     if (threads > 1 && copies == NULL) return -2;
 
+    /* One im2col tile buffer per thread, allocated before the parallel region so a
+     * failed allocation is reported, never dereferenced. */
+    char *all_cols = NULL;
+    if (!s.pointwise && (all_cols = tile_buffers(&s, threads, size)) == NULL) {
+        free(copies);
+        return -2;
+    }
+
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
         const int id = thread_id();
         char *mine = id == 0 ? dw_all : copies + (id - 1) * count * size;
-        char *cols = s.pointwise ? NULL : malloc((size_t)(s.k * s.tile * size));
+        char *cols = tile_buffer(all_cols, &s, size);
 #pragma omp for schedule(static)
         for (int64_t item = 0; item < items; item++) {
             const int64_t n = item / tiles, l0 = item % tiles * s.tile;
@@ -446,8 +478,8 @@ int gt_conv2d_backward_weight(gt_view *grad_weight, const gt_view *grad_output,
                         mine + grp * s.o_group * s.k * size, s.k, 1, 1, gemm_threads);
             }
         }
-        free(cols);
     }
+    free(all_cols);
     for (int t = 1; t < threads; t++) kind->add_into(dw_all, copies + (t - 1) * count * size, count);
     free(copies);
     return 0;
@@ -766,7 +798,7 @@ int gt_avg_pool2d_backward(gt_view *grad_input, const gt_view *grad_output, int6
             for (int64_t j = 0; j < l; j++) yr[j] = xr[j] * scale + shift;                         \
         }                                                                                          \
     }                                                                                              \
-    static void bn_backward_##SUFFIX(gt_view *grad_input, gt_view *grad_weight,                    \
+    static int bn_backward_##SUFFIX(gt_view *grad_input, gt_view *grad_weight,                    \
                                      gt_view *grad_bias, const gt_view *grad_output,               \
                                      const gt_view *input, const gt_view *mean,                    \
                                      const gt_view *invstd, const gt_view *weight, int training)   \
@@ -779,6 +811,7 @@ int gt_avg_pool2d_backward(gt_view *grad_input, const gt_view *grad_output, int6
         const T *w = weight ? (const T *)weight->data + weight->offset : NULL;                     \
         const double count = (double)(n * l);                                                      \
         double *sums = malloc((size_t)(2 * c + 1) * sizeof(double)); /* sum_dy, sum_dy_xhat */     \
+        if (sums == NULL) return -2;                                                               \
         _Pragma("omp parallel for schedule(static) if (n * c * l >= GT_PARALLEL_THRESHOLD)")       \
         for (int64_t ch = 0; ch < c; ch++) {                                                       \
             double sum_dy = 0.0, sum_dy_xmu = 0.0;                                                 \
@@ -824,6 +857,7 @@ int gt_avg_pool2d_backward(gt_view *grad_input, const gt_view *grad_output, int6
             }                                                                                      \
         }                                                                                          \
         free(sums);                                                                                \
+        return 0;                                                                                  \
     }
 
 DEFINE_BATCH_NORM(float, f32)
@@ -857,10 +891,8 @@ int gt_batch_norm_backward(gt_view *grad_input, gt_view *grad_weight, gt_view *g
                 weight))
         return -1;
     if (dtype == GT_FLOAT32)
-        bn_backward_f32(grad_input, grad_weight, grad_bias, grad_output, input, mean, invstd,
-                        weight, training);
-    else
-        bn_backward_f64(grad_input, grad_weight, grad_bias, grad_output, input, mean, invstd,
-                        weight, training);
-    return 0;
+        return bn_backward_f32(grad_input, grad_weight, grad_bias, grad_output, input, mean,
+                               invstd, weight, training);
+    return bn_backward_f64(grad_input, grad_weight, grad_bias, grad_output, input, mean, invstd,
+                           weight, training);
 }
