@@ -1,0 +1,2 @@
+class LinalgKernels:
+    """matmul (coming)."""

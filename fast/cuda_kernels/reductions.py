@@ -1,0 +1,2 @@
+class ReductionKernels:
+    """reduce (coming)."""
