@@ -20,12 +20,12 @@
 #include "elementwise.h"
 #include "gt_convert.h"
 #include "random.h"
-#include "gt_philox.h"
+#include "../cuda/gt_philox.cuh"
 
 /* ------------------------------------------------------------------ Philox */
 
 /* Philox itself, the word-to-number formulas and Box-Muller live in
- * gt_philox.h, which the CUDA kernels (fast/cuda/random.cu) include too. */
+ * fast/cuda/gt_philox.cuh, which the CUDA kernels (fast/cuda/random.cu) include too. */
 void gt_philox_block(uint64_t seed, uint64_t block, uint32_t *words)
 {
     gt_philox(seed, block, 0, words);

@@ -8,126 +8,35 @@
 // Conventions of the kernels that include it
 // -------------------------------------------
 // * Pointers arrive at element 0 of their view (the mixin adds the view's
-//   offset), so a kernel adds only "position within the view".
-// * A view's shape and strides travel in one int64 array, `meta`: for each
-//   view in turn, shape[0..ndim-1] then strides[0..ndim-1] (in elements).
-//   `ndim == 0` with `meta == NULL` means "contiguous, or a single element":
-//   the position is the linear index itself (the contiguous fast path, which
-//   skips the divisions of the index walk).
-// * dtype suffixes: b8 (bool), u8, i32, i64, f32, f64. Each family writes a
-//   kernel once as a template and instantiates it with one of the X-macros
-//   below, giving `extern "C"` names such as `cumsum_f32`.
+//   offset), so a kernel adds only the offset within the view.
+// * Shapes and strides travel in one int64 `meta` array (gt_cuda_common.cuh);
+//   meta = 0 means every operand walked is contiguous (or 0-d): the offset is
+//   the linear index itself.
+// * Each family writes a kernel once as a template and instantiates it with
+//   GT_FOR_EACH_DTYPE (gt_cuda_common.cuh) or GT_FOR_EACH_FLOAT_DTYPE below,
+//   giving `extern "C"` names such as `cumsum_f32`.
 #ifndef GT_CUDA_UTIL_CUH
 #define GT_CUDA_UTIL_CUH
 
-// ---------------------------------------------------------------- dtype tables
-#define GT_CUDA_ALL_DTYPES(X) \
-    X(b8, bool)               \
-    X(u8, unsigned char)      \
-    X(i32, int)               \
-    X(i64, long long)         \
-    X(f32, float)             \
-    X(f64, double)
+#include "gt_cuda_common.cuh"  // dtype list, grid-stride loop, gt_offset, gt_cast
 
-#define GT_CUDA_FLOAT_DTYPES(X) \
-    X(f32, float)               \
-    X(f64, double)
-
-// ------------------------------------------------------------------ grid loops
-// Grid-stride loop: thread t of a grid of T threads takes items t, t + T,
-// t + 2T, ... so any grid covers any n, and neighbouring threads touch
-// neighbouring items (coalesced memory accesses).
-#define GT_GRID_STRIDE_LOOP(i, n)                                                        \
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (long long)(n); \
-         i += (long long)blockDim.x * gridDim.x)
+// The float dtypes only, as (C type, suffix): kernels the contract defines for floats.
+#define GT_FOR_EACH_FLOAT_DTYPE(X) \
+    X(float, f32)                  \
+    X(double, f64)
 
 // The same over blocks: block b takes rows b, b + gridDim.x, ... (one block
 // per row, its threads sharing the row's work).
 #define GT_BLOCK_STRIDE_LOOP(row, rows) \
     for (long long row = blockIdx.x; row < (long long)(rows); row += gridDim.x)
 
-// Position (in elements, from element 0) of the element with row-major linear
-// index i of a view: unravel i one dimension at a time, last dimension fastest.
-__device__ __forceinline__ long long gt_position(long long i, int ndim, const long long *shape,
-                                                 const long long *strides) {
-    if (ndim == 0) return i;  // contiguous fast path (or one element)
-    long long pos = 0;
-    for (int d = ndim - 1; d >= 0; d--) {
-        const long long size = shape[d];
-        pos += (i % size) * strides[d];
-        i /= size;
-    }
-    return pos;
+// Offset of element i of operand k: through its strides, or i itself when
+// the host passed meta = 0 (every operand contiguous: the fast path, no
+// division per element).
+__device__ __forceinline__ long long gt_view_offset(long long i, const long long *meta, int ndim,
+                                                    int k) {
+    return meta ? gt_meta_offset(i, meta, ndim, k) : i;
 }
-
-// View k of a meta array holding `ndim`-dimensional views.
-__device__ __forceinline__ const long long *gt_meta_shape(const long long *meta, int ndim, int k) {
-    return meta + 2 * ndim * k;
-}
-__device__ __forceinline__ const long long *gt_meta_strides(const long long *meta, int ndim,
-                                                            int k) {
-    return meta + 2 * ndim * k + ndim;
-}
-__device__ __forceinline__ long long gt_meta_position(long long i, const long long *meta, int ndim,
-                                                      int k) {
-    return ndim == 0 ? i : gt_position(i, ndim, gt_meta_shape(meta, ndim, k),
-                                       gt_meta_strides(meta, ndim, k));
-}
-
-// ------------------------------------------------------------------ conversion
-// Storing a number into a dtype with the CPU tiers' rules (fast/csrc/gt_convert.h):
-// to bool x != 0; float to integer truncates toward zero then wraps modulo
-// 2^bits, NaN and infinities giving the type's minimum (0 for uint8);
-// integer to integer keeps the low bits; int64 to float32 goes through double.
-
-// A finite double, truncated toward zero, reduced modulo 2^64 (fmod is exact).
-__device__ __forceinline__ unsigned long long gt_wrap_double(double x) {
-    const double two63 = 9223372036854775808.0, two64 = 18446744073709551616.0;
-    if (x > -two63 && x < two63) return (unsigned long long)(long long)x;
-    double r = fmod(x, two64);
-    if (r < 0) r += two64;
-    return (unsigned long long)r;
-}
-
-template <typename T>
-struct gt_convert;  // gt_convert<T>::from_double(x), gt_convert<T>::from_int64(x)
-
-template <>
-struct gt_convert<bool> {
-    __device__ static bool from_double(double x) { return x != 0; }
-    __device__ static bool from_int64(long long x) { return x != 0; }
-};
-template <>
-struct gt_convert<unsigned char> {
-    __device__ static unsigned char from_double(double x) {
-        return isfinite(x) ? (unsigned char)gt_wrap_double(x) : 0;
-    }
-    __device__ static unsigned char from_int64(long long x) { return (unsigned char)x; }
-};
-template <>
-struct gt_convert<int> {
-    __device__ static int from_double(double x) {
-        return isfinite(x) ? (int)(unsigned int)gt_wrap_double(x) : (int)0x80000000u;
-    }
-    __device__ static int from_int64(long long x) { return (int)(unsigned int)x; }
-};
-template <>
-struct gt_convert<long long> {
-    __device__ static long long from_double(double x) {
-        return isfinite(x) ? (long long)gt_wrap_double(x) : (long long)0x8000000000000000ull;
-    }
-    __device__ static long long from_int64(long long x) { return x; }
-};
-template <>
-struct gt_convert<float> {
-    __device__ static float from_double(double x) { return (float)x; }
-    __device__ static float from_int64(long long x) { return (float)(double)x; }
-};
-template <>
-struct gt_convert<double> {
-    __device__ static double from_double(double x) { return x; }
-    __device__ static double from_int64(long long x) { return (double)x; }
-};
 
 // ------------------------------------------------------------ checked indices
 // Kernels that read an index check it themselves (glasstorch/_kernels.py).
@@ -139,10 +48,10 @@ __device__ __forceinline__ long long gt_read_once(const long long *p) {
 }
 #define GT_INDEX_OUTSIDE(k, size) ((unsigned long long)(k) >= (unsigned long long)(size))
 
-// A bad index is reported in a two-slot device buffer the host set to -1
-// (the mixin's scratch): slot 0 gets the smallest position (in the kernel's
-// own work order) that held a bad index, by an unsigned atomicMin (so -1 is
-// "none"), and slot 1 the bad value. Threads race only to report an error:
+// A bad index is reported in a two-slot device buffer the host set to the
+// largest int64 (CudaKernelsBase.scratch_int64's sentinel, "none"): slot 0
+// gets the smallest position (in the kernel's own work order) that held a
+// bad index, by atomicMin, and slot 1 the bad value. Threads race only to report an error:
 // a thread that lowers slot 0 writes its value, so slot 1 always holds a
 // bad index, normally the one at slot 0's position.
 __device__ __forceinline__ void gt_report_bad(long long *report, long long position,

@@ -1,7 +1,7 @@
 // random.cu - Philox 4x32-10 on the device: rand, randn, randint and randperm.
 //
-// The generator is fast/csrc/gt_philox.h, the very file the CPU tier's
-// random.c includes, so a seed and an offset give the same words on both.
+// The generator is gt_philox.cuh, the very file the CPU tier's
+// fast/csrc/random.c includes, so a seed and an offset give the same words on both.
 // Philox is counter-based: block b's four words are a pure function of
 // (seed, offset + b), so each CUDA thread computes its own blocks with no
 // shared generator state at all. That is what makes parallel random numbers
@@ -15,7 +15,7 @@
 #endif
 
 #include "gt_cuda_util.cuh"
-#include "../csrc/gt_philox.h"
+#include "gt_philox.cuh"
 
 // u in [0, 1) from one word: 24 bits for float32, 32 otherwise.
 template <typename T>
@@ -39,9 +39,9 @@ __device__ void random_uniform(T *out, const long long *meta, int ndim, long lon
         unsigned int w[4];
         gt_philox_at(seed, offset, (unsigned long long)block, w);
         for (long long j = 0; j < 4 && 4 * block + j < n; j++) {
-            T value = gt_convert<T>::from_double(gt_philox_scale(low, gt_unit<T>(w[j]), span));
+            T value = gt_cast<T>(gt_philox_scale(low, gt_unit<T>(w[j]), span));
             if (clamp && (double)value >= high) value = (T)below;
-            out[gt_meta_position(4 * block + j, meta, ndim, 0)] = value;
+            out[gt_view_offset(4 * block + j, meta, ndim, 0)] = value;
         }
     }
 }
@@ -56,10 +56,10 @@ __device__ void random_normal(T *out, const long long *meta, int ndim, long long
         gt_philox_at(seed, offset, (unsigned long long)block, w);
         double first, second;
         gt_box_muller(w[0], w[1], mean, std, &first, &second);
-        out[gt_meta_position(2 * block, meta, ndim, 0)] = gt_convert<T>::from_double(first);
+        out[gt_view_offset(2 * block, meta, ndim, 0)] = gt_cast<T>(first);
         if (2 * block + 1 < n)
-            out[gt_meta_position(2 * block + 1, meta, ndim, 0)] =
-                gt_convert<T>::from_double(second);
+            out[gt_view_offset(2 * block + 1, meta, ndim, 0)] =
+                gt_cast<T>(second);
     }
 }
 
@@ -77,12 +77,12 @@ __device__ void random_integers(T *out, const long long *meta, int ndim, long lo
         for (long long i = 2 * block; i < 2 * block + 2 && i < n; i++) {
             const unsigned long long x = gt_philox_uint64(w, i);
             const long long value = (long long)((unsigned long long)low + (span ? x % span : x));
-            out[gt_meta_position(i, meta, ndim, 0)] = gt_convert<T>::from_int64(value);
+            out[gt_view_offset(i, meta, ndim, 0)] = gt_cast<T>(value);
         }
     }
 }
 
-#define GT_RANDOM_KERNELS(S, T)                                                                \
+#define GT_RANDOM_KERNELS(T, S)                                                                \
     extern "C" __global__ void random_uniform_##S(T *out, const long long *meta, int ndim,     \
                                                   long long n, unsigned long long seed,        \
                                                   unsigned long long offset, double low,       \
@@ -101,7 +101,7 @@ __device__ void random_integers(T *out, const long long *meta, int ndim, long lo
                                                    unsigned long long span) {                  \
         random_integers<T>(out, meta, ndim, n, seed, offset, low, span);                       \
     }
-GT_CUDA_ALL_DTYPES(GT_RANDOM_KERNELS)
+GT_FOR_EACH_DTYPE(GT_RANDOM_KERNELS)
 
 // randperm, stage 1: the Fisher-Yates draws. Swap k (i = n - 1 - k) swaps
 // slot i with slot j = x_k % (i + 1), x_k the k-th random 64-bit number. The

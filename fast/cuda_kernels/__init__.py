@@ -25,6 +25,7 @@ FAMILIES = (
     ("elementwise", "ElementwiseKernels"),
     ("reductions", "ReductionKernels"),
     ("linalg", "LinalgKernels"),
+    ("rng", "RandomKernels"),
 )
 
 

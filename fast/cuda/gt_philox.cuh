@@ -1,11 +1,13 @@
-/* gt_philox.h: Philox 4x32-10 and the Box-Muller transform, one source for C and CUDA.
+/* gt_philox.cuh: Philox 4x32-10 and the Box-Muller transform, one source for C and CUDA.
  *
- * The fast CPU tier (random.c) and the CUDA kernels (fast/cuda/random.cu)
+ * The fast CPU tier (fast/csrc/random.c) and the CUDA kernels (random.cu)
  * include this same file, so "the same seed and offset give the same bits"
  * holds by construction rather than by keeping two copies in step. It uses
  * only what C11, CUDA C++ and NVRTC all have: no <stdint.h> (NVRTC has no
  * standard headers), `unsigned int` for 32-bit words and `unsigned long long`
- * for 64-bit ones.
+ * for 64-bit ones. It lives in fast/cuda because the CUDA simulator's compile
+ * cache is keyed on the .cuh files of that folder: an edit here recompiles
+ * the device code as well as (through `make`/pip) the C extension.
  *
  * GT_PHILOX_FN marks each function: `static inline` for C, `__device__` for
  * CUDA (nvcc, NVRTC, and the CUDA simulator, which defines __device__ away).
@@ -18,8 +20,8 @@
  * an ulp or two but not always rounded like the host's, so float64 normals on
  * a real GPU may differ from the CPU's in the last bit.
  */
-#ifndef GT_PHILOX_H
-#define GT_PHILOX_H
+#ifndef GT_PHILOX_CUH
+#define GT_PHILOX_CUH
 
 #if defined(__CUDA_ARCH__)
 #define GT_PHILOX_FN __device__ __forceinline__
@@ -116,4 +118,4 @@ GT_PHILOX_FN unsigned long long gt_philox_uint64(const unsigned int w[4], long l
     return (unsigned long long)w[j] | ((unsigned long long)w[j + 1] << 32);
 }
 
-#endif /* GT_PHILOX_H */
+#endif /* GT_PHILOX_CUH */
