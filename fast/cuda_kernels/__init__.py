@@ -26,6 +26,7 @@ FAMILIES = (
     ("reductions", "ReductionKernels"),
     ("linalg", "LinalgKernels"),
     ("rng", "RandomKernels"),
+    ("slices", "SliceKernels"),
 )
 
 
