@@ -27,6 +27,9 @@ FAMILIES = (
     ("linalg", "LinalgKernels"),
     ("rng", "RandomKernels"),
     ("slices", "SliceKernels"),
+    ("nn", "NNKernels"),
+    ("optim", "OptimKernels"),
+    ("creation", "CreationKernels"),
 )
 
 
