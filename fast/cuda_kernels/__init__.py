@@ -30,6 +30,7 @@ FAMILIES = (
     ("nn", "NNKernels"),
     ("optim", "OptimKernels"),
     ("creation", "CreationKernels"),
+    ("indexing", "IndexingKernels"),
 )
 
 
