@@ -31,6 +31,7 @@ FAMILIES = (
     ("optim", "OptimKernels"),
     ("creation", "CreationKernels"),
     ("indexing", "IndexingKernels"),
+    ("sorting", "SortingKernels"),
 )
 
 
