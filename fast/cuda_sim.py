@@ -19,7 +19,7 @@ on a GPU through CuPy.
 Examples::
 
     sim = Simulator()
-    module = sim.load("elementwise.cu")  # a name in fast/cuda, or a path
+    module = sim.load("examples.cu")  # a name in fast/cuda, or a path
     out = sim.malloc(4 * 1000)
     module.get_function("fill_f32")(8, 128, (out, 1.5, 1000))
     sim.synchronize()
@@ -56,7 +56,7 @@ __all__ = [
 #: Where the .cu sources, the simulator header and its runtime live.
 CUDA_DIR = Path(__file__).resolve().parent / "cuda"
 
-#: The op codes of ``binary_f32`` in elementwise.cu (its GT_BINARY_OPS table).
+#: The op codes of ``binary_f32`` in examples.cu (its GT_BINARY_OPS table).
 BINARY_OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3, "maximum": 4, "minimum": 5, "pow": 6}
 
 #: The largest block, as on every GPU since compute capability 2.0.

@@ -71,10 +71,12 @@ def test_reference_tier_is_selected_by_environment():
     assert result.stdout.strip() == "reference"
 
 
+@pytest.mark.skipif(gt.cuda.is_available(), reason="a CUDA driver is active (GLASSTORCH_CUDA)")
 def test_cuda_is_refused_with_an_explanation():
-    # The reference tier says how to switch; a tier without CUDA kernels says so.
-    expected = "GLASSTORCH_TIER=fast" if gt.tier == "reference" else "no CUDA kernels"
-    with pytest.raises(RuntimeError, match=expected):
+    # PyTorch's AssertionError without CUDA, plus how to get a CUDA device.
+    with pytest.raises(
+        AssertionError, match="Torch not compiled with CUDA enabled.*GLASSTORCH_CUDA"
+    ):
         gt.zeros(2, device="cuda")
 
 

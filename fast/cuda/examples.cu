@@ -94,3 +94,13 @@ extern "C" __global__ void sum_f32(const float *__restrict__ x, float *__restric
         if (tid == 0) atomicAdd(out, block_sum);
     }
 }
+
+// A kernel that keeps the device busy for a while: each thread runs `iterations`
+// steps of a small recurrence, and thread 0 stores the result so the loop cannot
+// be optimized away. The tests queue it to watch the host run ahead of the
+// device (an event recorded after it is not complete right after the launch).
+extern "C" __global__ void spin(long long iterations, unsigned long long *out) {
+    unsigned long long x = threadIdx.x + 1;
+    for (long long i = 0; i < iterations; i++) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    if (threadIdx.x == 0 && blockIdx.x == 0) *out = x;
+}

@@ -44,6 +44,7 @@ def _not_implemented(name: str):
 
     kernel.__name__ = name
     kernel.__doc__ = f"``{name}`` has no CUDA kernel yet: raises NotImplementedError."
+    kernel._not_implemented = True
     return kernel
 
 

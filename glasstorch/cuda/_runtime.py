@@ -31,8 +31,9 @@ _local = threading.local()  # .stream: this thread's current glasstorch.cuda.Str
 class _DriverDevice:
     """The driver as the caching allocator's ``Device`` (raw memory and events by stream number)."""
 
-    def __init__(self, active_driver) -> None:
+    def __init__(self, active_driver, index: int = 0) -> None:
         self.driver = active_driver
+        self.index = index
 
     def raw_malloc(self, nbytes: int) -> int:
         return self.driver.malloc(nbytes)
