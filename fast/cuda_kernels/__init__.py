@@ -32,6 +32,7 @@ FAMILIES = (
     ("creation", "CreationKernels"),
     ("indexing", "IndexingKernels"),
     ("sorting", "SortingKernels"),
+    ("conv", "ConvKernels"),
 )
 
 
