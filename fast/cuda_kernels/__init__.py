@@ -33,6 +33,7 @@ FAMILIES = (
     ("indexing", "IndexingKernels"),
     ("sorting", "SortingKernels"),
     ("conv", "ConvKernels"),
+    ("rnn", "LSTMCellKernels"),
 )
 
 
