@@ -37,7 +37,9 @@ def _operands(direct: Strided, indirect: Strided, index_strides: tuple[int, ...]
     direct_view = direct._replace(shape=shape, strides=direct.strides or (0,))
     indirect_strides = tuple(0 if d == dim else _at(indirect.strides, d) for d in range(nd))
     indirect_view = indirect._replace(shape=shape, strides=indirect_strides)
-    index_view = direct._replace(shape=shape, strides=tuple(_at(index_strides, d) for d in range(nd)))
+    index_view = direct._replace(
+        shape=shape, strides=tuple(_at(index_strides, d) for d in range(nd))
+    )
     dim_stride = _at(indirect.strides, dim)
     limit = indirect.shape[dim] if dim < len(indirect.shape) else 1
     return direct_view, indirect_view, index_view, dim_stride, limit

@@ -72,9 +72,7 @@ class RandomKernels:
         if n == 0:
             return
         picks = self.scratch_int64(max(n - 1, 1))
-        self.launch(
-            "random.cu", "randperm_picks_i64", n // 2, picks.ptr, n, seed & _MASK64, offset
-        )
+        self.launch("random.cu", "randperm_picks_i64", n // 2, picks.ptr, n, seed & _MASK64, offset)
         self.launch_grid(
             "random.cu", "randperm_swaps_i64", 1, 1, self.ptr(out), out.strides[0], picks.ptr, n
         )

@@ -27,7 +27,9 @@ class SortingKernels:
     ) -> None:
         """Stable sort of each slice of ``a`` along ``dim``, NaN as the largest."""
         if not a.shape:  # a 0-d tensor is one slice of one element
-            values, indices, a = (v._replace(shape=(1,), strides=(1,)) for v in (values, indices, a))
+            values, indices, a = (
+                v._replace(shape=(1,), strides=(1,)) for v in (values, indices, a)
+            )
             dim = 0
         n = a.shape[dim]
         slices = numel(a) // n if n else 0
