@@ -589,3 +589,58 @@ def test_lstm_cell_and_its_gradient(cuda, cpu, dtype):
                             *(device(cuda, v.buffer.reshape(v.shape)) for v in saved))  # fmt: skip
     for grad, want in zip(on_device, grads):
         close(fetch(cuda, grad), want, dtype)
+
+
+# ------------------------------------------------------------------ whole programs
+def _train(device: str, optimizer: str, convolutional: bool) -> list:
+    """Losses of two seeded training steps, then values of the random and sorting ops."""
+    import glasstorch as gt
+    import glasstorch.nn as nn
+    import glasstorch.nn.functional as F
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 4, 3, padding=1)
+            self.bn = nn.BatchNorm2d(4)
+            self.lstm = nn.LSTM(4, 5, batch_first=True)
+            self.fc = nn.Linear(5, 3)
+
+        def forward(self, x):
+            x = F.avg_pool2d(F.max_pool2d(F.relu(self.bn(self.conv(x))), 2), 2)
+            seq = x.flatten(2).transpose(1, 2)  # (N, 4 positions, 4 channels)
+            h0 = gt.zeros(1, seq.shape[0], 5, device=seq.device)
+            out, _ = self.lstm(seq, (h0, h0))
+            return self.fc(F.dropout(out[:, -1], 0.3))
+
+    gt.manual_seed(1)
+    if convolutional:
+        x, model = gt.randn(6, 1, 8, 8, device=device), Net().to(device)
+    else:
+        x = gt.randn(6, 8, device=device)
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.3), nn.Linear(16, 3))
+        model = model.to(device)
+    y = gt.randint(0, 3, (6,), device=device)
+    step = getattr(gt.optim, optimizer)(model.parameters(), lr=0.01)
+    results = []
+    for _ in range(2):
+        step.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        step.step()
+        results.append(loss.item())
+    results.append(model(x).argmax(1).tolist())
+    results.append(gt.randperm(9, device=device).tolist())
+    results.append(gt.sort(gt.randn(7, device=device)).indices.tolist())
+    return results
+
+
+@requires_cuda
+@pytest.mark.optim
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta"])
+@pytest.mark.parametrize("convolutional", [False, True])
+def test_a_seeded_program_trains_on_the_device_as_on_the_cpu(optimizer, convolutional):
+    on_cpu = _train("cpu", optimizer, convolutional)
+    on_device = _train("cuda", optimizer, convolutional)
+    assert on_device[:2] == pytest.approx(on_cpu[:2], rel=1e-5)  # the losses (with dropout)
+    assert on_device[2:] == on_cpu[2:]  # predictions, randperm, sort
