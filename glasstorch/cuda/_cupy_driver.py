@@ -148,7 +148,8 @@ class CupyDriver(Driver):
 
     def launch(self, kernel: _Kernel, grid: tuple, block: tuple, args: tuple, stream: Any) -> None:
         values = tuple(convert(value) for convert, value in zip(kernel.converters, args))
-        kernel.function(grid, block, values, stream=stream)
+        with stream:  # a RawKernel launches on CuPy's current stream
+            kernel.function(grid, block, values)
 
     # ---- streams
     def create_stream(self, priority: int = 0) -> Any:

@@ -722,6 +722,7 @@ class IndexPutAdvanced(Function):
         ctx.save_for_backward(positions)
         ctx.accumulate = accumulate
         out = contiguous_copy(view)
+        values = values.to(view.device)  # a CPU scalar may be written into a CUDA tensor
         values = cast(values, view.dtype).expand(positions.shape)
         flat_values = contiguous_raw(values).reshape(1, -1)
         bad = kernels.index_put(
