@@ -444,7 +444,11 @@ CONV_CASES = [  # N, C, H, W, C_out, KH, KW, stride, padding, dilation, groups
 @pytest.mark.nn
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("case", CONV_CASES)
-def test_conv2d_its_gradients_im2col_and_col2im(cuda, cpu, dtype, case):
+@pytest.mark.parametrize("via_gemm", [False, True])  # direct kernels; im2col + matmul
+def test_conv2d_its_gradients_im2col_and_col2im(cuda, cpu, dtype, case, via_gemm, monkeypatch):
+    from glasstorch.fast.cuda_kernels import conv
+
+    monkeypatch.setattr(conv, "CONV_VIA_GEMM", via_gemm)
     n, c, h, w, c_out, kh, kw, stride, padding, dilation, groups = case
     oh = _out_size(h, kh, stride[0], padding[0], dilation[0])
     ow = _out_size(w, kw, stride[1], padding[1], dilation[1])

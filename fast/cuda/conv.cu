@@ -80,7 +80,12 @@ __device__ void col2im(T *out, const T *columns, long long channels, long long t
 }
 
 // ---------------------------------------------------------------- convolution
-// A thread per output element (n, o, oh, ow) sums weight * input over the
+// Two ways, chosen by the mixin (fast/cuda_kernels/conv.py): lowered to
+// im2col + a batched matrix product (cuBLAS on a GPU: the "GEMM lowering"
+// that makes convolution as fast as the matmul library), or the direct
+// kernels below, which read like the contract's formulas.
+//
+// Direct: a thread per output element (n, o, oh, ow) sums weight * input over the
 // input channels of o's group and the taps that land inside the image.
 template <typename T>
 __device__ void conv2d(T *out, const T *input, const T *weight, const T *bias, long long batch,
@@ -169,6 +174,13 @@ __device__ void conv2d_backward_weight(T *grad_weight, const T *grad_output, con
         }
         grad_weight[i] = sum;
     }
+}
+
+// The bias of a convolution lowered to im2col + matmul: out[n, o, :, :] += bias[o].
+template <typename T>
+__device__ void conv2d_add_bias(T *out, const T *bias, long long total, long long channels,
+                                long long plane) {
+    GT_GRID_STRIDE_LOOP(i, total) out[i] += bias[i / plane % channels];
 }
 
 // -------------------------------------------------------------------- pooling
@@ -385,6 +397,10 @@ __device__ void batch_norm_grad_input(T *grad_input, const double *sums, const T
                                           const T *bias, long long batch, long long c_in,        \
                                           long long c_out, long long groups, GT_GEOM_PARAMS) {   \
         conv2d<T>(out, input, weight, bias, batch, c_in, c_out, groups, gt_geom GT_GEOM_ARGS);   \
+    }                                                                                            \
+    extern "C" __global__ void conv2d_add_bias_##S(T *out, const T *bias, long long total,     \
+                                                   long long channels, long long plane) {        \
+        conv2d_add_bias<T>(out, bias, total, channels, plane);                                   \
     }                                                                                            \
     extern "C" __global__ void conv2d_backward_input_##S(                                        \
         T *grad_input, const T *grad_output, const T *weight, long long batch, long long c_in,   \

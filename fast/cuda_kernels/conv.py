@@ -4,6 +4,13 @@ Every view is contiguous (the frontend makes it so). Each kernel gives one
 thread to each element it writes; the backward passes gather what an element
 needs rather than scatter into shared targets, so they use no atomics and
 give the same sums on every run.
+
+Convolution runs one of two ways (:data:`CONV_VIA_GEMM`): lowered to
+:meth:`im2col` and one batched :meth:`matmul` per pass (the "GEMM lowering":
+on a GPU the product runs in cuBLAS, where nearly all the arithmetic is), or
+by the direct kernels, a thread per output, input or weight element, which
+need no scratch memory. The lowering materialises the column matrix
+``(N, C_in * KH * KW, OH * OW)`` in device memory.
 """
 
 from __future__ import annotations
@@ -28,15 +35,94 @@ def _step(view: Strided | None) -> int:
     return view.strides[0] if view is not None else 0
 
 
+#: Lower convolutions to im2col + matmul (True), use the direct kernels
+#: (False), or decide by the driver (None): lower when it has cuBLAS.
+CONV_VIA_GEMM: bool | None = None
+
+
+class _Lowering:
+    """The shapes of a convolution lowered to matrix products, per sample and group.
+
+    With ``G`` groups, ``Og = C_out / G`` output channels and ``Ck = C_in / G * KH
+    * KW`` column rows per group and ``L = OH * OW`` positions: the output of
+    group ``g`` is ``weight[g] (Og, Ck) @ columns[n, g] (Ck, L)``.
+    """
+
+    def __init__(self, images: Strided, outputs: Strided, weight_shape, groups: int) -> None:
+        self.n, self.c = images.shape[:2]
+        self.o = outputs.shape[1]
+        self.kk = weight_shape[2] * weight_shape[3]
+        self.length = outputs.shape[2] * outputs.shape[3]
+        self.g, self.og = groups, self.o // groups
+        self.ck = self.c // groups * self.kk
+        self.dtype = images.buffer.dtype
+
+    def columns(self) -> Strided:
+        """A new (N, C_in * KH * KW, L) column matrix in device memory."""
+        rows = self.c * self.kk
+        buffer = _memory.device_empty(self.n * rows * self.length, self.dtype)
+        return Strided(buffer, (self.n, rows, self.length), (rows * self.length, self.length, 1), 0)
+
+    def column_groups(self, columns: Strided, transposed: bool = False) -> Strided:
+        """``columns`` as (N, G, Ck, L), or (N, G, L, Ck) when ``transposed``."""
+        n_stride, g_stride = self.c * self.kk * self.length, self.ck * self.length
+        if transposed:
+            return columns._replace(
+                shape=(self.n, self.g, self.length, self.ck),
+                strides=(n_stride, g_stride, 1, self.length),
+            )
+        return columns._replace(
+            shape=(self.n, self.g, self.ck, self.length),
+            strides=(n_stride, g_stride, self.length, 1),
+        )
+
+    def output_groups(self, outputs: Strided) -> Strided:
+        """A contiguous (N, C_out, OH, OW) view as (N, G, Og, L)."""
+        return outputs._replace(
+            shape=(self.n, self.g, self.og, self.length),
+            strides=(self.o * self.length, self.og * self.length, self.length, 1),
+        )
+
+    def weight_groups(self, weight: Strided, transposed: bool = False) -> Strided:
+        """The weight as (N, G, Og, Ck), repeated over samples (stride 0), or its
+        transpose (N, G, Ck, Og)."""
+        g_stride = self.og * self.ck
+        if transposed:
+            return weight._replace(
+                shape=(self.n, self.g, self.ck, self.og), strides=(0, g_stride, 1, self.ck)
+            )
+        return weight._replace(
+            shape=(self.n, self.g, self.og, self.ck), strides=(0, g_stride, self.ck, 1)
+        )
+
+
 class ConvKernels:
     """conv2d (+ backward), im2col, col2im, pooling (+ backward), batch norm."""
 
     def _address(self, view: Strided | None) -> int:
         return self.ptr(view) if view is not None else 0
 
+    def _via_gemm(self) -> bool:
+        if CONV_VIA_GEMM is not None:
+            return CONV_VIA_GEMM
+        return getattr(self.driver, "matmul_blas", None) is not None
+
     # ------------------------------------------------------------ convolution
     def conv2d(self, out, input, weight, bias, stride, padding, dilation, groups) -> None:
-        """2-D cross-correlation: a thread per output element sums its window."""
+        """2-D cross-correlation: im2col + matmul, or a thread per output element."""
+        if self._via_gemm():
+            low = _Lowering(input, out, weight.shape, groups)
+            columns = low.columns()
+            self.im2col(columns, input, weight.shape[2:], stride, padding, dilation)
+            self.matmul(
+                low.output_groups(out), low.weight_groups(weight), low.column_groups(columns)
+            )
+            if bias is not None:
+                self.launch(
+                    "conv.cu", f"conv2d_add_bias_{self.suffix(out)}", numel(out), self.ptr(out),
+                    self.ptr(bias), numel(out), low.o, low.length,
+                )  # fmt: skip
+            return
         geom = _geometry(input, out, weight.shape[2:], stride, padding, dilation)
         self.launch(
             "conv.cu", f"conv2d_{self.suffix(out)}", numel(out), self.ptr(out), self.ptr(input),
@@ -47,7 +133,18 @@ class ConvKernels:
     def conv2d_backward_input(
         self, grad_input, grad_output, weight, stride, padding, dilation, groups
     ) -> None:
-        """The input's gradient: a thread per input element gathers the taps that read it."""
+        """The input's gradient: matmul + col2im, or a thread per input element
+        gathering the taps that read it."""
+        if self._via_gemm():
+            low = _Lowering(grad_input, grad_output, weight.shape, groups)
+            columns = low.columns()
+            self.matmul(
+                low.column_groups(columns),
+                low.weight_groups(weight, transposed=True),
+                low.output_groups(grad_output),
+            )
+            self.col2im(grad_input, columns, weight.shape[2:], stride, padding, dilation)
+            return
         geom = _geometry(grad_input, grad_output, weight.shape[2:], stride, padding, dilation)
         self.launch(
             "conv.cu", f"conv2d_backward_input_{self.suffix(grad_input)}", numel(grad_input),
@@ -58,7 +155,26 @@ class ConvKernels:
     def conv2d_backward_weight(
         self, grad_weight, grad_output, input, stride, padding, dilation, groups
     ) -> None:
-        """The weight's gradient: a thread per weight element sums over batch and positions."""
+        """The weight's gradient: im2col, a matmul per sample and a sum over samples,
+        or a thread per weight element summing over batch and positions."""
+        if self._via_gemm():
+            low = _Lowering(input, grad_output, grad_weight.shape, groups)
+            columns = low.columns()
+            self.im2col(columns, input, grad_weight.shape[2:], stride, padding, dilation)
+            per_sample = _memory.device_empty(low.n * low.o * low.ck, low.dtype)
+            products = Strided(
+                per_sample,
+                (low.n, low.g, low.og, low.ck),
+                (low.o * low.ck, low.og * low.ck, low.ck, 1),
+                0,
+            )
+            self.matmul(products, low.output_groups(grad_output), low.column_groups(columns, True))
+            total = grad_weight._replace(
+                shape=(1, low.g, low.og, low.ck),
+                strides=(low.o * low.ck, low.og * low.ck, low.ck, 1),
+            )
+            self.reduce("sum", total, products, (0,))
+            return
         geom = _geometry(input, grad_output, grad_weight.shape[2:], stride, padding, dilation)
         self.launch(
             "conv.cu", f"conv2d_backward_weight_{self.suffix(grad_weight)}",
