@@ -22,6 +22,9 @@ from glasstorch.cuda import _memory
 
 from ._views import MAX_ROW_BLOCKS, numel, row_threads
 
+#: A (height, width) pair of sizes.
+Pair = tuple[int, int]
+
 
 def _geometry(image: Strided, pooled: Strided, kernel_size, stride, padding, dilation) -> tuple:
     """(H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW) as the kernels take it."""
@@ -48,7 +51,9 @@ class _Lowering:
     group ``g`` is ``weight[g] (Og, Ck) @ columns[n, g] (Ck, L)``.
     """
 
-    def __init__(self, images: Strided, outputs: Strided, weight_shape, groups: int) -> None:
+    def __init__(
+        self, images: Strided, outputs: Strided, weight_shape: tuple[int, ...], groups: int
+    ) -> None:
         self.n, self.c = images.shape[:2]
         self.o = outputs.shape[1]
         self.kk = weight_shape[2] * weight_shape[3]
@@ -108,7 +113,17 @@ class ConvKernels:
         return getattr(self.driver, "matmul_blas", None) is not None
 
     # ------------------------------------------------------------ convolution
-    def conv2d(self, out, input, weight, bias, stride, padding, dilation, groups) -> None:
+    def conv2d(
+        self,
+        out: Strided,
+        input: Strided,
+        weight: Strided,
+        bias: Strided | None,
+        stride: Pair,
+        padding: Pair,
+        dilation: Pair,
+        groups: int,
+    ) -> None:
         """2-D cross-correlation: im2col + matmul, or a thread per output element."""
         if self._via_gemm():
             low = _Lowering(input, out, weight.shape, groups)
@@ -131,7 +146,14 @@ class ConvKernels:
         )  # fmt: skip
 
     def conv2d_backward_input(
-        self, grad_input, grad_output, weight, stride, padding, dilation, groups
+        self,
+        grad_input: Strided,
+        grad_output: Strided,
+        weight: Strided,
+        stride: Pair,
+        padding: Pair,
+        dilation: Pair,
+        groups: int,
     ) -> None:
         """The input's gradient: matmul + col2im, or a thread per input element
         gathering the taps that read it."""
@@ -153,7 +175,14 @@ class ConvKernels:
         )  # fmt: skip
 
     def conv2d_backward_weight(
-        self, grad_weight, grad_output, input, stride, padding, dilation, groups
+        self,
+        grad_weight: Strided,
+        grad_output: Strided,
+        input: Strided,
+        stride: Pair,
+        padding: Pair,
+        dilation: Pair,
+        groups: int,
     ) -> None:
         """The weight's gradient: im2col, a matmul per sample and a sum over samples,
         or a thread per weight element summing over batch and positions."""
@@ -182,7 +211,15 @@ class ConvKernels:
             input.shape[0], input.shape[1], grad_output.shape[1], groups, *geom,
         )  # fmt: skip
 
-    def im2col(self, out, input, kernel_size, stride, padding, dilation) -> None:
+    def im2col(
+        self,
+        out: Strided,
+        input: Strided,
+        kernel_size: Pair,
+        stride: Pair,
+        padding: Pair,
+        dilation: Pair,
+    ) -> None:
         """Unfold sliding blocks: a thread per column entry."""
         n, c, h, w = input.shape
         kh, kw = kernel_size
@@ -194,7 +231,15 @@ class ConvKernels:
             c, numel(out), *geom,
         )  # fmt: skip
 
-    def col2im(self, out, columns, kernel_size, stride, padding, dilation) -> None:
+    def col2im(
+        self,
+        out: Strided,
+        columns: Strided,
+        kernel_size: Pair,
+        stride: Pair,
+        padding: Pair,
+        dilation: Pair,
+    ) -> None:
         """Fold blocks back: a thread per image element sums the entries taken from it."""
         n, c, h, w = out.shape
         kh, kw = kernel_size
@@ -207,7 +252,16 @@ class ConvKernels:
         )  # fmt: skip
 
     # ---------------------------------------------------------------- pooling
-    def max_pool2d(self, out, indices, input, kernel_size, stride, padding, dilation) -> None:
+    def max_pool2d(
+        self,
+        out: Strided,
+        indices: Strided,
+        input: Strided,
+        kernel_size: Pair,
+        stride: Pair,
+        padding: Pair,
+        dilation: Pair,
+    ) -> None:
         """Maximum of each window and where it is: a thread per output element."""
         planes = out.shape[0] * out.shape[1]
         geom = _geometry(input, out, kernel_size, stride, padding, dilation)
@@ -216,7 +270,9 @@ class ConvKernels:
             self.ptr(indices), self.ptr(input), planes, *geom,
         )  # fmt: skip
 
-    def max_pool2d_backward(self, grad_input, grad_output, indices) -> None:
+    def max_pool2d_backward(
+        self, grad_input: Strided, grad_output: Strided, indices: Strided
+    ) -> None:
         """Route each output gradient to its maximum: a thread per (n, c) plane."""
         planes = grad_input.shape[0] * grad_input.shape[1]
         self.launch(
@@ -227,7 +283,14 @@ class ConvKernels:
         )  # fmt: skip
 
     def avg_pool2d(
-        self, out, input, kernel_size, stride, padding, count_include_pad, divisor_override
+        self,
+        out: Strided,
+        input: Strided,
+        kernel_size: Pair,
+        stride: Pair,
+        padding: Pair,
+        count_include_pad: bool,
+        divisor_override: int,
     ) -> None:
         """Mean of each window, PyTorch's divisor rule: a thread per output element."""
         planes = out.shape[0] * out.shape[1]
@@ -239,9 +302,15 @@ class ConvKernels:
         )  # fmt: skip
 
     def avg_pool2d_backward(
-        self, grad_input, grad_output, kernel_size, stride, padding, count_include_pad,
-        divisor_override,
-    ) -> None:  # fmt: skip
+        self,
+        grad_input: Strided,
+        grad_output: Strided,
+        kernel_size: Pair,
+        stride: Pair,
+        padding: Pair,
+        count_include_pad: bool,
+        divisor_override: int,
+    ) -> None:
         """The gradient of avg_pool2d: a thread per input element gathers its windows' shares."""
         planes = grad_input.shape[0] * grad_input.shape[1]
         geom = _geometry(grad_input, grad_output, kernel_size, stride, padding, (1, 1))
@@ -263,7 +332,15 @@ class ConvKernels:
             self.ptr(input), n, c, length,
         )  # fmt: skip
 
-    def batch_norm_apply(self, out, input, mean, invstd, weight, bias) -> None:
+    def batch_norm_apply(
+        self,
+        out: Strided,
+        input: Strided,
+        mean: Strided,
+        invstd: Strided,
+        weight: Strided | None,
+        bias: Strided | None,
+    ) -> None:
         """``(x - mean) * invstd * weight + bias``, elementwise."""
         n, c, length = input.shape
         self.launch(
@@ -274,9 +351,17 @@ class ConvKernels:
         )  # fmt: skip
 
     def batch_norm_backward(
-        self, grad_input, grad_weight, grad_bias, grad_output, input, mean, invstd, weight,
-        training,
-    ) -> None:  # fmt: skip
+        self,
+        grad_input: Strided | None,
+        grad_weight: Strided | None,
+        grad_bias: Strided | None,
+        grad_output: Strided,
+        input: Strided,
+        mean: Strided,
+        invstd: Strided,
+        weight: Strided | None,
+        training: bool,
+    ) -> None:
         """Per-channel sums (a block per channel), then grad_input elementwise."""
         n, c, length = input.shape
         if c == 0:
