@@ -613,8 +613,7 @@ def _train(device: str, optimizer: str, convolutional: bool) -> list:
         def forward(self, x):
             x = F.avg_pool2d(F.max_pool2d(F.relu(self.bn(self.conv(x))), 2), 2)
             seq = x.flatten(2).transpose(1, 2)  # (N, 4 positions, 4 channels)
-            h0 = gt.zeros(1, seq.shape[0], 5, device=seq.device)
-            out, _ = self.lstm(seq, (h0, h0))
+            out, _ = self.lstm(seq)  # its zero initial state on the input's device
             return self.fc(F.dropout(out[:, -1], 0.3))
 
     gt.manual_seed(1)
