@@ -5,8 +5,10 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-# Re-install when the packaging or the C sources change.
-INSTALL_DEPS := pyproject.toml setup.py fast/build.py $(wildcard fast/csrc/*.c fast/csrc/*.h)
+# Re-install when the packaging or the C sources change (random.c includes
+# fast/cuda/gt_philox.cuh, the Philox generator it shares with the CUDA kernels).
+INSTALL_DEPS := pyproject.toml setup.py fast/build.py $(wildcard fast/csrc/*.c fast/csrc/*.h) \
+                fast/cuda/gt_philox.cuh
 TEST_STAMP   := $(VENV)/.stamp-test
 DOCS_STAMP   := $(VENV)/.stamp-docs
 LINT_PATHS   := glasstorch reference fast shared_tests docs/conf.py setup.py

@@ -10,6 +10,14 @@ is saved with :func:`glasstorch.save` and loaded back to check it.
 
 It runs on the active tier (``GLASSTORCH_TIER``). The reference tier computes
 every multiply-add in a Python loop, so it is much slower, and says so.
+
+Like a PyTorch program, it trains on ``"cuda"`` when ``torch.cuda.is_available()``
+(``--device cpu`` forces the CPU) and then prints the caching allocator's
+statistics. With ``GLASSTORCH_CUDA=simulator`` that device is the CUDA
+simulator, where the CNN takes about half a minute an epoch, so there the
+demo trains the MLP unless ``--model cnn`` is given; it gets the CPU's
+accuracy, since every kernel computes the CPU's numbers.
+
 Pass real PyTorch to compare::
 
     python -c "import torch; from glasstorch.demo import run; run(torch)"
@@ -23,6 +31,9 @@ import tempfile
 import time
 from types import ModuleType
 
+#: What ``torch.cuda.get_device_name()`` says under ``GLASSTORCH_CUDA=simulator``.
+SIMULATOR_NAME = "glasstorch CUDA simulator"
+
 
 def _progress(iterable, description: str, total: int):
     """A tqdm progress bar when tqdm is installed, the plain iterable otherwise."""
@@ -35,12 +46,13 @@ def _progress(iterable, description: str, total: int):
     return tqdm(iterable, desc=description, total=total, leave=False, unit="batch", disable=None)
 
 
-def evaluate(torch: ModuleType, model, loader) -> float:
-    """Fraction of ``loader``'s samples that ``model`` classifies correctly."""
+def evaluate(torch: ModuleType, model, loader, device="cpu") -> float:
+    """Fraction of ``loader``'s samples that ``model`` (on ``device``) classifies correctly."""
     model.eval()
     correct = total = 0
     with torch.no_grad():
         for images, labels in loader:
+            images, labels = images.to(device), labels.to(device)
             predictions = model(images).argmax(dim=1)
             correct += int((predictions == labels).sum().item())
             total += labels.shape[0]
@@ -86,6 +98,7 @@ def run(
     num_workers: int = 0,
     seed: int = 0,
     model: str = "cnn",
+    device: str | None = None,
 ) -> float:
     """Train on the digits' training split and return the final test accuracy.
 
@@ -98,6 +111,10 @@ def run(
         num_workers: DataLoader worker processes (0 loads in this process).
         seed: seeds the weights and the shuffling, so runs repeat exactly.
         model: ``"cnn"`` (the default) or ``"mlp"``, see :func:`build_model`.
+        device: where the model and each batch live: ``"cpu"`` or ``"cuda"``. By
+            default ``"cuda"`` when ``torch.cuda.is_available()``, as a PyTorch
+            program picks it; then the caching allocator's statistics are printed
+            at the end.
     """
     from glasstorch.datasets import Digits
 
@@ -111,6 +128,11 @@ def run(
             + "  GLASSTORCH_TIER=fast runs the same program on the C kernels."
         )
 
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    on_cuda = str(device).startswith("cuda")
+    if on_cuda:
+        print(f"  device: {device} ({torch.cuda.get_device_name()})")
     if lr is None:
         lr = 5e-3 if model == "cnn" else 3e-3
     torch.manual_seed(seed)
@@ -132,7 +154,7 @@ def run(
 
     nn = torch.nn
     kind = model
-    model = build_model(torch, kind, hidden)
+    model = build_model(torch, kind, hidden).to(device)
     print("  model:", str(model).replace("\n", "\n  "))
     loss_fn = nn.CrossEntropyLoss()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
@@ -144,13 +166,14 @@ def run(
         total_loss, batches = 0.0, 0
         bar = _progress(train_loader, f"epoch {epoch:2d}/{epochs}", len(train_loader))
         for images, labels in bar:
+            images, labels = images.to(device), labels.to(device)
             loss = loss_fn(model(images), labels)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             total_loss += loss.item()
             batches += 1
-        accuracy = evaluate(torch, model, test_loader)
+        accuracy = evaluate(torch, model, test_loader, device)
         seconds = time.perf_counter() - epoch_start
         print(
             f"epoch {epoch:2d}/{epochs}   loss {total_loss / batches:.4f}   "
@@ -159,19 +182,50 @@ def run(
     print(f"trained in {time.perf_counter() - start:.1f} s; test accuracy {accuracy:.2%}")
 
     if tier is not None:
-        _check_save_and_load(torch, model, build_model(torch, kind, hidden), test_loader, accuracy)
+        copy = build_model(torch, kind, hidden).to(device)
+        _check_save_and_load(torch, model, copy, test_loader, accuracy, device)
+    if on_cuda:
+        _print_memory_statistics(torch)
     return accuracy
 
 
-def _check_save_and_load(torch: ModuleType, model, copy, loader, accuracy: float) -> None:
+def _print_memory_statistics(torch: ModuleType) -> None:
+    """The caching allocator's key figures after training (docs/guide/gpu.md).
+
+    Training repeats the same sizes batch after batch, so after the first
+    batch the allocator serves every tensor from its cache: ``num_device_alloc``
+    (the device mallocs) stays a small number however long the run.
+    """
+    torch.cuda.synchronize()
+    stats = torch.cuda.memory_stats()
+    mib = 1024 * 1024
+    print("CUDA caching allocator:")
+    print(
+        f"  memory_allocated {torch.cuda.memory_allocated() / mib:.2f} MiB"
+        f" (peak {torch.cuda.max_memory_allocated() / mib:.2f} MiB),"
+        f" memory_reserved {torch.cuda.memory_reserved() / mib:.2f} MiB"
+        f" (peak {torch.cuda.max_memory_reserved() / mib:.2f} MiB)"
+    )
+    print(
+        f"  allocations served {stats.get('allocation.all.allocated', 0)},"
+        f" device mallocs (num_device_alloc) {stats.get('num_device_alloc', 0)},"
+        f" device frees {stats.get('num_device_free', 0)},"
+        f" segments {stats.get('segment.all.current', 0)},"
+        f" retries {stats.get('num_alloc_retries', 0)}, OOMs {stats.get('num_ooms', 0)}"
+    )
+
+
+def _check_save_and_load(
+    torch: ModuleType, model, copy, loader, accuracy: float, device="cpu"
+) -> None:
     """Save the weights, load them into ``copy`` (a fresh model of the same
-    architecture), and check it scores the same."""
+    architecture, on ``device``), and check it scores the same."""
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "digits.gt")
         torch.save(model.state_dict(), path)
         copy.load_state_dict(torch.load(path))
         size = os.path.getsize(path)
-    reloaded = evaluate(torch, copy, loader)
+    reloaded = evaluate(torch, copy, loader, device)
     status = "same accuracy" if reloaded == accuracy else f"accuracy {reloaded:.2%}!"
     print(f"saved and reloaded the weights ({size} bytes): {status}")
 
@@ -192,8 +246,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--model",
         choices=("cnn", "mlp"),
-        default="cnn",
-        help="the network: a LeNet-style CNN (default) or a two-layer MLP",
+        default=None,
+        help="the network: a LeNet-style CNN (default; the MLP on the CUDA simulator) "
+        "or a two-layer MLP",
     )
     parser.add_argument("--epochs", type=int, default=12, help="passes over the training set")
     parser.add_argument("--batch-size", type=int, default=32, help="images per step")
@@ -203,10 +258,29 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
     parser.add_argument("--seed", type=int, default=0, help="seed for weights and shuffling")
+    parser.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="auto",
+        help="where to train: cuda when torch.cuda.is_available() (auto, the default), or forced",
+    )
     args = parser.parse_args(argv)
 
     import glasstorch
 
+    device = None if args.device == "auto" else args.device
+    model = args.model
+    if model is None:
+        model = "cnn"
+        on_device = device == "cuda" or device is None and glasstorch.cuda.is_available()
+        if on_device and glasstorch.cuda.get_device_name() == SIMULATOR_NAME:
+            model = "mlp"
+            print(
+                "The CUDA simulator runs every GPU thread as a coroutine on the CPU: the CNN\n"
+                "takes about half a minute an epoch there, so on the simulator the demo trains\n"
+                "the MLP (--model cnn forces the CNN). The CPU draws the same numbers:\n"
+                "python -m glasstorch.demo --model mlp --device cpu prints the same accuracy.\n"
+            )
     run(
         glasstorch,
         epochs=args.epochs,
@@ -215,7 +289,8 @@ def main(argv: list[str] | None = None) -> None:
         lr=args.lr,
         num_workers=args.workers,
         seed=args.seed,
-        model=args.model,
+        model=model,
+        device=device,
     )
 
 

@@ -5,6 +5,12 @@
   assignments and an unmarked test would silently fall out of every assignment.
 * The header names the tier under test and the PyTorch oracle, so a log always
   says what was compared with what.
+* The device under test: ``--device=cuda`` (or ``GLASSTORCH_TEST_DEVICE=cuda``)
+  runs the tests that take the :func:`device` fixture with their inputs on
+  that device, and only those: a test that makes no input on ``device`` is
+  deselected, and one marked ``cpu_only("why")`` (NumPy memory sharing, file
+  formats, worker processes: behaviours of host memory) is skipped with its
+  reason. The default device is ``cpu``, where every test runs.
 * Hypothesis runs few, unhurried examples: the reference tier is pure Python and
   the whole suite must finish in minutes. Set ``GLASSTORCH_HYPOTHESIS_PROFILE=thorough``
   for a longer hunt.
@@ -71,9 +77,55 @@ settings.register_profile(
 settings.load_profile(os.environ.get("GLASSTORCH_HYPOTHESIS_PROFILE", "glasstorch"))
 
 
+#: The environment variable that picks the test device (``--device`` overrides it).
+DEVICE_VARIABLE = "GLASSTORCH_TEST_DEVICE"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--device",
+        default=os.environ.get(DEVICE_VARIABLE, "cpu"),
+        help=f"the device the `device` tests make their inputs on: cpu (default) or cuda "
+        f"(needs GLASSTORCH_CUDA=simulator or a GPU); also ${DEVICE_VARIABLE}",
+    )
+
+
+def test_device_of(config: pytest.Config) -> str:
+    """``"cpu"`` or ``"cuda"``: the device of this run."""
+    return str(config.getoption("--device"))
+
+
+test_device_of.__test__ = False  # a helper, not a test
+
+
 def pytest_configure(config: pytest.Config) -> None:
     for name, description in TOPICS.items():
         config.addinivalue_line("markers", f"{name}: topic marker - {description}")
+    config.addinivalue_line(
+        "markers",
+        "cpu_only(reason): a behaviour of host memory; skipped, with the reason, on another device",
+    )
+    device = test_device_of(config)
+    if device not in ("cpu", "cuda"):
+        raise pytest.UsageError(f"--device should be cpu or cuda, got {device!r}")
+    os.environ[DEVICE_VARIABLE] = device  # oracle.TEST_DEVICE reads it
+    if device == "cuda":
+        import glasstorch
+
+        if not glasstorch.cuda.is_available():
+            raise pytest.UsageError(
+                "--device=cuda needs a CUDA driver in this process: run with "
+                "GLASSTORCH_CUDA=simulator (or on a GPU with GLASSTORCH_CUDA=cupy)"
+            )
+
+
+@pytest.fixture(scope="session")
+def device(request: pytest.FixtureRequest) -> str:
+    """The device a test makes its inputs on: ``"cpu"`` unless ``--device`` says otherwise.
+
+    Session-scoped, so Hypothesis tests may take it.
+    """
+    return test_device_of(request.config)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -90,11 +142,36 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         oracle = f"PyTorch {real_torch.__version__}"
     except ImportError:
         oracle = "not installed (NumPy oracle only)"
-    return [f"glasstorch tier: {tier}", f"torch oracle: {oracle}"]
+    lines = [f"glasstorch tier: {tier}", f"torch oracle: {oracle}"]
+    device = test_device_of(config)
+    if device != "cpu":
+        lines.append(f"test device: {device} (only the tests that take the `device` fixture)")
+    return lines
+
+
+def _select_device_tests(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a device other than the CPU, keep the tests that run there (see the docstring)."""
+    if test_device_of(config) == "cpu":
+        return
+    kept, dropped = [], []
+    for item in items:
+        cpu_only = item.get_closest_marker("cpu_only")
+        if cpu_only is not None:
+            reason = cpu_only.args[0] if cpu_only.args else cpu_only.kwargs.get("reason", "")
+            item.add_marker(pytest.mark.skip(reason=f"CPU only: {reason}"))
+            kept.append(item)
+        elif "device" in getattr(item, "fixturenames", ()):
+            kept.append(item)
+        else:
+            dropped.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Refuse to run a suite in which some test carries no topic marker."""
+    _select_device_tests(config, items)
     unmarked = [
         item.nodeid
         for item in items

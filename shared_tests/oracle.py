@@ -8,6 +8,7 @@ clashing. Tests that need PyTorch are marked :data:`needs_torch`.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +23,11 @@ except ImportError:  # the NumPy oracle still runs
 
 #: Real PyTorch, or ``None`` when it is not installed.
 torch = real_torch
+
+#: The device under test, ``"cpu"`` or ``"cuda"`` (conftest's ``--device`` sets
+#: ``GLASSTORCH_TEST_DEVICE``). :func:`assert_close` checks that glasstorch's
+#: results were computed there.
+TEST_DEVICE: str = os.environ.get("GLASSTORCH_TEST_DEVICE", "cpu")
 
 #: Skip a test (visibly) when PyTorch is not installed.
 needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch (the oracle) is not installed")
@@ -118,6 +124,7 @@ def assert_close(
     check_dtype: bool = True,
     check_stride: bool = False,
     equal_nan: bool = True,
+    check_device: bool = True,
 ) -> None:
     """Assert that glasstorch tensor ``actual`` matches ``expected``.
 
@@ -132,7 +139,12 @@ def assert_close(
         check_stride: compare ``actual.stride()`` with PyTorch's strides or with
             NumPy's byte strides divided by the item size.
         equal_nan: NaN in both places counts as equal.
+        check_device: that ``actual`` lives on the device under test
+            (:data:`TEST_DEVICE`), so a device run cannot pass by computing on
+            the CPU. Its values are copied to the host before comparing.
     """
+    if check_device:
+        assert_on_test_device(actual)
     exp_values, exp_dtype, exp_strides = _expected_parts(expected)
     act_dtype = dtype_name(actual.dtype)
     act_shape = tuple(actual.shape)
@@ -161,6 +173,29 @@ def assert_close(
         np.testing.assert_array_equal(
             act_values, exp_values, err_msg=f"glasstorch {act_dtype} result differs"
         )
+
+
+def assert_on_test_device(*tensors: Any) -> None:
+    """Assert that each glasstorch tensor lives on the device under test (others pass)."""
+    import glasstorch
+
+    for tensor in tensors:
+        if not isinstance(tensor, glasstorch.Tensor):
+            continue
+        kind = tensor.device.type
+        assert kind == TEST_DEVICE, f"result on {kind}, expected the test device {TEST_DEVICE}"
+
+
+def on_test_device(value: Any, **kwargs: Any) -> Any:
+    """A glasstorch tensor of ``value`` (an array, a list, a tensor) on the device under test.
+
+    ``kwargs`` go to :func:`glasstorch.tensor` (``dtype``, ``requires_grad``).
+    """
+    import glasstorch
+
+    if isinstance(value, glasstorch.Tensor):
+        return value.to(TEST_DEVICE)
+    return glasstorch.tensor(value, device=TEST_DEVICE, **kwargs)
 
 
 def _builtin_base(exc_type: type[BaseException]) -> type[BaseException]:

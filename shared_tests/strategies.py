@@ -124,12 +124,14 @@ class Layout:
     def __post_init__(self) -> None:
         self.array = np.array(self._view(np), copy=True)
 
-    def _view(self, lib: Any) -> Any:
+    def _view(self, lib: Any, device: str | None = None) -> Any:
         """Apply the recipe to ``np`` (views of ``base``) or to a torch-like module."""
         if lib is np:
             t = self.base
         else:
             t = lib.from_numpy(self.base.copy())
+            if device is not None:
+                t = t.to(device)  # the storage on the device, the view taken there
         if self.kind == "permuted":
             return t.transpose(self.perm) if lib is np else t.permute(*self.perm)
         if self.kind == "sliced":
@@ -138,11 +140,12 @@ class Layout:
             return np.broadcast_to(t, self.shape) if lib is np else t.expand(*self.shape)
         return t
 
-    def build(self, lib: Any = None) -> Any:
-        """A fresh tensor of this layout made by ``lib`` (glasstorch by default, or torch)."""
+    def build(self, lib: Any = None, device: str | None = None) -> Any:
+        """A fresh tensor of this layout made by ``lib`` (glasstorch by default, or torch),
+        its storage on ``device`` (the CPU by default)."""
         if lib is None:
             import glasstorch as lib
-        return self._view(lib)
+        return self._view(lib, device)
 
 
 @st.composite

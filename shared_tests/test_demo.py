@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from cuda_support import requires_cuda
 
 import glasstorch
 from glasstorch import demo, polynomial
@@ -51,3 +52,18 @@ def test_polynomial_fit_matches_the_taylor_shape(capsys):
     assert b == pytest.approx(0.856, abs=0.01)
     assert d == pytest.approx(-0.093, abs=0.003)
     assert "loss" in capsys.readouterr().out
+
+
+@pytest.mark.cuda
+@requires_cuda
+def test_the_demo_trains_on_the_device_as_on_the_cpu(capsys):
+    # `make demo` picks "cuda" when torch.cuda.is_available(); a short run of it on
+    # the device reaches the CPU's accuracy and ends with the allocator's figures.
+    settings = dict(epochs=1, batch_size=64, hidden=32, lr=1e-2, seed=0, model="mlp")
+    on_cpu = demo.run(glasstorch, device="cpu", **settings)
+    assert "CUDA caching allocator" not in capsys.readouterr().out
+    on_device = demo.run(glasstorch, **settings)  # the default device: cuda
+    printed = capsys.readouterr().out
+    assert on_device == on_cpu
+    assert "device: cuda" in printed and "same accuracy" in printed
+    assert "CUDA caching allocator" in printed and "num_device_alloc" in printed

@@ -92,25 +92,25 @@ def test_advanced_indexing_read(index):
         ((1, ("T", [0, 0])), ("T", [3.0, 3.0])),  # repeated index, equal values
     ],
 )
-def test_advanced_indexing_write(index, value):
-    x = gt.arange(12.0).view(3, 4)
+def test_advanced_indexing_write(index, value, device):
+    x = gt.arange(12.0, device=device).view(3, 4)
     x[_index_for(gt, index)] = _index_for(gt, value)
     expected = np.arange(12, dtype=np.float32).reshape(3, 4)
     expected[_index_for_numpy(index)] = _index_for_numpy(value)
     assert_close(x, expected)
 
 
-def test_mask_write_through_comparison():
-    x = gt.tensor([[1.0, -2.0], [-3.0, 4.0]])
+def test_mask_write_through_comparison(device):
+    x = gt.tensor([[1.0, -2.0], [-3.0, 4.0]], device=device)
     x[x < 0] = 0.0
     assert_close(x, np.array([[1.0, 0.0], [0.0, 4.0]], dtype=np.float32))
-    y = gt.tensor([3, 1, 2])
+    y = gt.tensor([3, 1, 2], device=device)
     y[y > 1] += 10
     assert_close(y, np.array([13, 1, 12]))
 
 
-def test_write_to_view_via_advanced_index():
-    x = gt.zeros(3, 4)
+def test_write_to_view_via_advanced_index(device):
+    x = gt.zeros(3, 4, device=device)
     col = x[:, 1]
     col[[0, 2]] = 5.0
     expected = np.zeros((3, 4), dtype=np.float32)
@@ -119,7 +119,7 @@ def test_write_to_view_via_advanced_index():
 
 
 @given(data=st.data())
-def test_integer_index_on_layouts(data):
+def test_integer_index_on_layouts(data, device):
     layout = data.draw(
         layouts(shapes(min_dims=1, min_side=1), dtype=st.sampled_from(["float32", "int64"]))
     )
@@ -127,25 +127,25 @@ def test_integer_index_on_layouts(data):
     index_shape = data.draw(shapes(max_dims=2, max_side=3))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     index = rng.integers(-size, size, index_shape)
-    x = layout.build()
-    assert_close(x[gt.tensor(index)], layout.array[index])
+    x = layout.build(device=device)
+    assert_close(x[gt.tensor(index, device=device)], layout.array[index])
     if layout.kind in WRITABLE_KINDS:
-        x[gt.tensor(index)] = 42
+        x[gt.tensor(index, device=device)] = 42
         expected = layout.array.copy()
         expected[index] = 42
         assert_close(x, expected)
 
 
 @given(data=st.data())
-def test_mask_on_layouts(data):
+def test_mask_on_layouts(data, device):
     layout = data.draw(layouts(dtype=st.sampled_from(["float32", "int32", "bool"])))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     ndim = data.draw(st.integers(min(1, len(layout.shape)), len(layout.shape)))
     mask = random_values(rng, layout.shape[:ndim], "bool")
-    x = layout.build()
-    assert_close(x[gt.tensor(mask)], layout.array[mask])
+    x = layout.build(device=device)
+    assert_close(x[gt.tensor(mask, device=device)], layout.array[mask])
     if layout.kind in WRITABLE_KINDS:
-        x[gt.from_numpy(mask)] = 0
+        x[gt.from_numpy(mask).to(device)] = 0
         expected = layout.array.copy()
         expected[mask] = 0
         assert_close(x, expected)
@@ -162,19 +162,19 @@ def _gather_reference(a, dim, index):
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1])
-def test_gather(dim):
+def test_gather(dim, device):
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     index = np.array([[0, 2], [1, 1]]) if dim == 0 else np.array([[3, 0, 0], [1, 2, 1], [0, 0, 0]])
     expected = _gather_reference(a, dim % 2, index)
-    x = gt.from_numpy(a.copy())
-    assert_close(gt.gather(x, dim, gt.tensor(index)), expected)
-    assert_close(x.gather(dim, gt.tensor(index)), expected)
-    assert_close(x.t().contiguous().t().gather(dim, gt.tensor(index)), expected)
+    x = gt.from_numpy(a.copy()).to(device)
+    assert_close(gt.gather(x, dim, gt.tensor(index, device=device)), expected)
+    assert_close(x.gather(dim, gt.tensor(index, device=device)), expected)
+    assert_close(x.t().contiguous().t().gather(dim, gt.tensor(index, device=device)), expected)
 
 
 @pytest.mark.parametrize("reduce_add", [False, True], ids=["scatter", "scatter_add"])
 @pytest.mark.parametrize("dim", [0, 1])
-def test_scatter_and_scatter_add(dim, reduce_add):
+def test_scatter_and_scatter_add(dim, reduce_add, device):
     src = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
     if dim == 0:
         index = (
@@ -193,34 +193,39 @@ def test_scatter_and_scatter_add(dim, reduce_add):
         else:
             expected[tuple(dst)] = src[pos]
     name = "scatter_add" if reduce_add else "scatter"
-    x = gt.zeros(3, 4)
-    out = getattr(x, name)(dim, gt.tensor(index), gt.tensor(src))
+    x = gt.zeros(3, 4, device=device)
+    out = getattr(x, name)(dim, gt.tensor(index, device=device), gt.tensor(src, device=device))
     assert_close(out, expected)
     assert_close(x, np.zeros((3, 4), dtype=np.float32))  # out of place
-    assert_close(getattr(gt, name)(x, dim, gt.tensor(index), gt.tensor(src)), expected)
-    r = getattr(x, name + "_")(dim, gt.tensor(index), gt.tensor(src))
+    assert_close(
+        getattr(gt, name)(x, dim, gt.tensor(index, device=device), gt.tensor(src, device=device)),
+        expected,
+    )
+    r = getattr(x, name + "_")(dim, gt.tensor(index, device=device), gt.tensor(src, device=device))
     assert r is x
     assert_close(x, expected)
 
 
-def test_scatter_value():
-    x = gt.zeros(2, 3)
-    y = x.scatter(1, gt.tensor([[2], [0]]), 1.5)
+def test_scatter_value(device):
+    x = gt.zeros(2, 3, device=device)
+    y = x.scatter(1, gt.tensor([[2], [0]], device=device), 1.5)
     assert_close(y, np.array([[0, 0, 1.5], [1.5, 0, 0]], dtype=np.float32))
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1])
-def test_index_select(dim):
+def test_index_select(dim, device):
     a = np.arange(12, dtype=np.int64).reshape(3, 4)
     index = np.array([2, 0, 2])
     expected = np.take(a, index, axis=dim)
-    x = gt.from_numpy(a.copy())
-    assert_close(x.index_select(dim, gt.tensor(index)), expected)
-    assert_close(gt.index_select(x.t(), dim, gt.tensor(index)), np.take(a.T, index, axis=dim))
+    x = gt.from_numpy(a.copy()).to(device)
+    assert_close(x.index_select(dim, gt.tensor(index, device=device)), expected)
+    assert_close(
+        gt.index_select(x.t(), dim, gt.tensor(index, device=device)), np.take(a.T, index, axis=dim)
+    )
 
 
 @pytest.mark.parametrize("dim", [0, 1])
-def test_index_add_(dim):
+def test_index_add_(dim, device):
     a = np.ones((3, 4), dtype=np.float32)
     index = np.array([0, 2, 0])
     source = np.arange(12 if dim == 0 else 9, dtype=np.float32).reshape(
@@ -232,39 +237,54 @@ def test_index_add_(dim):
             expected[j] += source[i]
         else:
             expected[:, j] += source[:, i]
-    x = gt.from_numpy(a.copy())
-    r = x.index_add_(dim, gt.tensor(index), gt.from_numpy(source))
+    x = gt.from_numpy(a.copy()).to(device)
+    r = x.index_add_(dim, gt.tensor(index, device=device), gt.from_numpy(source).to(device))
     assert r is x
     assert_close(x, expected)
-    y = gt.from_numpy(a.copy()).index_add_(dim, gt.tensor(index), gt.from_numpy(source), alpha=2)
+    y = (
+        gt.from_numpy(a.copy())
+        .to(device)
+        .index_add_(dim, gt.tensor(index, device=device), gt.from_numpy(source).to(device), alpha=2)
+    )
     assert_close(y, a + 2 * (expected - a))
 
 
 @pytest.mark.parametrize("mask_shape", [(2, 3), (3,), (2, 1), ()])
-def test_masked_fill(mask_shape):
+def test_masked_fill(mask_shape, device):
     rng = np.random.default_rng(0)
     a = rng.standard_normal((2, 3)).astype(np.float32)
     mask = np.asarray(rng.random(mask_shape) < 0.5)
     expected = np.where(mask, np.float32(-1.0), a)
-    x = gt.from_numpy(a.copy())
-    assert_close(x.masked_fill(gt.tensor(mask), -1.0), expected)
+    x = gt.from_numpy(a.copy()).to(device)
+    assert_close(x.masked_fill(gt.tensor(mask, device=device), -1.0), expected)
     assert_close(x, a)
-    assert_close(gt.masked_fill(x, gt.tensor(mask), gt.tensor(-1.0)), expected)
-    assert x.masked_fill_(gt.tensor(mask), -1.0) is x
+    assert_close(
+        gt.masked_fill(x, gt.tensor(mask, device=device), gt.tensor(-1.0, device=device)), expected
+    )
+    assert x.masked_fill_(gt.tensor(mask, device=device), -1.0) is x
     assert_close(x, expected)
-    i = gt.tensor([1, 2, 3]).masked_fill(gt.tensor([True, False, True]), 0)
+    i = gt.tensor([1, 2, 3], device=device).masked_fill(
+        gt.tensor([True, False, True], device=device), 0
+    )
     assert_close(i, np.array([0, 2, 0]))
 
 
 @given(shapes_=broadcastable_shapes(num_shapes=3), data=st.data())
-def test_where_broadcasts(shapes_, data):
+def test_where_broadcasts(shapes_, data, device):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     cond = random_values(rng, shapes_[0], "bool")
     a = random_values(rng, shapes_[1], "float32")
     b = random_values(rng, shapes_[2], "float32")
-    actual = gt.where(gt.tensor(cond), gt.tensor(a), gt.tensor(b))
+    actual = gt.where(
+        gt.tensor(cond, device=device), gt.tensor(a, device=device), gt.tensor(b, device=device)
+    )
     assert_close(actual, np.where(cond, a, b))
-    assert_close(gt.tensor(a).where(gt.tensor(cond), gt.tensor(b)), np.where(cond, a, b))
+    assert_close(
+        gt.tensor(a, device=device).where(
+            gt.tensor(cond, device=device), gt.tensor(b, device=device)
+        ),
+        np.where(cond, a, b),
+    )
 
 
 @pytest.mark.parametrize(
@@ -295,22 +315,22 @@ def test_where_promotes(x, y, dtype):
 
 
 @needs_torch
-def test_index_errors_match_torch():
+def test_index_errors_match_torch(device):
     assert_same_error(
-        lambda: _base(gt)[gt.tensor([0, 2])],
+        lambda: _base(gt)[gt.tensor([0, 2], device=device)],
         lambda: _base(torch)[torch.tensor([0, 2])],
         exc_type=IndexError,
         match="index 2 is out of bounds for dimension 0 with size 2",
     )
     assert_same_error(
-        lambda: _base(gt)[gt.tensor([True, False, True])],
+        lambda: _base(gt)[gt.tensor([True, False, True], device=device)],
         lambda: _base(torch)[torch.tensor([True, False, True])],
         exc_type=IndexError,
         match="The shape of the mask \\[3\\] at index 0 does not match the shape of the indexed "
         "tensor \\[2, 3, 4\\] at index 0",
     )
     assert_same_error(
-        lambda: _base(gt)[gt.tensor([0.0])],
+        lambda: _base(gt)[gt.tensor([0.0], device=device)],
         lambda: _base(torch)[torch.tensor([0.0])],
         exc_type=IndexError,
         match="tensors used as indices must be long, int, byte or bool tensors",
@@ -318,7 +338,7 @@ def test_index_errors_match_torch():
 
 
 @given(data=st.data())
-def test_mixed_advanced_index_on_layouts(data):
+def test_mixed_advanced_index_on_layouts(data, device):
     layout = data.draw(layouts(shapes(min_dims=1, min_side=1), dtype="float32"))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     index_shape = data.draw(shapes(max_dims=2, max_side=3))
@@ -341,7 +361,7 @@ def test_mixed_advanced_index_on_layouts(data):
     def to_lib(lib):
         return tuple(lib.tensor(i) if isinstance(i, np.ndarray) else i for i in items)
 
-    x = layout.build()
+    x = layout.build(device=device)
     assert_close(x[to_lib(gt)], layout.array[basic][advanced])
     if torch is not None:
         assert_close(x[to_lib(gt)], layout.build(torch)[to_lib(torch)])
@@ -356,7 +376,7 @@ def test_mixed_advanced_index_on_layouts(data):
 
 
 @given(data=st.data())
-def test_gather_on_layouts(data):
+def test_gather_on_layouts(data, device):
     layout = data.draw(layouts(shapes(min_dims=1, min_side=1), dtype="int64"))
     ndim = len(layout.shape)
     dim = data.draw(st.integers(-ndim, ndim - 1))
@@ -364,6 +384,8 @@ def test_gather_on_layouts(data):
     index_layout = data.draw(layouts(index_shape, "int64", kinds=("contiguous", "permuted")))
     index = index_layout.array % layout.shape[dim]  # Python's %: never negative
     expected = _gather_reference(layout.array, dim % ndim, index)
-    assert_close(layout.build().gather(dim, gt.tensor(index)), expected)
-    index_view = index_layout.build() % layout.shape[dim]  # a non-contiguous index, too
-    assert_close(gt.gather(layout.build(), dim, index_view), expected)
+    assert_close(layout.build(device=device).gather(dim, gt.tensor(index, device=device)), expected)
+    index_view = (
+        index_layout.build(device=device) % layout.shape[dim]
+    )  # a non-contiguous index, too
+    assert_close(gt.gather(layout.build(device=device), dim, index_view), expected)

@@ -47,12 +47,12 @@ UNARY = {
 
 @pytest.mark.parametrize("name", list(UNARY))
 @given(data=st.data())
-def test_unary_on_layouts(name, data):
+def test_unary_on_layouts(name, data, device):
     reference, elements = UNARY[name]
     dtype = data.draw(st.sampled_from(FLOAT_DTYPES))
     layout = data.draw(layouts(dtype=dtype, elements=elements))
     expected = reference(layout.array.astype(np.float64)).astype(dtype)
-    x = layout.build()
+    x = layout.build(device=device)
     assert_close(getattr(gt, name)(x), expected)
     assert_close(getattr(x, name)(), expected)
     assert_close(x, layout.array)  # out of place
@@ -65,9 +65,9 @@ def test_unary_on_layouts(name, data):
 @needs_torch
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
 @pytest.mark.parametrize("name", list(UNARY))
-def test_unary_dtypes_match_torch(name, dtype):
+def test_unary_dtypes_match_torch(name, dtype, device):
     values = [3, 0, 1] if dtype != "bool" else [True, False, True]
-    x_gt = gt.tensor(values, dtype=gt_dtype(dtype))
+    x_gt = gt.tensor(values, dtype=gt_dtype(dtype), device=device)
     x_t = torch.tensor(values, dtype=getattr(torch, dtype))
     try:
         expected = getattr(torch, name)(x_t)
@@ -79,13 +79,13 @@ def test_unary_dtypes_match_torch(name, dtype):
     assert_close(getattr(gt, name)(x_gt), expected)
 
 
-def test_round_half_to_even():
-    x = gt.tensor([0.5, 1.5, 2.5, -0.5, -1.5, 0.49, -2.51])
+def test_round_half_to_even(device):
+    x = gt.tensor([0.5, 1.5, 2.5, -0.5, -1.5, 0.49, -2.51], device=device)
     assert_close(x.round(), np.array([0.0, 2.0, 2.0, -0.0, -2.0, 0.0, -3.0], dtype=np.float32))
 
 
-def test_special_values():
-    x = gt.tensor([0.0, -1.0, float("inf"), float("nan")])
+def test_special_values(device):
+    x = gt.tensor([0.0, -1.0, float("inf"), float("nan")], device=device)
     with np.errstate(all="ignore"):
         expected = np.array([0.0, -1.0, np.inf, np.nan], dtype=np.float32)
         assert_close(x.log(), np.log(expected))
@@ -95,12 +95,17 @@ def test_special_values():
             x.sigmoid(), (1 / (1 + np.exp(-expected.astype(np.float64)))).astype(np.float32)
         )
     assert_close(
-        gt.tensor([1.0, -1.0, 0.0]) / 0, np.array([np.inf, -np.inf, np.nan], dtype=np.float32)
+        gt.tensor([1.0, -1.0, 0.0], device=device) / 0,
+        np.array([np.inf, -np.inf, np.nan], dtype=np.float32),
     )
     assert_close(
-        gt.tensor([1, 2]) / gt.tensor([0, 0]), np.array([np.inf, np.inf], dtype=np.float32)
+        gt.tensor([1, 2], device=device) / gt.tensor([0, 0], device=device),
+        np.array([np.inf, np.inf], dtype=np.float32),
     )
-    assert_close(gt.tensor([-1000.0, 1000.0]).sigmoid(), np.array([0.0, 1.0], dtype=np.float32))
+    assert_close(
+        gt.tensor([-1000.0, 1000.0], device=device).sigmoid(),
+        np.array([0.0, 1.0], dtype=np.float32),
+    )
 
 
 BINARY = {
@@ -119,7 +124,7 @@ BINARY = {
 
 @pytest.mark.parametrize("name", list(BINARY))
 @given(data=st.data())
-def test_binary_operators_broadcast_on_layouts(name, data):
+def test_binary_operators_broadcast_on_layouts(name, data, device):
     op = BINARY[name]
     shape_a, shape_b = data.draw(broadcastable_shapes())
     dtype = data.draw(st.sampled_from(["float32", "float64", "int64"]))
@@ -128,29 +133,29 @@ def test_binary_operators_broadcast_on_layouts(name, data):
     expected = op(la.array.astype(np.float64), lb.array.astype(np.float64))
     if expected.dtype != bool:
         expected = expected.astype("float32" if name == "truediv" and dtype == "int64" else dtype)
-    assert_close(op(la.build(), lb.build()), expected)
+    assert_close(op(la.build(device=device), lb.build(device=device)), expected)
 
 
 @pytest.mark.parametrize("name", ["maximum", "minimum"])
 @given(data=st.data())
-def test_maximum_minimum(name, data):
+def test_maximum_minimum(name, data, device):
     shape_a, shape_b = data.draw(broadcastable_shapes())
     dtype = data.draw(st.sampled_from(["float32", "int64", "uint8"]))
     la, lb = data.draw(layouts(shape_a, dtype)), data.draw(layouts(shape_b, dtype))
     expected = getattr(np, name)(la.array, lb.array)
-    assert_close(getattr(gt, name)(la.build(), lb.build()), expected)
-    assert_close(getattr(la.build(), name)(lb.build()), expected)
+    assert_close(getattr(gt, name)(la.build(device=device), lb.build(device=device)), expected)
+    assert_close(getattr(la.build(device=device), name)(lb.build(device=device)), expected)
 
 
-def test_maximum_propagates_nan():
-    a = gt.tensor([float("nan"), 1.0, 2.0])
-    b = gt.tensor([0.0, float("nan"), 1.0])
+def test_maximum_propagates_nan(device):
+    a = gt.tensor([float("nan"), 1.0, 2.0], device=device)
+    b = gt.tensor([0.0, float("nan"), 1.0], device=device)
     assert_close(gt.maximum(a, b), np.array([np.nan, np.nan, 2.0], dtype=np.float32))
     assert_close(gt.minimum(a, b), np.array([np.nan, np.nan, 1.0], dtype=np.float32))
 
 
 @given(data=st.data())
-def test_inplace_operators_on_layouts(data):
+def test_inplace_operators_on_layouts(data, device):
     shape = data.draw(shapes())
     # a shape that broadcasts *to* ``shape``: a suffix with some sizes replaced by 1
     suffix = shape[data.draw(st.integers(0, len(shape))) :]
@@ -159,16 +164,16 @@ def test_inplace_operators_on_layouts(data):
     layout = data.draw(layouts(shape, dtype, kinds=WRITABLE_KINDS))
     lo = data.draw(layouts(other_shape, dtype))
     name = data.draw(st.sampled_from(["iadd", "isub", "imul"]))
-    x = layout.build()
+    x = layout.build(device=device)
     before = id(x)
-    x = getattr(operator, name)(x, lo.build())
+    x = getattr(operator, name)(x, lo.build(device=device))
     assert id(x) == before  # in place: the same tensor object
     expected = getattr(operator, name[1:] if name != "iadd" else "add")(layout.array, lo.array)
     assert_close(x, expected.astype(dtype))
 
 
-def test_inplace_writes_through_views():
-    base = gt.zeros(3, 4)
+def test_inplace_writes_through_views(device):
+    base = gt.zeros(3, 4, device=device)
     col = base[:, 1]
     col += 2.0
     row = base[0]
@@ -179,12 +184,12 @@ def test_inplace_writes_through_views():
     expected[0] *= 3.0
     expected.T[2] -= 1.0
     assert_close(base, expected)
-    y = gt.tensor([1.0, 2.0])
+    y = gt.tensor([1.0, 2.0], device=device)
     y /= 4
     assert_close(y, np.array([0.25, 0.5], dtype=np.float32))
-    z = gt.tensor([1.0, 2.0])
-    assert z.add_(1.0) is z and z.mul_(gt.tensor([2.0, 3.0])) is z
-    assert z.sub_(gt.tensor(1.0)) is z
+    z = gt.tensor([1.0, 2.0], device=device)
+    assert z.add_(1.0) is z and z.mul_(gt.tensor([2.0, 3.0], device=device)) is z
+    assert z.sub_(gt.tensor(1.0, device=device)) is z
     assert_close(z, np.array([3.0, 8.0], dtype=np.float32))
 
 
@@ -237,65 +242,72 @@ def test_operator_forms(expression, dtype):
         ({"max": 0.0}, [-2.0, -0.5, 0.0, 0.0, 0.0]),
     ],
 )
-def test_clamp(kwargs, expected):
-    x = gt.tensor([-2.0, -0.5, 0.0, 0.5, 3.0])
+def test_clamp(kwargs, expected, device):
+    x = gt.tensor([-2.0, -0.5, 0.0, 0.5, 3.0], device=device)
     assert_close(x.clamp(**kwargs), np.array(expected, dtype=np.float32))
     assert_close(gt.clamp(x, **kwargs), np.array(expected, dtype=np.float32))
     assert x.clamp_(**kwargs) is x
     assert_close(x, np.array(expected, dtype=np.float32))
 
 
-def test_clamp_positional_tensor_bounds_and_ints():
-    x = gt.tensor([[-2.0, 5.0], [0.5, 1.5]])
-    lo, hi = gt.tensor([0.0, 1.0]), gt.tensor([[1.0], [1.2]])
+def test_clamp_positional_tensor_bounds_and_ints(device):
+    x = gt.tensor([[-2.0, 5.0], [0.5, 1.5]], device=device)
+    lo, hi = gt.tensor([0.0, 1.0], device=device), gt.tensor([[1.0], [1.2]], device=device)
     assert_close(
         x.clamp(lo, hi),
         np.clip(np.array([[-2, 5], [0.5, 1.5]]), [0, 1], [[1], [1.2]]).astype(np.float32),
     )
-    assert_close(gt.tensor([-3, 0, 9]).clamp(-1, 4), np.array([-1, 0, 4]))
-    assert_close(gt.tensor([-3, 0, 9]).clamp(min=0.5), np.array([0.5, 0.5, 9], dtype=np.float32))
+    assert_close(gt.tensor([-3, 0, 9], device=device).clamp(-1, 4), np.array([-1, 0, 4]))
+    assert_close(
+        gt.tensor([-3, 0, 9], device=device).clamp(min=0.5),
+        np.array([0.5, 0.5, 9], dtype=np.float32),
+    )
 
 
 @pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
 @pytest.mark.parametrize("dtype", ["bool", "float32", "int64"])
-def test_logical_binary(name, dtype):
+def test_logical_binary(name, dtype, device):
     a = np.array([[1, 0, 2], [0, 0, 3]]).astype(dtype)
     b = np.array([1, 0, 0]).astype(dtype)
     expected = getattr(np, name)(a, b)
-    assert_close(getattr(gt, name)(gt.tensor(a), gt.tensor(b)), expected)
-    assert_close(getattr(gt.tensor(a), name)(gt.tensor(b)), expected)
+    assert_close(
+        getattr(gt, name)(gt.tensor(a, device=device), gt.tensor(b, device=device)), expected
+    )
+    assert_close(getattr(gt.tensor(a, device=device), name)(gt.tensor(b, device=device)), expected)
 
 
 @pytest.mark.parametrize("dtype", ["bool", "float32", "int64", "uint8"])
-def test_logical_not(dtype):
+def test_logical_not(dtype, device):
     a = np.array([1, 0, 2]).astype(dtype)
-    assert_close(gt.logical_not(gt.tensor(a)), np.logical_not(a))
-    assert_close(gt.tensor(a).logical_not(), np.logical_not(a))
+    assert_close(gt.logical_not(gt.tensor(a, device=device)), np.logical_not(a))
+    assert_close(gt.tensor(a, device=device).logical_not(), np.logical_not(a))
 
 
-def test_bool_operators():
-    a = gt.tensor([True, True, False, False])
-    b = gt.tensor([True, False, True, False])
+def test_bool_operators(device):
+    a = gt.tensor([True, True, False, False], device=device)
+    b = gt.tensor([True, False, True, False], device=device)
     assert_close(a & b, np.array([True, False, False, False]))
     assert_close(a | b, np.array([True, True, True, False]))
     assert_close(a ^ b, np.array([False, True, True, False]))
     assert_close(~a, np.array([False, False, True, True]))
-    x = gt.tensor([1.0, -2.0, 3.0])
+    x = gt.tensor([1.0, -2.0, 3.0], device=device)
     assert_close((x > 0) & (x < 2), np.array([True, False, False]))
 
 
-def test_comparison_with_scalars_and_broadcast():
-    x = gt.arange(6).view(2, 3)
+def test_comparison_with_scalars_and_broadcast(device):
+    x = gt.arange(6, device=device).view(2, 3)
     assert_close(x > 2, np.arange(6).reshape(2, 3) > 2)
-    assert_close(x == gt.tensor([0, 4, 2]), np.arange(6).reshape(2, 3) == np.array([0, 4, 2]))
+    assert_close(
+        x == gt.tensor([0, 4, 2], device=device), np.arange(6).reshape(2, 3) == np.array([0, 4, 2])
+    )
     assert_close(gt.eq(x, 3), np.arange(6).reshape(2, 3) == 3)
     assert_close(x.ne(1), np.arange(6).reshape(2, 3) != 1)
-    assert_close(gt.tensor([1.5, 2.0]) >= 2, np.array([False, True]))
+    assert_close(gt.tensor([1.5, 2.0], device=device) >= 2, np.array([False, True]))
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_sign_and_abs_keep_dtype(dtype):
-    x = gt.tensor([1, 0, 1], dtype=gt_dtype(dtype))
+def test_sign_and_abs_keep_dtype(dtype, device):
+    x = gt.tensor([1, 0, 1], dtype=gt_dtype(dtype), device=device)
     assert dtype_name(x.sign().dtype) == dtype
     if dtype != "bool":
         assert dtype_name(x.abs().dtype) == dtype
@@ -313,10 +325,10 @@ def _layout_strides(tensor):
     ids=["exp", "neg", "mul-scalar", "rsub-scalar", "add-self"],
 )
 @given(layout=layouts(dtype="float32", kinds=WRITABLE_KINDS))
-def test_elementwise_result_keeps_input_layout(op, layout):
+def test_elementwise_result_keeps_input_layout(op, layout, device):
     # PyTorch lays an elementwise result out in the memory order of its input, so
     # ``(x.t() + 1).stride() == (1, 3)`` for a contiguous 3x2 ``x``.
-    x, x_torch = layout.build(), layout.build(torch)
+    x, x_torch = layout.build(device=device), layout.build(torch)
     result, expected = op(x), op(x_torch)
     assert_close(result, expected)
     if result.numel() > 0:

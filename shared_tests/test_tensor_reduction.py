@@ -59,7 +59,7 @@ REDUCTIONS = {
 
 @pytest.mark.parametrize("name", list(REDUCTIONS))
 @given(data=st.data())
-def test_float_reductions_on_layouts(name, data):
+def test_float_reductions_on_layouts(name, data, device):
     dtype = data.draw(st.sampled_from(["float32", "float64"]))
     layout = data.draw(layouts(dtype=dtype))
     ndim = len(layout.shape)
@@ -71,7 +71,7 @@ def test_float_reductions_on_layouts(name, data):
     keepdim = data.draw(st.booleans())
     axis = _np_axis(dim, ndim)
     reduced = range(ndim) if axis is None else np.atleast_1d(axis)
-    x = layout.build()
+    x = layout.build(device=device)
     if name in ("amax", "amin") and any(layout.shape[d] == 0 for d in reduced):
         # PyTorch refuses to take the maximum of nothing: so must glasstorch
         assert_same_error(
@@ -91,7 +91,7 @@ def test_float_reductions_on_layouts(name, data):
 
 @pytest.mark.parametrize("name", ["var", "std"])
 @given(data=st.data())
-def test_var_std_with_correction(name, data):
+def test_var_std_with_correction(name, data, device):
     dtype = data.draw(st.sampled_from(["float32", "float64"]))
     layout = data.draw(layouts(shapes(min_side=1), dtype=dtype))
     ndim = len(layout.shape)
@@ -109,7 +109,7 @@ def test_var_std_with_correction(name, data):
         keepdims=keepdim and dim is not None,
     ).astype(dtype)
     tolerance = {"rtol": 1e-4, "atol": 1e-5} if dtype == "float32" else {}
-    x = layout.build()
+    x = layout.build(device=device)
     if dim is None:
         actual = getattr(x, name)(**kwargs)
         function_form = getattr(gt, name)(x, **kwargs)
@@ -120,8 +120,8 @@ def test_var_std_with_correction(name, data):
     assert_close(function_form, expected, **tolerance)
 
 
-def test_var_unbiased_keyword():
-    x = gt.tensor([[1.0, 2.0, 4.0], [0.0, 3.0, 9.0]])
+def test_var_unbiased_keyword(device):
+    x = gt.tensor([[1.0, 2.0, 4.0], [0.0, 3.0, 9.0]], device=device)
     a = np.array([[1.0, 2.0, 4.0], [0.0, 3.0, 9.0]])
     assert_close(x.var(), np.float32(a.var(ddof=1)))
     assert_close(x.var(unbiased=False), np.float32(a.var()))
@@ -133,7 +133,7 @@ def test_var_unbiased_keyword():
 
 @pytest.mark.parametrize("name", ["max", "min"])
 @given(data=st.data())
-def test_max_min_with_dim_named_tuple(name, data):
+def test_max_min_with_dim_named_tuple(name, data, device):
     layout = data.draw(
         layouts(shapes(min_dims=1, min_side=1), dtype=st.sampled_from(["float32", "int64"]))
     )
@@ -144,7 +144,7 @@ def test_max_min_with_dim_named_tuple(name, data):
     if a.dtype == np.int64:  # distinct values, so the index is unambiguous
         a = np.random.default_rng(0).permutation(a.size).reshape(a.shape).astype(np.int64)
         layout = type(layout)("contiguous", layout.shape, a)
-    x = layout.build()
+    x = layout.build(device=device)
     result = getattr(x, name)(dim, keepdim=keepdim)
     values, indices = result
     assert values is result.values and indices is result.indices
@@ -160,10 +160,10 @@ def test_max_min_with_dim_named_tuple(name, data):
 
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
 @given(data=st.data())
-def test_argmax_argmin(name, data):
+def test_argmax_argmin(name, data, device):
     layout = data.draw(layouts(shapes(min_side=1), dtype="float32"))
     ndim = len(layout.shape)
-    x = layout.build()
+    x = layout.build(device=device)
     fn = getattr(np, name)
     assert_close(getattr(x, name)(), np.asarray(fn(layout.array)))
     if ndim:
@@ -175,11 +175,11 @@ def test_argmax_argmin(name, data):
         )
 
 
-def test_max_min_binary_and_ties():
-    a, b = gt.tensor([1.0, 5.0]), gt.tensor([3.0, 2.0])
+def test_max_min_binary_and_ties(device):
+    a, b = gt.tensor([1.0, 5.0], device=device), gt.tensor([3.0, 2.0], device=device)
     assert_close(gt.max(a, b), np.array([3.0, 5.0], dtype=np.float32))
     assert_close(gt.min(a, b), np.array([1.0, 2.0], dtype=np.float32))
-    x = gt.tensor([[2.0, 7.0, 7.0], [1.0, 1.0, 0.0]])
+    x = gt.tensor([[2.0, 7.0, 7.0], [1.0, 1.0, 0.0]], device=device)
     assert_close(x.argmax(), np.array(1))  # the first of equal maxima
     assert_close(x.argmax(dim=1), np.array([1, 0]))
     assert_close(x.max(), np.float32(7.0))
@@ -187,11 +187,11 @@ def test_max_min_binary_and_ties():
 
 
 @given(data=st.data())
-def test_all_any(data):
+def test_all_any(data, device):
     dtype = data.draw(st.sampled_from(["bool", "float32", "int64"]))
     layout = data.draw(layouts(dtype=dtype))
     ndim = len(layout.shape)
-    x = layout.build()
+    x = layout.build(device=device)
     for name in ("all", "any"):
         fn = getattr(np, name)
         assert_close(getattr(x, name)(), np.asarray(fn(layout.array)))
@@ -205,14 +205,14 @@ def test_all_any(data):
 
 
 @given(data=st.data())
-def test_cumsum(data):
+def test_cumsum(data, device):
     dtype = data.draw(st.sampled_from(["float32", "float64", "int64", "int32", "bool"]))
     layout = data.draw(layouts(shapes(min_dims=1), dtype=dtype))
     ndim = len(layout.shape)
     dim = data.draw(st.integers(-ndim, ndim - 1))
     out_dtype = dtype if dtype in ("float32", "float64") else "int64"
     expected = np.cumsum(layout.array.astype(np.float64), axis=dim).astype(out_dtype)
-    x = layout.build()
+    x = layout.build(device=device)
     assert_close(x.cumsum(dim), expected)
     assert_close(gt.cumsum(x, dim=dim), expected)
 
@@ -236,22 +236,22 @@ def test_cumsum(data):
         ("int32", "argmax", "int64"),
     ],
 )
-def test_reduction_dtypes(dtype, name, expected):
-    x = gt.tensor([[1, 2], [3, 1]], dtype=gt_dtype(dtype))
+def test_reduction_dtypes(dtype, name, expected, device):
+    x = gt.tensor([[1, 2], [3, 1]], dtype=gt_dtype(dtype), device=device)
     assert dtype_name(getattr(x, name)().dtype) == expected
     assert dtype_name(getattr(x, name)(0).dtype) == expected
 
 
-def test_sum_with_dtype_and_mean_of_ints():
-    x = gt.tensor([1, 2, 4])
+def test_sum_with_dtype_and_mean_of_ints(device):
+    x = gt.tensor([1, 2, 4], device=device)
     assert_close(x.sum(dtype=gt.float64), np.float64(7.0))
     assert_close(x.float().mean(), np.float32(7 / 3))
     assert_close(x.mean(dtype=gt.float32), np.float32(7 / 3))
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_empty_reductions(dtype):
-    x = gt.zeros(0, 3, dtype=gt_dtype(dtype))
+def test_empty_reductions(dtype, device):
+    x = gt.zeros(0, 3, dtype=gt_dtype(dtype), device=device)
     acc = dtype if dtype in ("float32", "float64") else "int64"  # sum/prod accumulate in int64
     assert_close(x.sum(0), np.zeros(3, dtype=acc))
     assert_close(x.sum(), np.zeros((), dtype=acc))
@@ -265,12 +265,14 @@ def test_empty_reductions(dtype):
     assert x.amax(1).shape == (0,)
 
 
-def test_logsumexp_is_stable():
-    x = gt.tensor([[1000.0, 1000.0], [-1000.0, -1000.0]])
+def test_logsumexp_is_stable(device):
+    x = gt.tensor([[1000.0, 1000.0], [-1000.0, -1000.0]], device=device)
     expected = np.array([1000.0 + np.log(2.0), -1000.0 + np.log(2.0)], dtype=np.float32)
     assert_close(x.logsumexp(1), expected)
     assert_close(gt.logsumexp(x, dim=1), expected)
-    assert_close(gt.tensor([float("-inf"), float("-inf")]).logsumexp(0), np.float32(-np.inf))
+    assert_close(
+        gt.tensor([float("-inf"), float("-inf")], device=device).logsumexp(0), np.float32(-np.inf)
+    )
 
 
 @needs_torch

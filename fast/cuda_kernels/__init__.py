@@ -25,6 +25,15 @@ FAMILIES = (
     ("elementwise", "ElementwiseKernels"),
     ("reductions", "ReductionKernels"),
     ("linalg", "LinalgKernels"),
+    ("rng", "RandomKernels"),
+    ("slices", "SliceKernels"),
+    ("nn", "NNKernels"),
+    ("optim", "OptimKernels"),
+    ("creation", "CreationKernels"),
+    ("indexing", "IndexingKernels"),
+    ("sorting", "SortingKernels"),
+    ("conv", "ConvKernels"),
+    ("rnn", "LSTMCellKernels"),
 )
 
 

@@ -31,14 +31,37 @@ def _output_values(function, inputs) -> list[list[float]]:
     return [o.detach().double().reshape(-1).tolist() for o in _flat_outputs(function, inputs)]
 
 
+class _Elements:
+    """Read and write single elements of a tensor in place, bypassing autograd.
+
+    On the CPU through a NumPy array that shares the tensor's memory; on a
+    device (which NumPy cannot see) through indexed reads and writes.
+    """
+
+    def __init__(self, tensor) -> None:
+        self.tensor = tensor.detach()
+        self.shared = None if tensor.is_cuda else self.tensor.numpy()
+
+    def __getitem__(self, position) -> float:
+        if self.shared is not None:
+            return self.shared[position].item()
+        return self.tensor[position].item()
+
+    def __setitem__(self, position, value: float) -> None:
+        if self.shared is not None:
+            self.shared[position] = value
+        else:
+            self.tensor[position] = value
+
+
 def _numerical_jacobian(function, inputs, index: int, eps: float) -> list[list[list[float]]]:
     """J[out][i][j]: d(output element i) / d(input element j), by central differences."""
     target = inputs[index]
-    values = target.detach().numpy()  # shares memory: writing here nudges the input
-    flat_positions = list(np.ndindex(values.shape))
+    values = _Elements(target)
+    flat_positions = list(np.ndindex(tuple(target.shape)))
     columns = []
     for position in flat_positions:
-        original = values[position].item()
+        original = values[position]
         values[position] = original + eps
         plus = _output_values(function, inputs)
         values[position] = original - eps
@@ -71,7 +94,7 @@ def _analytical_jacobian(function, inputs, index: int) -> list[list[list[float]]
             if not output.requires_grad:
                 rows.append([0.0] * target.numel())
                 continue
-            one_hot = zeros(tuple(output.shape), dtype=output.dtype)
+            one_hot = zeros(tuple(output.shape), dtype=output.dtype, device=output.device)
             one_hot.view(-1)[i] = 1
             (g,) = autograd_grad(output, target, one_hot, retain_graph=True, allow_unused=True)
             rows.append(
@@ -149,7 +172,8 @@ def gradgradcheck(
     outputs = _flat_outputs(func, inputs)
     if grad_outputs is None:
         grad_outputs = tuple(
-            randn(tuple(o.shape), dtype=o.dtype).requires_grad_(True) for o in outputs
+            randn(tuple(o.shape), dtype=o.dtype, device=o.device).requires_grad_(True)
+            for o in outputs
         )
     grad_outputs = _as_tuple(grad_outputs)
     differentiable = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]

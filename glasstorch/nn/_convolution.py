@@ -849,9 +849,10 @@ def dropout2d(
         return input
     mask_shape = tuple(input.shape[: input.dim() - 2]) + (1, 1)
     if p == 1.0:
-        scale = full(mask_shape, 0.0, dtype=input.dtype)
+        scale = full(mask_shape, 0.0, dtype=input.dtype, device=input.device)
     else:
-        scale = (rand(mask_shape, dtype=input.dtype) >= p).to(input.dtype) * (1.0 / (1.0 - p))
+        keep = rand(mask_shape, dtype=input.dtype, device=input.device) >= p
+        scale = keep.to(input.dtype) * (1.0 / (1.0 - p))
     if inplace:
         return input.mul_(scale)
     return input * scale
@@ -924,7 +925,7 @@ def _pad_dim(x: Tensor, dim: int, before: int, after: int, mode: str, value: flo
         for count in (before, after):
             shape = list(x.shape)
             shape[dim] = count
-            parts.append(full(shape, value, dtype=x.dtype))
+            parts.append(full(shape, value, dtype=x.dtype, device=x.device))
         return cat([parts[0], x, parts[1]], dim)
     if mode == "reflect" and (before >= size or after >= size):
         raise RuntimeError(
@@ -939,7 +940,7 @@ def _pad_dim(x: Tensor, dim: int, before: int, after: int, mode: str, value: flo
         index = [min(max(p, 0), size - 1) for p in positions]
     else:  # circular
         index = [p % size for p in positions]
-    return x.index_select(dim, tensor(index, dtype=_dtype.int64))
+    return x.index_select(dim, tensor(index, dtype=_dtype.int64, device=x.device))
 
 
 # ============================================================== resampling
@@ -970,9 +971,9 @@ def _linear_along(x: Tensor, dim: int, out_size: int, scale: float, align_corner
         weights.append(source - i0)
     shape = [1] * x.dim()
     shape[dim] = out_size
-    lam = tensor(weights, dtype=x.dtype).reshape(shape)
-    a = x.index_select(dim, tensor(low, dtype=_dtype.int64))
-    b = x.index_select(dim, tensor(high, dtype=_dtype.int64))
+    lam = tensor(weights, dtype=x.dtype, device=x.device).reshape(shape)
+    a = x.index_select(dim, tensor(low, dtype=_dtype.int64, device=x.device))
+    b = x.index_select(dim, tensor(high, dtype=_dtype.int64, device=x.device))
     return a + (b - a) * lam
 
 
@@ -1048,7 +1049,7 @@ def interpolate(
         scale = _scale_of(in_sizes[i], out_sizes[i], factors[i], bool(align_corners))
         if mode == "nearest":
             index = [min(int(math.floor(j * scale)), in_sizes[i] - 1) for j in range(out_sizes[i])]
-            out = out.index_select(dim, tensor(index, dtype=_dtype.int64))
+            out = out.index_select(dim, tensor(index, dtype=_dtype.int64, device=out.device))
         else:
             out = _linear_along(out, dim, out_sizes[i], scale, bool(align_corners))
     return out

@@ -1048,10 +1048,10 @@ def _check_attention_inputs(query: Tensor, key: Tensor, value: Tensor) -> None:
         )
 
 
-def _causal_mask(rows: int, columns: int) -> Tensor:
-    """``(rows, columns)`` bool, true where column ``j <= i`` (the lower triangle, from
-    the top-left corner): what a causal mask lets position ``i`` attend to."""
-    return arange(rows).unsqueeze(1) >= arange(columns).unsqueeze(0)
+def _causal_mask(rows: int, columns: int, device=None) -> Tensor:
+    """``(rows, columns)`` bool on ``device``, true where column ``j <= i`` (the lower
+    triangle, from the top-left corner): what a causal mask lets position ``i`` attend to."""
+    return arange(rows, device=device).unsqueeze(1) >= arange(columns, device=device).unsqueeze(0)
 
 
 def _repeat_heads(tensor: Tensor, heads: int) -> Tensor:
@@ -1065,7 +1065,7 @@ def _repeat_heads(tensor: Tensor, heads: int) -> Tensor:
             f"number of heads in key/value ({groups}) must divide the number of heads in "
             f"query ({heads})"
         )
-    picks = arange(heads) // (heads // groups)
+    picks = arange(heads, device=tensor.device) // (heads // groups)
     return tensor.index_select(tensor.dim() - 3, picks)
 
 
@@ -1126,7 +1126,9 @@ def scaled_dot_product_attention(
     scores = (query * scale).matmul(key.transpose(-2, -1))
     rows, columns = scores.shape[-2], scores.shape[-1]
     if is_causal:
-        weights = _softmax(scores.masked_fill(~_causal_mask(rows, columns), -math.inf), -1)
+        weights = _softmax(
+            scores.masked_fill(~_causal_mask(rows, columns, scores.device), -math.inf), -1
+        )
     elif attn_mask is None:
         weights = _softmax(scores, -1)
     else:

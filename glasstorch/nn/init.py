@@ -129,7 +129,8 @@ def eye_(tensor: Tensor) -> Tensor:
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
-        return tensor.copy_(eye(tensor.shape[0], tensor.shape[1], dtype=tensor.dtype))
+        identity = eye(tensor.shape[0], tensor.shape[1], dtype=tensor.dtype, device=tensor.device)
+        return tensor.copy_(identity)
 
 
 # ------------------------------------------------------------------ random
@@ -165,10 +166,17 @@ def trunc_normal_(
     if not a < b:
         raise ValueError(f"trunc_normal_ needs a < b, got a={a} and b={b}")
     with no_grad():
-        values = randn(tensor.shape, dtype=tensor.dtype, generator=generator) * std + mean
+        values = (
+            randn(tensor.shape, dtype=tensor.dtype, device=tensor.device, generator=generator) * std
+            + mean
+        )
         outside = (values < a) | (values > b)
         while bool(outside.any()):
-            fresh = randn(tensor.shape, dtype=tensor.dtype, generator=generator) * std + mean
+            fresh = (
+                randn(tensor.shape, dtype=tensor.dtype, device=tensor.device, generator=generator)
+                * std
+                + mean
+            )
             values = where(outside, fresh, values)
             outside = (values < a) | (values > b)
         return tensor.copy_(values)
@@ -256,7 +264,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     with no_grad():
-        gaussian = randn(rows, cols, dtype=tensor.dtype, generator=generator)
+        gaussian = randn(rows, cols, dtype=tensor.dtype, device=tensor.device, generator=generator)
         tall = gaussian if rows >= cols else gaussian.t()
         q = _gram_schmidt(tall)
         if rows < cols:

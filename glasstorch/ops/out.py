@@ -56,7 +56,7 @@ def _write(result: Tensor, out: Tensor) -> None:
             )
         from glasstorch.ops.creation import empty
 
-        out.data = empty(tuple(result.shape), dtype=out.dtype)
+        out.data = empty(tuple(result.shape), dtype=out.dtype, device=out.device)
     with no_grad():
         out.copy_(result)
 

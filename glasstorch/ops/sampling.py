@@ -27,9 +27,10 @@ from glasstorch.ops.sorting import sort
 from glasstorch.tensor import Tensor, empty_tensor
 
 
-def _uniform(shape, generator) -> Tensor:
-    """Uniform float64 numbers in ``[0, 1)`` from the generator (no autograd)."""
-    return fill_random(empty_tensor(tuple(shape), _dtype.float64), "uniform", generator, 0.0, 1.0)
+def _uniform(shape, generator, device) -> Tensor:
+    """Uniform float64 numbers in ``[0, 1)`` on ``device`` from the generator (no autograd)."""
+    out = empty_tensor(tuple(shape), _dtype.float64, device=device)
+    return fill_random(out, "uniform", generator, 0.0, 1.0)
 
 
 def _check_distribution(input: Tensor, num_samples: int, replacement: bool) -> None:
@@ -84,7 +85,7 @@ def _with_replacement(rows: Tensor, num_samples: int, generator) -> Tensor:
     """Invert each row's cumulative distribution at ``num_samples`` uniform points."""
     running = rows.cumsum(-1)  # (N, C)
     total = running[:, -1:]  # (N, 1): the row's sum, exactly where the running sum ends
-    targets = _uniform((rows.shape[0], num_samples), generator) * total  # (N, S)
+    targets = _uniform((rows.shape[0], num_samples), generator, rows.device) * total  # (N, S)
     # The category is how many running totals lie at or below the target.
     passed = (running.unsqueeze(1) <= targets.unsqueeze(2)).sum(-1)  # (N, S)
     return passed.clamp(max=rows.shape[1] - 1)
@@ -92,7 +93,7 @@ def _with_replacement(rows: Tensor, num_samples: int, generator) -> Tensor:
 
 def _without_replacement(rows: Tensor, num_samples: int, generator) -> Tensor:
     """The exponential race: the ``num_samples`` smallest ``-log(u) / p`` win, in order."""
-    arrivals = -_uniform(rows.shape, generator).log() / rows  # p = 0 arrives at inf
+    arrivals = -_uniform(rows.shape, generator, rows.device).log() / rows  # p = 0 arrives at inf
     return sort(arrivals, -1, stable=True).indices[:, :num_samples]
 
 
@@ -134,7 +135,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_gra
     from glasstorch.ops.core import broadcast
 
     shape = broadcast(mean, std)
-    noise = randn(shape, generator=generator, dtype=_result_dtype(mean, std))
+    device = (mean if isinstance(mean, Tensor) else std).device  # the noise joins them there
+    noise = randn(shape, generator=generator, dtype=_result_dtype(mean, std), device=device)
     return mean + noise * std
 
 
@@ -155,7 +157,7 @@ def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
     """
     probabilities = input.detach() if p is None else p
     _check_probabilities(probabilities)
-    draws = _uniform(input.shape, generator)
+    draws = _uniform(input.shape, generator, input.device)
     return (draws < probabilities).to(input.dtype)
 
 
@@ -164,6 +166,6 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     from glasstorch.ops import inplace
 
     _check_probabilities(p)
-    draws = _uniform(self.shape, generator)
+    draws = _uniform(self.shape, generator, self.device)
     values = (draws < p).to(self.dtype)
     return inplace.assign_inplace(self, lambda: values)

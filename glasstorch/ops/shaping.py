@@ -31,7 +31,8 @@ def _triangle_mask(input: Tensor, diagonal: int, lower: bool, name: str) -> Tens
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
     rows, cols = input.shape[-2], input.shape[-1]
     # Element (i, j) sits on diagonal j - i.
-    offset = arange(cols).unsqueeze(0) - arange(rows).unsqueeze(1)
+    device = input.device  # the mask is made where the input lives
+    offset = arange(cols, device=device).unsqueeze(0) - arange(rows, device=device).unsqueeze(1)
     return offset <= diagonal if lower else offset >= diagonal
 
 

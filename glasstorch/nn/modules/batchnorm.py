@@ -64,9 +64,11 @@ class BatchNorm1d(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype=_dtype.int64))
+            self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))
+            self.register_buffer(
+                "num_batches_tracked", tensor(0, dtype=_dtype.int64, device=device)
+            )
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)

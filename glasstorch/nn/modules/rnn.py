@@ -164,8 +164,9 @@ class LSTMLayer(Function):
             )
         w_hh, steps = ctx.w_hh, len(ctx.order)
         first_c = ctx.saved_steps[0][1]
-        dh = d_h if d_h is not None else zeros(first_c.shape, dtype=first_c.dtype)
-        dc = d_c if d_c is not None else zeros(first_c.shape, dtype=first_c.dtype)
+        like = {"dtype": first_c.dtype, "device": first_c.device}
+        dh = d_h if d_h is not None else zeros(first_c.shape, **like)
+        dc = d_c if d_c is not None else zeros(first_c.shape, **like)
         per_output = d_outputs.unbind(0) if d_outputs is not None else None
         grads: list[Tensor] = [None] * steps  # type: ignore[list-item]
         for t, (_, c_prev, activations, tanh_c) in zip(
@@ -330,7 +331,7 @@ class RNNBase(Module):
         expected = (self.num_layers * directions, input.shape[1], self.hidden_size)
         is_lstm = self.mode == "LSTM"
         if hx is None:
-            h0 = zeros(expected, dtype=input.dtype)
+            h0 = zeros(expected, dtype=input.dtype, device=input.device)
             parts = (h0, h0) if is_lstm else (h0,)
         else:
             parts = tuple(hx) if is_lstm else (hx,)
@@ -667,7 +668,7 @@ class RNNCellBase(Module):
                 f"{self.input_size}"
             )
         if hx is None:
-            state = zeros(input.shape[0], self.hidden_size, dtype=input.dtype)
+            state = zeros(input.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
             return input, (state,) * count, batched
         if not batched:
             hx = tuple(state.unsqueeze(0) for state in hx)

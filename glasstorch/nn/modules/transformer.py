@@ -39,8 +39,8 @@ def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
                 [0., 0., -inf],
                 [0., 0., 0.]])
     """
-    future = arange(sz).unsqueeze(0) > arange(sz).unsqueeze(1)
-    return where(future, float("-inf"), zeros((), dtype=dtype))
+    future = arange(sz, device=device).unsqueeze(0) > arange(sz, device=device).unsqueeze(1)
+    return where(future, float("-inf"), zeros((), dtype=dtype, device=device))
 
 
 def _activation_function(activation: str | Callable) -> Callable:

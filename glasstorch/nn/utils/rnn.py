@@ -53,7 +53,8 @@ def pad_sequence(
     for sequence in sequences:
         missing = longest - sequence.shape[0]
         if missing:
-            padding = full((missing, *sequence.shape[1:]), padding_value, dtype=sequence.dtype)
+            shape = (missing, *sequence.shape[1:])
+            padding = full(shape, padding_value, dtype=sequence.dtype, device=sequence.device)
             parts = [sequence, padding] if padding_side == "right" else [padding, sequence]
             sequence = cat(parts)
         padded.append(sequence)
