@@ -30,6 +30,11 @@ _sequence_numbers = itertools.count()
 #: import inside ``Function.apply`` would cost time on every operation).
 Tensor: type = None
 
+#: While :mod:`glasstorch.profiler` records, its recorder, which times every
+#: operation and backward node as a span; None otherwise, so a program that does
+#: not profile pays one test per operation.
+profiler_hook = None
+
 SECOND_BACKWARD_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -224,6 +229,12 @@ class BackwardNode(Node):
     _forward_cls: type = None
 
     def apply(self, *grad_outputs):
+        if profiler_hook is not None:  # the profiler is recording: time this node
+            with profiler_hook.node_span(self):
+                return self._backward(grad_outputs)
+        return self._backward(grad_outputs)
+
+    def _backward(self, grad_outputs: tuple) -> tuple:
         grads = self._forward_cls.backward(self, *grad_outputs)
         return grads if isinstance(grads, tuple) else (grads,)
 
@@ -387,6 +398,14 @@ class Function:
     @classmethod
     def apply(cls, *args):
         """Run ``forward`` and, if any input requires grad, record a node for backward."""
+        if profiler_hook is not None:  # the profiler is recording: time this operation
+            with profiler_hook.operation_span(cls, args):
+                return cls._forward_and_record(args)
+        return cls._forward_and_record(args)
+
+    @classmethod
+    def _forward_and_record(cls, args: tuple):
+        """What :meth:`apply` does: ``forward``, then the node for backward if needed."""
         # This runs for every operation, so it is written for speed: the grad
         # mode flag is read once, and nothing is built for the graph unless a
         # node will be recorded.
