@@ -13,6 +13,7 @@ from setuptools import find_packages, setup
 PACKAGES = find_packages(include=["glasstorch", "glasstorch.*"]) + [
     "glasstorch.reference",
     "glasstorch.fast",
+    "glasstorch.fast.cuda_kernels",
 ]
 
 setup(packages=PACKAGES, cffi_modules=["fast/build.py:ffibuilder"])

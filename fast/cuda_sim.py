@@ -19,7 +19,7 @@ on a GPU through CuPy.
 Examples::
 
     sim = Simulator()
-    module = sim.load("elementwise.cu")  # a name in fast/cuda, or a path
+    module = sim.load("examples.cu")  # a name in fast/cuda, or a path
     out = sim.malloc(4 * 1000)
     module.get_function("fill_f32")(8, 128, (out, 1.5, 1000))
     sim.synchronize()
@@ -48,13 +48,15 @@ __all__ = [
     "SimulatorDevice",
     "SimulatorError",
     "Stream",
+    "kernel_signatures",
+    "preprocess",
     "get_simulator",
 ]
 
 #: Where the .cu sources, the simulator header and its runtime live.
 CUDA_DIR = Path(__file__).resolve().parent / "cuda"
 
-#: The op codes of ``binary_f32`` in elementwise.cu (its GT_BINARY_OPS table).
+#: The op codes of ``binary_f32`` in examples.cu (its GT_BINARY_OPS table).
 BINARY_OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3, "maximum": 4, "minimum": 5, "pow": 6}
 
 #: The largest block, as on every GPU since compute capability 2.0.
@@ -134,10 +136,54 @@ def _build_runtime(cache: Path) -> Path:
     return target
 
 
-def kernel_signatures(source: str) -> dict[str, list[tuple[str, str]]]:
-    """The ``extern "C" __global__`` kernels of a .cu source: name -> [(type, name), ...]."""
+def preprocess(source: str) -> str:
+    """``source`` run through the host C++ preprocessor (``$CXX -E``), without line markers.
+
+    The include path is ``fast/cuda`` (where ``gt_cuda_common.cuh`` lives) and
+    ``GT_CUDA_SIGNATURES`` is defined; the simulator header is *not* included,
+    so ``__global__`` survives as a token and no system header is expanded.
+    Results are cached in memory and on disk (under the simulator's cache) by
+    a digest of the source, the headers of ``fast/cuda`` and the compiler.
+    """
+    cxx = os.environ.get("CXX", "c++")
+    headers = "".join(p.read_text() for p in sorted(CUDA_DIR.glob("*.cuh")))
+    key = _digest(source, headers, cxx)
+    if key in _PREPROCESSED:
+        return _PREPROCESSED[key]
+    cached = _cache_dir() / f"pre-{key}.cu"
+    if cached.exists():
+        text = cached.read_text()
+    else:
+        command = [cxx, "-E", "-P", "-x", "c++", "-std=c++17", f"-I{CUDA_DIR}"]
+        command += ["-DGT_CUDA_SIGNATURES=1", "-"]
+        result = subprocess.run(command, input=source, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SimulatorError(
+                f"preprocessing CUDA source failed ({' '.join(command)}):\n{result.stderr}"
+            )
+        text = result.stdout
+        fd, partial = tempfile.mkstemp(dir=cached.parent, suffix=".partial")
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.replace(partial, cached)
+    _PREPROCESSED[key] = text
+    return text
+
+
+_PREPROCESSED: dict[str, str] = {}
+
+
+def kernel_signatures(source: str, preprocessed: bool = False) -> dict[str, list[tuple[str, str]]]:
+    """The ``extern "C" __global__`` kernels of a .cu source: name -> [(type, name), ...].
+
+    The source is read after the C preprocessor has run (see :func:`preprocess`),
+    so kernels that a macro instantiates per dtype (``GT_FOR_EACH_DTYPE``) are
+    found with their parameter types. Pass ``preprocessed=True`` for text that
+    has already been through it.
+    """
+    text = source if preprocessed else preprocess(source)
     kernels = {}
-    for match in _KERNEL_PATTERN.finditer(_COMMENT_PATTERN.sub(" ", source)):
+    for match in _KERNEL_PATTERN.finditer(_COMMENT_PATTERN.sub(" ", text)):
         params = []
         for param in match.group(2).split(","):
             param = " ".join(param.replace("__restrict__", " ").split())
@@ -348,6 +394,7 @@ class Simulator:
     def load_source(self, source: str, filename: str = "<source>.cu") -> Module:
         """Compile CUDA source text for the simulator and load it."""
         header = (CUDA_DIR / "gt_cuda_sim.h").read_text()
+        header += "".join(p.read_text() for p in sorted(CUDA_DIR.glob("*.cuh")))
         cxx = os.environ.get("CXX", "c++")
         key = _digest(source, header, str(self.runtime_path), cxx)
         with self._lock:

@@ -92,7 +92,12 @@ def _render(array, fmt, width: int, indent: int, summarize: bool) -> str:
 
 def tensor_repr(tensor, prefix: str = "tensor(") -> str:
     """The text ``repr`` shows for ``tensor``, in PyTorch's format."""
-    array = tensor.detach().numpy()
+    on_device = tensor.is_cuda
+    if on_device:  # printing reads the values: a device-to-host copy, which waits
+        host = tensor.detach().cpu()
+        array = host.numpy()
+    else:
+        array = tensor.detach().numpy()
     suffixes = []
     default_dtypes = ("float32", "int64", "bool")
     if tensor.numel() == 0:
@@ -105,6 +110,8 @@ def tensor_repr(tensor, prefix: str = "tensor(") -> str:
         fmt = _formatter(tensor, values)
         width = _column_width(tensor, values, fmt)
         body = _render(array, fmt, width, len(prefix), summarize)
+    if on_device:
+        suffixes.append(f"device='{tensor.device}'")
     if tensor.dtype.name not in default_dtypes or (
         tensor.numel() == 0 and tensor.dtype.name != "float32"
     ):

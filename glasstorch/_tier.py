@@ -72,4 +72,26 @@ def complete_tiers() -> list[str]:
 
 
 tier: str = os.environ.get("GLASSTORCH_TIER", DEFAULT_TIER).strip().lower() or DEFAULT_TIER
-kernels: Kernels = load_tier(tier)
+#: The CPU tier's kernels, whether or not CUDA is active.
+cpu_kernels: Kernels = load_tier(tier)
+kernels: Kernels = cpu_kernels
+
+
+def _with_cuda(cpu: Kernels) -> Kernels:
+    """``cpu`` itself when CUDA is off; else a dispatcher over the CPU and CUDA kernels.
+
+    The driver is chosen here, once, from ``GLASSTORCH_CUDA`` (see
+    :mod:`glasstorch.cuda._driver`); with CUDA off the CPU path pays nothing.
+    """
+    from glasstorch.cuda import _runtime
+
+    if _runtime.driver is None:
+        return cpu
+    from glasstorch._dispatch import make_dispatcher
+
+    return make_dispatcher(cpu, _runtime.driver)
+
+
+kernels = _with_cuda(cpu_kernels)
+#: Whether a CUDA driver is active (``kernels`` is then a dispatcher).
+cuda_active: bool = kernels is not cpu_kernels

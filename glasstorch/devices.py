@@ -1,38 +1,46 @@
 """The default device of the factory functions: ``set_default_device``.
 
-Only the CPU exists in glasstorch today, so the default device is always
-``cpu``; :func:`set_default_device` accepts it (and None) and refuses a GPU
-with an error that says why.
+The default device is the CPU unless :func:`set_default_device` changes it;
+``"cuda"`` is accepted while a CUDA driver is active (``GLASSTORCH_CUDA``), and
+refused otherwise with an error that says why.
 """
 
 from __future__ import annotations
 
-from glasstorch.tensor import CPU, device
+from glasstorch.tensor import CPU, check_device, device
+
+_default = CPU
 
 
 def set_default_device(device_spec) -> None:
     """Make ``device_spec`` the device that ``zeros``, ``randn``, ... allocate on.
 
     Args:
-        device_spec: ``"cpu"``, a :class:`device`, or None (back to the CPU).
+        device_spec: ``"cpu"``, ``"cuda"``, a :class:`device`, or None (back to the CPU).
 
     Raises:
-        RuntimeError: for ``"cuda"``: there is no CUDA device
+        RuntimeError: for ``"cuda"`` when there is no CUDA device
             (:func:`glasstorch.cuda.is_available` is False). PyTorch without
             CUDA accepts the call and fails at the next factory call with
             ``AssertionError: Torch not compiled with CUDA enabled``; glasstorch
             fails at once, where the cause is.
     """
+    global _default
     if device_spec is None:
+        _default = CPU
         return
     if device(device_spec).type != "cpu":
-        raise RuntimeError(
-            f"set_default_device({str(device_spec)!r}): no CUDA device is available "
-            "(glasstorch.cuda.is_available() is False). Use set_default_device('cpu'), "
-            "or pick the device with: 'cuda' if torch.cuda.is_available() else 'cpu'."
-        )
+        from glasstorch import cuda
+
+        if not cuda.is_available():
+            raise RuntimeError(
+                f"set_default_device({str(device_spec)!r}): no CUDA device is available "
+                "(glasstorch.cuda.is_available() is False). Use set_default_device('cpu'), "
+                "or pick the device with: 'cuda' if torch.cuda.is_available() else 'cpu'."
+            )
+    _default = check_device(device_spec)
 
 
 def get_default_device() -> device:
-    """The device that factory functions allocate on: always the CPU."""
-    return CPU
+    """The device that factory functions allocate on (the CPU unless changed)."""
+    return _default

@@ -97,7 +97,15 @@ from typing import IO, Any, BinaryIO
 import numpy as np
 
 from glasstorch import _dtype
-from glasstorch.tensor import Size, Storage, Tensor, check_device, device
+from glasstorch.tensor import (
+    Size,
+    Storage,
+    Tensor,
+    check_device,
+    device,
+    storage_to_device,
+    storage_to_host,
+)
 
 __all__ = ["SerializationError", "save", "load"]
 
@@ -245,7 +253,7 @@ def _is_parameter(t: Tensor) -> bool:
 
 def _storage_bytes(storage: Storage) -> bytes:
     """The storage's elements as little-endian bytes (the on-disk form)."""
-    buffer = np.ascontiguousarray(storage.buffer)
+    buffer = np.ascontiguousarray(storage_to_host(storage))  # a GPU storage is copied over
     return buffer.astype(buffer.dtype.newbyteorder("<"), copy=False).tobytes()
 
 
@@ -254,7 +262,11 @@ def _write_checkpoint(obj: Any, stream: BinaryIO) -> None:
     writer = _Writer()
     root = writer.node(obj)
     storages = [
-        {"dtype": _dtype.from_numpy_dtype(s.buffer.dtype).name, "numel": len(s), "location": "cpu"}
+        {
+            "dtype": _dtype.from_numpy_dtype(s.buffer.dtype).name,
+            "numel": len(s),
+            "location": str(s.device),
+        }
         for s in writer.storages
     ]
     manifest = {
@@ -608,7 +620,9 @@ def _resolve_location(map_location: MapLocation, storage: Storage, location: str
             "map_location should be None, a string, a glasstorch.device, a dict or a callable, "
             f"got {type(map_location).__name__}"
         )
-    check_device(str(target) if isinstance(target, device) else target)
+    target = check_device(str(target) if isinstance(target, device) else target)
+    if target is not None and target.type == "cuda":
+        return storage_to_device(storage)
     return storage
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from glasstorch import _dtype
 from glasstorch._kernels import Strided
 from glasstorch._shape import MAX_DIMS, check_storage_bytes, normalize_dim, numel, row_major_strides
-from glasstorch._tier import kernels
+from glasstorch._tier import cuda_active, kernels
 from glasstorch.autograd import function as _function_module
 from glasstorch.autograd.function import AccumulateGrad, HookDict
 
@@ -34,27 +34,55 @@ class Storage:
             as a leaf's ``.grad`` without a copy (see ``AccumulateGrad``).
     """
 
-    __slots__ = ("buffer", "version", "exported", "__weakref__")
+    __slots__ = ("buffer", "version", "exported", "pinned", "__weakref__")
 
     def __init__(self, buffer, exported: bool = False):
         self.buffer = buffer
         self.version = 0
         self.exported = exported
+        self.pinned = False  # page-locked host memory (``pin_memory()``)
 
     def __len__(self) -> int:
         return len(self.buffer)
 
+    @property
+    def device(self) -> device:
+        """Where the buffer lives: ``cuda:0`` for device memory, else the CPU."""
+        if cuda_active and _on_cuda(self.buffer):
+            return CUDA0
+        return CPU
+
     def data_ptr(self) -> int:
-        """Address of the first element in memory."""
-        return self.buffer.__array_interface__["data"][0]
+        """Address of the first element in memory (a device address on the GPU)."""
+        buffer = self.buffer
+        if cuda_active and _on_cuda(buffer):
+            return _resolved(buffer).ptr
+        return buffer.__array_interface__["data"][0]
+
+
+def _resolved(buffer):
+    """A placed buffer: an unplaced one (see glasstorch._dispatch) resolves to its memory."""
+    return buffer.resolved if getattr(buffer, "resolved", None) is not None else buffer
+
+
+def _on_cuda(buffer) -> bool:
+    """Whether ``buffer`` is device memory (only ever true while CUDA is active)."""
+    from glasstorch.cuda._memory import DeviceBuffer
+
+    return type(_resolved(buffer)) is DeviceBuffer
 
 
 class device:  # noqa: N801 - PyTorch's name
-    """Where a tensor's storage lives. Only ``"cpu"`` exists for now."""
+    """Where a tensor's storage lives: ``"cpu"``, or ``"cuda"`` / ``"cuda:0"`` for the GPU.
+
+    A bare int means that CUDA device (``device(0)`` is ``cuda:0``), as in PyTorch.
+    """
 
     def __init__(self, spec="cpu", index: int | None = None):
         if isinstance(spec, device):
             spec, index = spec.type, spec.index
+        elif isinstance(spec, int) and not isinstance(spec, bool):
+            spec, index = "cuda", spec
         kind, _, number = str(spec).partition(":")
         if kind not in ("cpu", "cuda"):
             raise RuntimeError(
@@ -81,6 +109,7 @@ class device:  # noqa: N801 - PyTorch's name
 
 
 CPU = device("cpu")
+CUDA0 = device("cuda", 0)
 
 
 def parse_to_arguments(args: tuple, kwargs: dict):
@@ -90,31 +119,56 @@ def parse_to_arguments(args: tuple, kwargs: dict):
     tensor (meaning its dtype), and the keywords ``dtype``, ``device`` and
     ``non_blocking``.
     """
+    return parse_to(args, kwargs)[0]
+
+
+def parse_to(args: tuple, kwargs: dict):
+    """``(dtype, device, non_blocking)`` asked for by ``to(...)`` (None where not given).
+
+    A tensor argument means its dtype and its device, as in PyTorch.
+    """
     dtype = kwargs.pop("dtype", None)
-    check_device(kwargs.pop("device", None))
-    kwargs.pop("non_blocking", None)
+    target = kwargs.pop("device", None)
+    non_blocking = bool(kwargs.pop("non_blocking", False))
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for arg in args:
         if isinstance(arg, _dtype.dtype):
             dtype = arg
         elif isinstance(arg, Tensor):
-            dtype = arg.dtype
-        elif not isinstance(arg, bool):  # a positional non_blocking flag
-            check_device(arg)
-    return dtype
-
-
-def check_device(spec) -> None:
-    """Accept the CPU; refuse CUDA with a message that says what to do."""
-    if spec is None:
-        return
-    if device(spec).type != "cpu":
-        if kernels.name == "reference":
-            how = "the reference tier runs on the CPU only; CUDA needs GLASSTORCH_TIER=fast"
+            dtype, target = arg.dtype, arg.device
+        elif isinstance(arg, bool):  # a positional non_blocking flag
+            non_blocking = arg
         else:
-            how = f"the {kernels.name} tier of this build has no CUDA kernels yet"
-        raise RuntimeError(f"device {str(spec)!r} is not available: {how}.")
+            target = arg
+    return dtype, check_device(target), non_blocking
+
+
+def check_device(spec) -> device | None:
+    """The device ``spec`` names (None for None), if it is usable here.
+
+    Raises:
+        AssertionError: PyTorch's "Torch not compiled with CUDA enabled" for a
+            CUDA device while CUDA is off (``GLASSTORCH_CUDA``), with what to do.
+        RuntimeError: a CUDA device index other than 0.
+    """
+    if spec is None:
+        return None
+    target = device(spec)
+    if target.type == "cpu":
+        return target
+    if not cuda_active:
+        raise AssertionError(
+            "Torch not compiled with CUDA enabled (glasstorch has no CUDA device here: "
+            "GLASSTORCH_CUDA=cupy needs CuPy and an NVIDIA GPU, GLASSTORCH_CUDA=simulator runs "
+            "the CUDA kernels on the CPU; set it before importing glasstorch)"
+        )
+    if target.index not in (None, 0):
+        raise RuntimeError(
+            f"CUDA error: invalid device ordinal (device {target}; glasstorch drives one CUDA "
+            "device, cuda:0)"
+        )
+    return CUDA0
 
 
 class Tensor:
@@ -243,13 +297,19 @@ class Tensor:
 
     @property
     def device(self) -> device:
-        """Where the storage lives (``cpu``)."""
+        """Where the storage lives: ``cpu`` or ``cuda:0``."""
+        if cuda_active:
+            return self._storage.device
         return CPU
 
     @property
     def is_cuda(self) -> bool:
         """Whether the tensor lives on a GPU."""
-        return False
+        return cuda_active and self._storage.device.type == "cuda"
+
+    def get_device(self) -> int:
+        """The CUDA device index, or -1 for a CPU tensor."""
+        return 0 if self.is_cuda else -1
 
     def data_ptr(self) -> int:
         """Address of the first element: the storage's address plus the offset in bytes."""
@@ -397,6 +457,13 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
+        if cuda_active:
+            if self.is_cuda:
+                raise TypeError(
+                    f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() "
+                    "to copy the tensor to host memory first."
+                )
+            _place_on_host(self._storage)
         buffer = self._storage.buffer
         self._storage.exported = True  # the array shares the memory from now on
         item = buffer.itemsize
@@ -415,12 +482,17 @@ class Tensor:
     def item(self):
         """The value of a one-element tensor as a Python number."""
         self._check_one_element(RuntimeError)
+        if cuda_active:
+            if self.is_cuda:  # a device-to-host copy, which waits for the device
+                return self.cpu().item()
+            _place_on_host(self._storage)
         buffer = memoryview(self._storage.buffer)
         return self.dtype.to_python(buffer[self._offset])
 
     def tolist(self):
-        """The values as (nested) Python lists of numbers."""
-        array = self.detach().numpy()
+        """The values as (nested) Python lists of numbers (copied to the host first)."""
+        source = self.cpu() if cuda_active and self.is_cuda else self
+        array = source.detach().numpy()
         return array.tolist()
 
     def __repr__(self) -> str:
@@ -486,7 +558,10 @@ class Tensor:
     def __reduce_ex__(self, protocol):
         from glasstorch.ops.creation import _rebuild_tensor
 
-        return (_rebuild_tensor, (self.detach().contiguous().numpy().copy(), self.requires_grad))
+        host = self.detach().cpu().contiguous().numpy().copy()
+        if cuda_active and self.is_cuda:
+            return (_rebuild_tensor, (host, self.requires_grad, str(self.device)))
+        return (_rebuild_tensor, (host, self.requires_grad))
 
     def __deepcopy__(self, memo):
         out = self.detach().clone()
@@ -498,17 +573,27 @@ class Tensor:
 
     # ----------------------------------------------------------- dtype casts
     def to(self, *args, **kwargs) -> Tensor:
-        """Convert dtype (``x.to(torch.float64)``) and/or device (``x.to("cpu")``).
+        """Convert dtype (``x.to(torch.float64)``) and/or device (``x.to("cuda")``).
 
-        Returns ``self`` when nothing changes, as PyTorch does.
+        Returns ``self`` when nothing changes, as PyTorch does. A device move
+        is a copy, recorded by autograd (the gradient moves back).
+        ``non_blocking=True`` makes a host-to-device copy return at once (the
+        simulator and CUDA stage the source, so it is safe to reuse at once);
+        a device-to-host copy always waits, so the values can be read.
         """
         from glasstorch.ops.pointwise import to_dtype
 
         copy = kwargs.pop("copy", False)
-        dtype = parse_to_arguments(args, kwargs)
-        if dtype is None or dtype is self.dtype:
-            return self.clone() if copy else self
-        return to_dtype(self, dtype)
+        dtype, target, non_blocking = parse_to(args, kwargs)
+        out = self
+        if target is not None and cuda_active and target != self.device:
+            from glasstorch.ops.device import to_device
+
+            out = to_device(out, target, non_blocking)
+            copy = False
+        if dtype is None or dtype is out.dtype:
+            return out.clone() if copy else out
+        return to_dtype(out, dtype)
 
     def type(self, dtype=None):
         """The legacy type name (``"torch.FloatTensor"``), or a cast to ``dtype``."""
@@ -541,12 +626,54 @@ class Tensor:
         return self.to(_dtype.uint8)
 
     def cpu(self) -> Tensor:
-        """The tensor on the CPU (itself)."""
+        """The tensor on the CPU: itself if it is there, else a copy (which waits for the GPU)."""
+        if cuda_active and self.is_cuda:
+            return self.to(CPU)
         return self
 
-    def cuda(self, device=None):
-        """Move to a GPU: not available on this tier (raises with what to do)."""
-        check_device("cuda")
+    def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
+        """The tensor on the GPU (``cuda:0``): itself if it is there, else a copy.
+
+        Raises:
+            AssertionError: CUDA is off (see ``GLASSTORCH_CUDA``).
+        """
+        target = check_device("cuda" if device is None else device)
+        return self.to(target, non_blocking=non_blocking)
+
+    def pin_memory(self) -> Tensor:
+        """A copy of this CPU tensor in page-locked host memory (``is_pinned()`` is True).
+
+        Copies from pinned memory to the GPU can overlap with computation
+        (``non_blocking=True``). The simulator has no page-locked memory: the
+        copy is flagged, and copies from it behave as from any host memory.
+        """
+        if not cuda_active:
+            raise RuntimeError(
+                "Cannot access accelerator device when none is available. (glasstorch has "
+                "no CUDA device here: see GLASSTORCH_CUDA)"
+            )
+        if self.is_cuda:
+            raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+        if self._storage.pinned:
+            return self
+        out = self.detach().clone()
+        out._storage.pinned = True
+        out._requires_grad = self._requires_grad
+        return out
+
+    def is_pinned(self) -> bool:
+        """Whether the tensor lives in page-locked host memory (see :meth:`pin_memory`)."""
+        return self._storage.pinned
+
+    def record_stream(self, stream) -> None:
+        """Tell the caching allocator that ``stream`` uses this tensor's memory too.
+
+        When the tensor is freed, its block is not reused until the work queued
+        on ``stream`` by then has finished.
+        """
+        if not (cuda_active and self.is_cuda):
+            raise RuntimeError("record_stream: the tensor is not on a CUDA device")
+        self._storage.buffer.record_stream(stream.number)
 
     def type_as(self, other: Tensor) -> Tensor:
         """Cast to ``other``'s dtype."""
@@ -573,18 +700,75 @@ class Size(tuple):
 _CHECKED_NUMEL = 2**59
 
 
-def empty_tensor(shape: Sequence[int], dtype, strides: Sequence[int] | None = None) -> Tensor:
+def empty_tensor(
+    shape: Sequence[int], dtype, strides: Sequence[int] | None = None, device=None
+) -> Tensor:
     """Allocate an uninitialised tensor (no autograd): the frontend's malloc.
 
     Row-major unless ``strides`` are given (they must describe a dense layout).
+    ``device`` is where to allocate; None means the CPU when CUDA is off, and
+    while CUDA is active the device of the creation function being run, or
+    else the device the first kernel that writes it runs on (see
+    :mod:`glasstorch._dispatch`).
     """
     shape = tuple(shape)
     count = numel(shape)
     if shape and (min(shape) < 0 or count >= _CHECKED_NUMEL or len(shape) > MAX_DIMS):
         count = check_storage_bytes(shape, dtype.itemsize)  # raises PyTorch's error
     strides = row_major_strides(shape) if strides is None else tuple(strides)
-    storage = Storage(kernels.allocate(count, dtype.numpy))
+    if cuda_active:
+        storage = _device_storage(count, dtype, device)
+    else:
+        storage = Storage(kernels.allocate(count, dtype.numpy))
     return Tensor._make(storage, shape, strides, 0, dtype)
+
+
+def _device_storage(count: int, dtype, target) -> Storage:
+    """A storage while CUDA is active: on ``target``, the creation device, or unplaced."""
+    from glasstorch._dispatch import PendingBuffer, creation_device
+
+    if target is None:
+        target = creation_device()
+    buffer = kernels.allocate(count, dtype.numpy, None if target is None else device(target))
+    storage = Storage(buffer)
+    if type(buffer) is PendingBuffer:
+        buffer.attach(storage)
+    return storage
+
+
+def storage_to_host(storage: Storage) -> np.ndarray:
+    """The storage's elements as a host NumPy array (a copy, which waits, for a GPU storage)."""
+    if not (cuda_active and _on_cuda(storage.buffer)):
+        if cuda_active:
+            _place_on_host(storage)
+        return storage.buffer
+    buffer = _resolved(storage.buffer)
+    host = np.empty(buffer.size, dtype=buffer.dtype)
+    kernels.copy(Strided(host, (buffer.size,), (1,), 0), Strided(buffer, (buffer.size,), (1,), 0))
+    return host
+
+
+def storage_to_device(storage: Storage) -> Storage:
+    """A GPU storage holding a CPU storage's elements (the storage itself if on the GPU)."""
+    if _on_cuda(storage.buffer):
+        return storage
+    host = storage_to_host(storage)
+    buffer = kernels.allocate(host.size, host.dtype, CUDA0)
+    kernels.copy(Strided(buffer, (host.size,), (1,), 0), Strided(host, (host.size,), (1,), 0))
+    return Storage(buffer)
+
+
+def _place_on_host(storage: Storage) -> None:
+    """Give an unplaced storage host memory (its values are read on the CPU)."""
+    from glasstorch._dispatch import PendingBuffer
+
+    buffer = storage.buffer
+    if type(buffer) is PendingBuffer:
+        if buffer.resolved is None:
+            from glasstorch._tier import cpu_kernels
+
+            buffer.resolved = cpu_kernels.allocate(buffer.size, buffer.dtype)
+        storage.buffer = buffer.resolved
 
 
 def wrap_scalar(value, dtype) -> Tensor:

@@ -297,7 +297,7 @@ def test_caching_allocator_over_the_simulator(sim, device):
     dev = SimulatorDevice(sim)
     alloc = CachingAllocator(dev)
     block = alloc.malloc(1000 * 4)
-    fill = sim.load("elementwise.cu").get_function("fill_f32")
+    fill = sim.load("examples.cu").get_function("fill_f32")
     fill(4, 64, (block.ptr, 2.5, 1000))
     np.testing.assert_array_equal(device.download(block.ptr, 1000, np.float32), [2.5] * 1000)
     alloc.free(block)
@@ -319,7 +319,7 @@ def test_binary_kernel_matches_numpy(sim, device, op):
     b = rng.uniform(0.5, 2.0, n).astype(np.float32)
     a[3], b[7] = np.nan, np.nan
     out = device.empty(4 * n)
-    sim.load("elementwise.cu").get_function("binary_f32")(
+    sim.load("examples.cu").get_function("binary_f32")(
         3, 128, (BINARY_OPS[op], device.upload(a), device.upload(b), out, n)
     )
     expected = {
@@ -337,7 +337,7 @@ def test_binary_kernel_matches_numpy(sim, device, op):
 def test_fill_kernel_covers_any_size_with_a_small_grid(sim, device):
     n = 5000  # more elements than threads: the grid-stride loop goes round
     out = device.zeros(n + 1, np.float32)
-    sim.load("elementwise.cu").get_function("fill_f32")(2, 64, (out, -1.25, n))
+    sim.load("examples.cu").get_function("fill_f32")(2, 64, (out, -1.25, n))
     result = device.download(out, n + 1, np.float32)
     assert (result[:n] == -1.25).all() and result[n] == 0.0
 
@@ -346,7 +346,7 @@ def test_fill_kernel_covers_any_size_with_a_small_grid(sim, device):
 def test_sum_kernel(sim, device, n, blocks, threads):
     x = np.random.default_rng(3).standard_normal(n).astype(np.float32)
     out = device.zeros(1, np.float32)
-    sim.load("reduce.cu").get_function("sum_f32")(blocks, threads, (device.upload(x), out, n))
+    sim.load("examples.cu").get_function("sum_f32")(blocks, threads, (device.upload(x), out, n))
     np.testing.assert_allclose(
         device.download(out, 1, np.float32)[0], x.astype(np.float64).sum(), rtol=1e-4, atol=1e-4
     )
@@ -359,8 +359,28 @@ def test_a_compile_error_names_the_cu_file(sim):
         sim.load_source("__device__ int helper(int x) { return x; }", "helpers.cu")
 
 
-def test_kernel_signatures_are_read_from_the_source():
+def test_kernel_signatures_see_kernels_that_macros_instantiate():
     source = (CUDA_DIR / "elementwise.cu").read_text()
+    kernels = kernel_signatures(source)
+    for suffix, ctype in [
+        ("b8", "bool"),
+        ("u8", "unsigned char"),
+        ("i32", "int"),
+        ("i64", "long long"),
+        ("f32", "float"),
+        ("f64", "double"),
+    ]:
+        assert kernels[f"fill_{suffix}"][0] == (f"{ctype} *", "out")
+        assert f"copy_f32_{suffix}" in kernels and f"unary_bool_{suffix}" in kernels
+    assert kernels["binary_f64"][-3:] == [
+        ("const long long *", "meta"),
+        ("int", "ndim"),
+        ("long long", "n"),
+    ]
+
+
+def test_kernel_signatures_are_read_from_the_source():
+    source = (CUDA_DIR / "examples.cu").read_text()
     assert kernel_signatures(source)["binary_f32"] == [
         ("int", "op"),
         ("const float *", "a"),
@@ -383,7 +403,8 @@ def test_every_cu_file_compiles_with_nvcc(tmp_path):
     assert len(sources) >= 3
     # --ptx stops after the CUDA front end and code generator: every language
     # error shows, at less than half the time of a full -c build.
-    command = [nvcc, "-arch=sm_90", "--ptx", "-odir", str(tmp_path)] + [str(s) for s in sources]
+    command = [nvcc, "-arch=sm_90", "--ptx", f"-I{CUDA_DIR}", "-odir", str(tmp_path)]
+    command += [str(s) for s in sources]
     result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert all((tmp_path / f"{s.stem}.ptx").exists() for s in sources)

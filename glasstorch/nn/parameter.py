@@ -61,7 +61,7 @@ class Parameter(Tensor):
         return copied
 
     def __reduce_ex__(self, protocol):
-        values = self.detach().contiguous().numpy().copy()
+        values = self.detach().cpu().contiguous().numpy().copy()
         return (_rebuild_parameter, (values, self.requires_grad))
 
 

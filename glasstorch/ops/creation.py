@@ -7,13 +7,16 @@ through NumPy, which is the storage format anyway.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
 from glasstorch import _dtype
+from glasstorch._dispatch import allocating_on, creation_device
 from glasstorch._shape import check_sizes
-from glasstorch._tier import kernels
+from glasstorch._tier import cuda_active, kernels
+from glasstorch.ops.device import copy_to
 from glasstorch.random import Generator, default_generator
 from glasstorch.tensor import Storage, Tensor, check_device, empty_tensor
 
@@ -43,8 +46,47 @@ def _size_arg(size, negative_message: str | None = None) -> tuple[int, ...]:
     return size
 
 
+def _target_device(device):
+    """The device a creation function allocates on: ``device``, else the default device."""
+    target = check_device(device)
+    if target is None:
+        from glasstorch.devices import get_default_device
+
+        target = get_default_device()
+    return target
+
+
+def _on_device(like: bool = False):
+    """Run a creation function with its tensors allocated on its ``device=``.
+
+    ``device`` defaults to the default device (:func:`glasstorch.set_default_device`),
+    or, for the ``*_like`` functions (``like=True``), to the input's device. When
+    CUDA is off there is only the CPU and the function is returned unchanged.
+    """
+
+    def decorate(function):
+        if not cuda_active:
+            return function
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            device = kwargs.get("device")
+            if device is None and like and args and isinstance(args[0], Tensor):
+                device = args[0].device
+            with allocating_on(_target_device(device)):
+                return function(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
 def _finish(out: Tensor, requires_grad: bool, device=None) -> Tensor:
-    check_device(device)
+    target = check_device(device)
+    if cuda_active:  # data built on the host (torch.tensor) moves to its device here
+        target = target if target is not None else creation_device() or out.device
+        if out.device != target:
+            out = copy_to(out, target)
     if requires_grad:
         if not out.dtype.is_floating_point:
             raise RuntimeError(
@@ -239,6 +281,7 @@ def _holds_only_ints(array: np.ndarray) -> bool:
     return all(isinstance(x, (int, float)) for x in array.reshape(-1).tolist())
 
 
+@_on_device()
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested lists, an array or a tensor).
 
@@ -259,7 +302,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     if not isinstance(data, (np.ndarray, Tensor)):  # Python numbers: PyTorch checks each
         array = _integer_data(data, array, dtype)
         _check_data_values(array, dtype)
-    out = empty_tensor(array.shape, dtype)
+    out = empty_tensor(array.shape, dtype, device="cpu")  # the data is on the host
     with np.errstate(over="ignore"):  # a float beyond float32's range becomes inf, as in PyTorch
         out._storage.buffer[:] = array.astype(dtype.numpy, copy=False).reshape(-1)
     return _finish(out, requires_grad, device)
@@ -322,9 +365,9 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     return Tensor._make(storage, ndarray.shape, strides, 0, dtype)
 
 
-def _rebuild_tensor(array: np.ndarray, requires_grad: bool) -> Tensor:
+def _rebuild_tensor(array: np.ndarray, requires_grad: bool, device=None) -> Tensor:
     """Rebuild a tensor from its pickled form (used by ``pickle`` and ``copy``)."""
-    out = tensor(array)
+    out = tensor(array, device=device)
     return out.requires_grad_(requires_grad) if requires_grad else out
 
 
@@ -335,22 +378,26 @@ def _dtype_or_default(dtype):
     return dtype if dtype is not None else _dtype.get_default_dtype()
 
 
+@_on_device()
 def empty(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """An uninitialised tensor of ``size``."""
     return _finish(empty_tensor(_size_arg(size), _dtype_or_default(dtype)), requires_grad, device)
 
 
+@_on_device()
 def zeros(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """A tensor of ``size`` filled with 0."""
     size = _size_arg(size, "zeros: Dimension size must be non-negative.")
     return _finish(_filled(size, 0, _dtype_or_default(dtype)), requires_grad, device)
 
 
+@_on_device()
 def ones(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """A tensor of ``size`` filled with 1."""
     return _finish(_filled(_size_arg(size), 1, _dtype_or_default(dtype)), requires_grad, device)
 
 
+@_on_device()
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from it)."""
     if isinstance(fill_value, Tensor):
@@ -378,6 +425,7 @@ def _filled_like(input: Tensor, value, dtype) -> Tensor:
     return out
 
 
+@_on_device(like=True)
 def empty_like(
     input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored
 ) -> Tensor:
@@ -385,6 +433,7 @@ def empty_like(
     return _finish(_empty_like_layout(input, dtype), requires_grad, device)
 
 
+@_on_device(like=True)
 def zeros_like(
     input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored
 ) -> Tensor:
@@ -392,11 +441,13 @@ def zeros_like(
     return _finish(_filled_like(input, 0, dtype), requires_grad, device)
 
 
+@_on_device(like=True)
 def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """Ones shaped like ``input``."""
     return _finish(_filled_like(input, 1, dtype), requires_grad, device)
 
 
+@_on_device(like=True)
 def full_like(
     input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False, **_ignored
 ) -> Tensor:
@@ -410,6 +461,7 @@ def full_like(
 # ---------------------------------------------------------------- ranges
 
 
+@_on_device()
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` in steps of ``step``.
 
@@ -462,6 +514,7 @@ def _integer_range(start, end, step, allow_zero_step=False) -> tuple[int, int, i
     return start, end, step
 
 
+@_on_device()
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     if steps < 0:
@@ -487,6 +540,7 @@ def _as_integer(value, dtype) -> int:
     return (int(value) - low) % (high - low + 1) + low  # a negative int wraps (unsigned)
 
 
+@_on_device()
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """The ``n x m`` identity matrix.
 
@@ -534,6 +588,7 @@ def fill_random(out: Tensor, kind: str, generator: Generator | None, *params) ->
     return out
 
 
+@_on_device()
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform random numbers in ``[0, 1)``."""
     dtype = _dtype_or_default(dtype)
@@ -544,6 +599,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     return _finish(out, requires_grad, device)
 
 
+@_on_device()
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Normal random numbers with mean 0 and standard deviation 1."""
     dtype = _dtype_or_default(dtype)
@@ -556,6 +612,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
     return _finish(out, requires_grad, device)
 
 
+@_on_device()
 def randint(
     low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False
 ) -> Tensor:
@@ -583,6 +640,7 @@ def randint(
     return _finish(out, requires_grad, device)
 
 
+@_on_device()
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A random permutation of the integers ``0`` to ``n - 1``."""
     check_sizes((n,))
@@ -594,16 +652,22 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
 
 def rand_like(input: Tensor, *, dtype=None, generator=None, **kwargs) -> Tensor:
     """Uniform ``[0, 1)`` numbers shaped like ``input``."""
+    if cuda_active:  # on the input's device unless told otherwise
+        kwargs.setdefault("device", input.device)
     return rand(tuple(input.shape), dtype=dtype or input.dtype, generator=generator, **kwargs)
 
 
 def randn_like(input: Tensor, *, dtype=None, generator=None, **kwargs) -> Tensor:
     """Normal numbers shaped like ``input``."""
+    if cuda_active:  # on the input's device unless told otherwise
+        kwargs.setdefault("device", input.device)
     return randn(tuple(input.shape), dtype=dtype or input.dtype, generator=generator, **kwargs)
 
 
 def randint_like(input: Tensor, low, high=None, *, dtype=None, generator=None, **kwargs) -> Tensor:
     """Random integers in ``[low, high)`` shaped like ``input`` (input's dtype)."""
+    if cuda_active:  # on the input's device unless told otherwise
+        kwargs.setdefault("device", input.device)
     if high is None:
         low, high = 0, low
     return randint(

@@ -300,6 +300,8 @@ def _copy_state_value(param: Tensor, key: str, value: Any) -> Any:
         value = value.detach()
         if key != "step" and param.is_floating_point():
             value = value.to(param.dtype)
+        if key != "step" and value.device != param.device:  # state lives with its parameter
+            return value.to(param.device)
         return value.clone()
     if key == "step" and isinstance(value, (int, float)):
         return glasstorch.tensor(float(value), dtype=glasstorch.float32)
@@ -371,9 +373,15 @@ def advance_step(state: dict[str, Any]) -> int:
 
 
 def state_buffer(state: dict[str, Any], name: str, param: Tensor) -> Tensor:
-    """``state[name]``, created as zeros shaped like ``param`` when missing (or ``None``)."""
+    """``state[name]``, created as zeros shaped like ``param`` when missing (or ``None``).
+
+    State follows its parameter: after ``model.to("cuda")`` moved the parameter,
+    its existing state moves to the same device at the next step.
+    """
     if state.get(name) is None:
         state[name] = zeros_like(param)
+    elif state[name].device != param.device:
+        state[name] = state[name].to(param.device)
     return state[name]
 
 

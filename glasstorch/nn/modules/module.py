@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from glasstorch.autograd.function import HookDict, RemovableHandle
 from glasstorch.autograd.grad_mode import no_grad
 from glasstorch.nn.parameter import Parameter
-from glasstorch.tensor import Tensor, check_device, parse_to_arguments
+from glasstorch.tensor import Tensor, check_device, parse_to
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -436,21 +436,30 @@ class Module:
         return self
 
     def to(self, *args, **kwargs) -> Module:
-        """Convert floating-point parameters and buffers to a dtype; check a device.
+        """Move parameters and buffers to a device and/or convert floating-point ones to a dtype.
 
-        Accepts ``to(dtype)``, ``to(device)``, ``to(tensor)`` and the keywords
-        ``device``, ``dtype`` and ``non_blocking``. Integer buffers (such as
-        ``num_batches_tracked``) keep their dtype. Returns ``self``.
+        Accepts ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
+        ``to(tensor)`` and the keywords ``device``, ``dtype`` and
+        ``non_blocking``. Integer buffers (such as ``num_batches_tracked``)
+        keep their dtype. Parameters keep their identity (only their ``.data``
+        and ``.grad`` move), so an optimizer built before the move still holds
+        them, and its state follows them at its next step. Returns ``self``.
         """
-        dtype = parse_to_arguments(args, kwargs)
-        if dtype is None:
-            return self
-        if not dtype.is_floating_point:
+        dtype, target, non_blocking = parse_to(args, kwargs)
+        if dtype is not None and not dtype.is_floating_point:
             raise TypeError(
                 "nn.Module.to only accepts floating point or complex dtypes, but got desired "
                 f"dtype={dtype}"
             )
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+        if dtype is None and target is None:
+            return self
+
+        def convert(t: Tensor) -> Tensor:
+            if target is not None:
+                t = t.to(target, non_blocking=non_blocking)
+            return t.to(dtype) if dtype is not None and t.is_floating_point() else t
+
+        return self._apply(convert)
 
     def float(self) -> Module:
         """Convert floating-point parameters and buffers to float32."""
@@ -465,13 +474,16 @@ class Module:
         return self._apply(lambda t: t.to(dst_type))
 
     def cpu(self) -> Module:
-        """The module on the CPU (itself)."""
-        return self
+        """Move every parameter and buffer to the CPU."""
+        return self.to("cpu")
 
     def cuda(self, device=None) -> Module:
-        """Move to a GPU: not available on this tier (raises with what to do)."""
-        check_device("cuda")
-        return self
+        """Move every parameter and buffer to the GPU (``cuda:0``).
+
+        Raises:
+            AssertionError: CUDA is off (see ``GLASSTORCH_CUDA``).
+        """
+        return self.to(check_device("cuda" if device is None else device))
 
     # -------------------------------------------------------- state dicts
     def _local_state(self) -> dict[str, Tensor]:

@@ -1,0 +1,65 @@
+"""The reduce kernel on the device (``fast/cuda/reduce.cu``): sum, prod, amax,
+amin, all and any over any dimensions, one block per output element with a
+deterministic shared-memory tree."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from glasstorch._kernels import REDUCE_OPS, Strided
+
+#: Contract op name -> reduce.cu's code (same order).
+REDUCE_CODES = {name: code for code, name in enumerate(REDUCE_OPS)}
+
+
+def _threads_for(n_inner: int) -> int:
+    """A power of two from 32 to 256 covering the row: short rows get small blocks,
+    so no thread sits idle through the tree's barriers."""
+    threads = 32
+    while threads < n_inner and threads < 256:
+        threads *= 2
+    return threads
+
+
+class ReductionKernels:
+    """reduce on the device."""
+
+    def reduce(self, op: str, out: Strided, a: Strided, dims: tuple[int, ...]) -> None:
+        """Reduce ``a`` over ``dims`` into the keepdim-shaped ``out``."""
+        ndim = len(a.shape)
+        n_out = 1
+        for size in out.shape:
+            n_out *= size
+        if n_out == 0:
+            return
+        reduced = set(d % ndim for d in dims) if ndim else set()
+        inner_shape = tuple(s if d in reduced else 1 for d, s in enumerate(a.shape))
+        n_inner = 1
+        for size in inner_shape:
+            n_inner *= size
+        boolean = out.buffer.dtype == np.dtype(np.bool_) and a.buffer.dtype != np.dtype(np.bool_)
+        if out.buffer.dtype != a.buffer.dtype and not boolean:
+            raise TypeError(
+                f"the CUDA reduce kernel cannot write {out.buffer.dtype} from {a.buffer.dtype}"
+            )
+        # Three views in meta: out's offsets, each row's start in a, the element in the row.
+        meta = self.meta(
+            out,
+            Strided(a.buffer, out.shape, a.strides, a.offset),
+            Strided(a.buffer, inner_shape, a.strides, a.offset),
+        )
+        name = f"reduce_{'bool_' if boolean else ''}{self.suffix(a)}"
+        grid = min(n_out, 4096)
+        self.launch_grid(
+            "reduce.cu",
+            name,
+            grid,
+            _threads_for(n_inner),
+            REDUCE_CODES[op],
+            self.ptr(out),
+            self.ptr(a),
+            meta,
+            max(ndim, 1) if ndim else 0,
+            n_out,
+            n_inner,
+        )
