@@ -14,6 +14,7 @@ import threading
 
 import numpy as np
 import pytest
+from cuda_support import requires_cuda
 
 import glasstorch as torch
 from glasstorch.autograd import function as autograd_function
@@ -26,6 +27,7 @@ from glasstorch.profiler import (
     profile,
     record_function,
     schedule,
+    supported_activities,
 )
 
 pytestmark = pytest.mark.profiler
@@ -472,3 +474,63 @@ def test_a_cuda_only_profile_keeps_the_device_work_and_launches(simulated_driver
     assert names(prof) == ["cudaLaunchKernel", "set_one"]
     (launch,) = by_name(prof, "cudaLaunchKernel")
     assert launch.time_range.start <= by_name(prof, "set_one")[0].time_range.end
+
+
+# ------------------------------------------- the device, end to end (a driver is active)
+
+
+@pytest.mark.cuda
+@requires_cuda
+def test_every_kernel_of_a_training_step_is_linked_to_its_operation(tmp_path):
+    x = torch.randn(16, 8, device="cuda")
+    w = torch.randn(8, 4, device="cuda", requires_grad=True)
+    assert ProfilerActivity.CUDA in supported_activities()
+    with profile() as prof:  # by default: CPU, and CUDA since a driver is active
+        with record_function("step"):
+            (x @ w).relu().sum().backward()
+    events = prof.events()
+    device = [e for e in events if e.device_type is DeviceType.CUDA]
+    assert {"matmul_f32"} <= {e.name for e in device}
+    for kernel in device:
+        launch = kernel.launch
+        assert launch.name in ("cudaLaunchKernel", "cudaMemcpyAsync")
+        assert launch.cpu_parent is not None  # launched inside an operation or the block
+        assert launch.time_range.start <= kernel.time_range.start <= kernel.time_range.end
+    # Two products, x @ w and the gradient of w (x needs none): one matmul kernel each.
+    products = by_name(prof, "aten::mm")
+    assert [[k.name for k in mm.kernels] for mm in products] == [["matmul_f32"]] * 2
+    assert products[1].cpu_parent.name == "MmBackward0"
+    # One stream: its work runs in the order it was launched, one piece after the other.
+    (stream,) = {e.thread for e in device}
+    by_launch = sorted(device, key=lambda e: e.launch.time_range.end)
+    assert by_launch == sorted(device, key=lambda e: e.time_range.start)
+    for before, after in zip(by_launch, by_launch[1:]):
+        assert before.time_range.end <= after.time_range.start
+
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    trace = json.loads(path.read_text())["traceEvents"]
+    labels = [e["args"]["labels"] for e in trace if e["name"] == "process_labels"]
+    assert labels == ["CPU", "GPU 0"]
+    tracks = [e["args"]["name"] for e in trace if e["name"] == "thread_name" and e["pid"] == 0]
+    assert tracks == [f"stream {stream}"]
+    starts = [e for e in trace if e["ph"] == "s"]
+    assert len(starts) == len([e for e in trace if e["ph"] == "f"]) == len(device)
+
+
+@pytest.mark.cuda
+@requires_cuda
+def test_the_trace_shows_the_host_running_ahead_of_a_long_kernel():
+    from glasstorch._tier import kernels
+
+    out = torch.zeros(1, dtype=torch.int64, device="cuda")
+    torch.cuda.synchronize()
+    with profile() as prof:
+        with record_function("queue a long kernel"):
+            # examples.cu's `spin`: one thread, millions of steps of a recurrence.
+            kernels.cuda.launch_grid("examples.cu", "spin", 1, 1, 20_000_000, out.data_ptr())
+    (block,) = by_name(prof, "queue a long kernel")
+    (spin,) = by_name(prof, "spin")
+    assert spin.launch.cpu_parent is block
+    assert block.time_range.end < spin.time_range.end  # the host was done long before
+    assert out.item() != 0

@@ -394,11 +394,13 @@ def build_events(recorder: Recorder, use_device: bool) -> EventList:
 
 
 def stream_number(stream, numbers: dict[int, int]) -> int:
-    """A small number naming ``stream`` in the trace: its ``stream_id`` if it has
-    one, else the order in which the profile first met it."""
-    stream_id = getattr(stream, "stream_id", None)
-    if isinstance(stream_id, int):
-        return stream_id
+    """A small number naming ``stream`` in the trace: its own number if it has one
+    (glasstorch's ``Stream.number``, 0 for the default stream, or PyTorch's
+    ``stream_id``), else the order in which the profile first met it."""
+    for attribute in ("number", "stream_id"):
+        number = getattr(stream, attribute, None)
+        if isinstance(number, int):
+            return number
     identity = getattr(stream, "cuda_stream", None)
     if not isinstance(identity, int):
         identity = id(stream)
