@@ -20,54 +20,15 @@
 #include "elementwise.h"
 #include "gt_convert.h"
 #include "random.h"
+#include "../cuda/gt_philox.cuh"
 
 /* ------------------------------------------------------------------ Philox */
 
-#define PHILOX_M0 0xD2511F53u /* round multipliers */
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u /* key increments (golden ratio, sqrt(3)) */
-#define PHILOX_W1 0xBB67AE85u
-#define PHILOX_ROUNDS 10
-
-/* Scramble the 128-bit counter `block` (as 64-bit low and high halves) under
- * the 64-bit key `seed` into four words. One round multiplies words 0 and 2
- * by the constants; the high halves of the products, xor-ed with the other
- * two words and the key, become words 0 and 2, the low halves words 1 and 3.
- * uint32_t arithmetic wraps modulo 2^32, which is what Philox wants. */
-static inline void philox(uint64_t seed, uint64_t block_lo, uint64_t block_hi, uint32_t w[4])
-{
-    uint32_t c0 = (uint32_t)block_lo, c1 = (uint32_t)(block_lo >> 32);
-    uint32_t c2 = (uint32_t)block_hi, c3 = (uint32_t)(block_hi >> 32);
-    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-    for (int round = 0; round < PHILOX_ROUNDS; round++) {
-        if (round > 0) {
-            k0 += PHILOX_W0;
-            k1 += PHILOX_W1;
-        }
-        const uint64_t p0 = (uint64_t)PHILOX_M0 * c0, p1 = (uint64_t)PHILOX_M1 * c2;
-        const uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-        c1 = (uint32_t)p1;
-        c3 = (uint32_t)p0;
-        c0 = n0;
-        c2 = n2;
-    }
-    w[0] = c0;
-    w[1] = c1;
-    w[2] = c2;
-    w[3] = c3;
-}
-
-/* Block number offset + k as a 128-bit counter (the carry reaches the high
- * half only past 2^64 blocks, but the reference counts that far too). */
-static inline void philox_at(uint64_t seed, uint64_t offset, uint64_t k, uint32_t w[4])
-{
-    const uint64_t lo = offset + k;
-    philox(seed, lo, lo < offset, w);
-}
-
+/* Philox itself, the word-to-number formulas and Box-Muller live in
+ * fast/cuda/gt_philox.cuh, which the CUDA kernels (fast/cuda/random.cu) include too. */
 void gt_philox_block(uint64_t seed, uint64_t block, uint32_t *words)
 {
-    philox(seed, block, 0, words);
+    gt_philox(seed, block, 0, words);
 }
 
 /* ------------------------------------------------- writing through a buffer
@@ -125,11 +86,11 @@ static double float32_below(double high)
         _Pragma("omp parallel for if (n >= GT_PARALLEL_THRESHOLD)")                  \
         for (int64_t block = 0; block < blocks; block++) {                           \
             uint32_t w[4];                                                           \
-            philox_at(seed, offset, (uint64_t)block, w);                             \
+            gt_philox_at(seed, offset, (uint64_t)block, w);                             \
             for (int64_t j = 0; j < 4 && 4 * block + j < n; j++) {                   \
-                const double u = CODE == GT_FLOAT32 ? (double)(w[j] >> 8) * 0x1p-24  \
-                                                    : (double)w[j] * 0x1p-32;        \
-                CTYPE value = GT_CAST_##CODE(low + u * span);                        \
+                const double u = CODE == GT_FLOAT32 ? gt_philox_unit_f32(w[j])       \
+                                                    : gt_philox_unit_f64(w[j]);      \
+                CTYPE value = GT_CAST_##CODE(gt_philox_scale(low, u, span));         \
                 if (clamp && (double)value >= high) value = (CTYPE)below;            \
                 o[4 * block + j] = value;                                            \
             }                                                                        \
@@ -170,14 +131,11 @@ int gt_random_uniform(gt_view *out, uint64_t seed, uint64_t offset, double low, 
         _Pragma("omp parallel for if (n >= GT_PARALLEL_THRESHOLD)")                  \
         for (int64_t block = 0; block < blocks; block++) {                           \
             uint32_t w[4];                                                           \
-            philox_at(seed, offset, (uint64_t)block, w);                             \
-            const double u1 = ((double)w[0] + 1.0) * 0x1p-32;                        \
-            const double u2 = (double)w[1] * 0x1p-32;                                \
-            const double r = sqrt(-2.0 * log(u1));                                   \
-            const double angle = 2.0 * M_PI * u2;                                    \
-            o[2 * block] = GT_CAST_##CODE(mean + std * r * cos(angle));              \
-            if (2 * block + 1 < n)                                                   \
-                o[2 * block + 1] = GT_CAST_##CODE(mean + std * r * sin(angle));      \
+            gt_philox_at(seed, offset, (uint64_t)block, w);                             \
+            double first, second;                                                    \
+            gt_box_muller(w[0], w[1], mean, std, &first, &second);                   \
+            o[2 * block] = GT_CAST_##CODE(first);                                    \
+            if (2 * block + 1 < n) o[2 * block + 1] = GT_CAST_##CODE(second);        \
         }                                                                            \
         break;                                                                       \
     }
@@ -197,13 +155,6 @@ int gt_random_normal(gt_view *out, uint64_t seed, uint64_t offset, double mean, 
 
 /* -------------------------------------------------------------- integers */
 
-/* Random 64-bit number i: words 2*(i%2) (low half) and 2*(i%2)+1 (high half)
- * of block offset + i / 2. */
-static inline uint64_t draw_uint64(const uint32_t w[4], int64_t i)
-{
-    const int j = 2 * (int)(i & 1);
-    return (uint64_t)w[j] | ((uint64_t)w[j + 1] << 32);
-}
 
 /* low + x % span, as an exact 128-bit integer, then stored (wrapping into an
  * integer dtype, rounding into a float one) as the reference stores the
@@ -214,9 +165,9 @@ static inline uint64_t draw_uint64(const uint32_t w[4], int64_t i)
         _Pragma("omp parallel for if (n >= GT_PARALLEL_THRESHOLD)")                  \
         for (int64_t block = 0; block < blocks; block++) {                           \
             uint32_t w[4];                                                           \
-            philox_at(seed, offset, (uint64_t)block, w);                             \
+            gt_philox_at(seed, offset, (uint64_t)block, w);                             \
             for (int64_t i = 2 * block; i < 2 * block + 2 && i < n; i++) {           \
-                const uint64_t x = draw_uint64(w, i);                                \
+                const uint64_t x = gt_philox_uint64(w, i);                                \
                 const __int128 value = (__int128)low + (span ? x % span : x);        \
                 o[i] = GT_CAST_##CODE(value);                                        \
             }                                                                        \
@@ -256,10 +207,10 @@ int gt_randperm(gt_view *out, uint64_t seed, uint64_t offset)
 #pragma omp parallel for if (swaps >= GT_PARALLEL_THRESHOLD)
     for (int64_t block = 0; block < blocks; block++) {
         uint32_t w[4];
-        philox_at(seed, offset, (uint64_t)block, w);
+        gt_philox_at(seed, offset, (uint64_t)block, w);
         for (int64_t k = 2 * block; k < 2 * block + 2 && k < swaps; k++) {
             const uint64_t i = (uint64_t)(n - 1 - k);
-            picks[k] = (int64_t)(draw_uint64(w, k) % (i + 1));
+            picks[k] = (int64_t)(gt_philox_uint64(w, k) % (i + 1));
         }
     }
 

@@ -25,6 +25,11 @@ FAMILIES = (
     ("elementwise", "ElementwiseKernels"),
     ("reductions", "ReductionKernels"),
     ("linalg", "LinalgKernels"),
+    ("rng", "RandomKernels"),
+    ("slices", "SliceKernels"),
+    ("nn", "NNKernels"),
+    ("optim", "OptimKernels"),
+    ("creation", "CreationKernels"),
 )
 
 

@@ -1,0 +1,82 @@
+// creation.cu - arange and linspace.
+//
+// The CUDA twin of fast/csrc/creation.c. Element i's value depends on i
+// alone, never on element i - 1, so each thread computes its elements from
+// their own index (grid-stride loop): no running sum to pile up rounding
+// errors, and no dependence between threads. `out` is 1-D with any stride.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+// Two roundings in start + i * step, as the CPU tiers: no fused multiply-add.
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include "gt_cuda_util.cuh"
+
+#if defined(__CUDA_ARCH__)
+#define GT_MUL(a, b) __dmul_rn((a), (b))  // never fused into an FMA by nvcc
+#define GT_ADD(a, b) __dadd_rn((a), (b))
+#else
+#define GT_MUL(a, b) ((a) * (b))
+#define GT_ADD(a, b) ((a) + (b))
+#endif
+
+// Integers: start + i * step in wrapping 64-bit arithmetic, whose low bits
+// are what an integer dtype keeps. (The CPU tiers compute the exact 128-bit
+// value; for a float dtype the two differ only past 2^63.)
+template <typename T>
+__device__ void arange_int(T *out, long long stride, long long n, long long start,
+                           long long step) {
+    GT_GRID_STRIDE_LOOP(i, n) {
+        const long long value =
+            (long long)((unsigned long long)start + (unsigned long long)i * (unsigned long long)step);
+        out[i * stride] = gt_cast<T>(value);
+    }
+}
+
+// A float start with a float step: start + i * step in double.
+template <typename T>
+__device__ void arange_float(T *out, long long stride, long long n, double start, double step) {
+    GT_GRID_STRIDE_LOOP(i, n) out[i * stride] = gt_cast<T>(GT_ADD(start, GT_MUL((double)i, step)));
+}
+
+// A float start with an integer step: i * step exactly (as an integer), then
+// the float sum, as Python evaluates it.
+template <typename T>
+__device__ void arange_float_int(T *out, long long stride, long long n, double start,
+                                 long long step) {
+    GT_GRID_STRIDE_LOOP(i, n) out[i * stride] = gt_cast<T>(GT_ADD(start, (double)(i * step)));
+}
+
+// Count from whichever end is nearer, so both ends come out exact.
+template <typename T>
+__device__ void linspace(T *out, long long stride, long long n, double start, double end,
+                         double step) {
+    GT_GRID_STRIDE_LOOP(i, n) {
+        double value;
+        if (n == 1)
+            value = start;
+        else if (i < n / 2)
+            value = GT_ADD(start, GT_MUL((double)i, step));
+        else
+            value = GT_ADD(end, -GT_MUL((double)(n - 1 - i), step));
+        out[i * stride] = gt_cast<T>(value);
+    }
+}
+
+#define GT_CREATION_KERNELS(T, S)                                                                \
+    extern "C" __global__ void arange_int_##S(T *out, long long stride, long long n,            \
+                                              long long start, long long step) {                 \
+        arange_int<T>(out, stride, n, start, step);                                              \
+    }                                                                                            \
+    extern "C" __global__ void arange_float_##S(T *out, long long stride, long long n,          \
+                                                double start, double step) {                     \
+        arange_float<T>(out, stride, n, start, step);                                            \
+    }                                                                                            \
+    extern "C" __global__ void arange_float_int_##S(T *out, long long stride, long long n,      \
+                                                    double start, long long step) {              \
+        arange_float_int<T>(out, stride, n, start, step);                                        \
+    }                                                                                            \
+    extern "C" __global__ void linspace_##S(T *out, long long stride, long long n, double start, \
+                                            double end, double step) {                           \
+        linspace<T>(out, stride, n, start, end, step);                                           \
+    }
+GT_FOR_EACH_DTYPE(GT_CREATION_KERNELS)

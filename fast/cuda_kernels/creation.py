@@ -1,0 +1,37 @@
+"""Creation kernels of the CUDA tier: arange and linspace (``fast/cuda/creation.cu``).
+
+(``allocate`` is the base class's: device memory from the caching allocator.)
+"""
+
+from __future__ import annotations
+
+from glasstorch._kernels import Strided
+
+
+class CreationKernels:
+    """arange, linspace."""
+
+    def arange(self, out: Strided, start, step) -> None:
+        """``out[i] = start + i * step``, evaluated as Python would for these types.
+
+        Two ints: integer arithmetic. A float start and an int step: ``i * step``
+        as an integer, then the float sum. Otherwise in double.
+        """
+        n = out.shape[0]
+        sfx = self.suffix(out)
+        if isinstance(step, int) and isinstance(start, int):
+            name, args = f"arange_int_{sfx}", (start, step)
+        elif isinstance(step, int):
+            name, args = f"arange_float_int_{sfx}", (float(start), step)
+        else:
+            name, args = f"arange_float_{sfx}", (float(start), float(step))
+        self.launch("creation.cu", name, n, self.ptr(out), out.strides[0], n, *args)
+
+    def linspace(self, out: Strided, start: float, end: float) -> None:
+        """Evenly spaced values from ``start`` to ``end``, both included."""
+        n = out.shape[0]
+        step = (float(end) - float(start)) / (n - 1) if n > 1 else 0.0
+        self.launch(
+            "creation.cu", f"linspace_{self.suffix(out)}", n, self.ptr(out), out.strides[0], n,
+            float(start), float(end), step,
+        )  # fmt: skip
