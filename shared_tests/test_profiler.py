@@ -286,6 +286,19 @@ def test_cuda_activity_without_a_driver_warns_and_profiles_the_host(monkeypatch)
     assert names(prof) == ["aten::neg"]
 
 
+def test_optimizer_steps_are_labelled_as_pytorch_labels_them():
+    w = torch.nn.Parameter(torch.ones(3))
+    optimizer = torch.optim.SGD([w], lr=0.1)
+    (w * w).sum().backward()
+    with profile(activities=CPU) as prof:
+        optimizer.step()
+        optimizer.zero_grad()
+    (step,) = by_name(prof, "Optimizer.step#SGD.step")
+    assert step.is_user_annotation
+    assert by_name(prof, "Optimizer.zero_grad#SGD.zero_grad")
+    assert w.grad is None
+
+
 # ---------------------------------------------------------------- the table
 
 
@@ -534,3 +547,30 @@ def test_the_trace_shows_the_host_running_ahead_of_a_long_kernel():
     assert spin.launch.cpu_parent is block
     assert block.time_range.end < spin.time_range.end  # the host was done long before
     assert out.item() != 0
+
+
+@pytest.mark.cuda
+@requires_cuda
+def test_the_device_benchmark_reports_each_iteration():
+    from glasstorch.bench import device as bench_device
+
+    step = bench_device.build_training(torch, "mlp", batch=4, hidden=8, seed=0)
+    rows = bench_device.measure_iterations(step, 3)
+    assert [row["iteration"] for row in rows] == [1, 2, 3]
+    # Later iterations need the sizes the first one did: served from the cache (section 6.2).
+    assert [row["new_device_allocs"] for row in rows[1:]] == [0, 0]
+    assert rows[0]["num_device_alloc"] == rows[-1]["num_device_alloc"]
+    assert len({row["reserved_bytes"] for row in rows}) == 1
+    document = {
+        "workload": "tiny",
+        "device": torch.cuda.get_device_name(),
+        "driver": bench_device.driver_name(),
+        "setup": {"new_device_allocs": 1, "reserved_bytes": 0, "allocated_bytes": 0},
+        "iterations": rows,
+        "profiled": bench_device.device_busy(step),
+        "matmul": None,
+    }
+    text = bench_device.render(document)
+    assert "Section 6.2" in text and "Section 6.1" in text
+    assert (bench_device.SIMULATOR_NOTE in text) == (document["driver"] == "simulator")
+    assert document["profiled"]["kernels"] > 0
