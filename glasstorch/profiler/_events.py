@@ -157,6 +157,11 @@ class FunctionEvent:
         """Average device time per call."""
         return self.device_time_total
 
+    #: Memory is not recorded (``profile_memory`` is ignored): always 0, so that
+    #: PyTorch's ``sort_by="cpu_memory_usage"`` and friends still work.
+    cpu_memory_usage = self_cpu_memory_usage = 0
+    device_memory_usage = self_device_memory_usage = 0
+
     # PyTorch's older names for the device times.
     cuda_time_total = device_time_total
     self_cuda_time_total = self_device_time_total
@@ -194,6 +199,9 @@ class FunctionEventAvg:
         self.device_type = DeviceType.CPU
         self.is_user_annotation = False
         self.cpu_parent = None
+        # Memory is not recorded (see FunctionEvent).
+        self.cpu_memory_usage = self.self_cpu_memory_usage = 0
+        self.device_memory_usage = self.self_device_memory_usage = 0
 
     def add(self, other: FunctionEvent | FunctionEventAvg) -> FunctionEventAvg:
         """Add one event's (or another average's) counts and times to this row."""
