@@ -49,6 +49,10 @@ lint: $(TEST_STAMP)
 
 # Runs the suite once for every tier that implements the whole kernel contract
 # (as `python -m glasstorch.tiers` lists them), and fails if any tier fails.
+# Then the tests marked `cuda` run once more with the CUDA simulator as the
+# device (GLASSTORCH_CUDA=simulator), over the fast tier only: the simulator
+# compiles the .cu kernels with the host C++ compiler, which the fast tier needs
+# anyway, and the device code is the same whichever CPU tier runs beside it.
 test: lint
 	@tiers="$$(GLASSTORCH_TIER=reference $(PY) -m glasstorch.tiers)" || exit 1; \
 	if [ -z "$$tiers" ]; then echo "no tier implements the whole kernel contract"; exit 1; fi; \
@@ -58,9 +62,15 @@ test: lint
 	  echo "=================== conformance suite: GLASSTORCH_TIER=$$t ==================="; \
 	  GLASSTORCH_TIER=$$t $(PY) -m pytest shared_tests -q || failed="$$failed $$t"; \
 	done; \
+	if echo " $$tiers " | grep -q " fast "; then \
+	  echo ""; \
+	  echo "========= device tests: GLASSTORCH_TIER=fast GLASSTORCH_CUDA=simulator ========="; \
+	  GLASSTORCH_TIER=fast GLASSTORCH_CUDA=simulator $(PY) -m pytest -m cuda shared_tests -q \
+	    || failed="$$failed fast+simulator"; \
+	fi; \
 	echo ""; \
 	if [ -n "$$failed" ]; then echo "FAILED on tier(s):$$failed"; exit 1; fi; \
-	echo "conformance suite passed on tier(s):" $$tiers
+	echo "conformance suite passed on tier(s):" $$tiers "(and the device tests on the simulator)"
 
 # ----------------------------------------------------------------------- bench
 # The benchmark harness (docs/bench.md): both tiers, NumPy and PyTorch, each in an

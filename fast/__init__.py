@@ -17,6 +17,11 @@ function:
 * :mod:`~glasstorch.fast.threads`: the size of the OpenMP thread pool.
 
 :func:`make_kernels` composes them into one :class:`~glasstorch._kernels.Kernels`.
+
+The GPU half lives beside it: :mod:`glasstorch.fast.cuda_kernels` binds the
+contract to the CUDA kernels of ``fast/cuda/*.cu`` (run on a GPU through CuPy,
+or on the CUDA simulator, :mod:`glasstorch.fast.cuda_sim`); the dispatcher
+(:mod:`glasstorch._dispatch`) picks between the two by where tensors live.
 There is no fallback to Python loops: a family that is missing makes the tier
 fail to load, with a message naming it.
 

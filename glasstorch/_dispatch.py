@@ -218,6 +218,7 @@ def _router(name: str):
 
     kernel.__name__ = name
     kernel.__doc__ = f"``{name}`` on the device of its arguments (see :class:`Dispatcher`)."
+    kernel.__wrapped__ = getattr(Kernels, name)  # inspect.signature shows the contract's
     return kernel
 
 

@@ -97,6 +97,7 @@ from typing import IO, Any, BinaryIO
 import numpy as np
 
 from glasstorch import _dtype
+from glasstorch._tier import cuda_active
 from glasstorch.tensor import (
     Size,
     Storage,
@@ -619,6 +620,12 @@ def _resolve_location(map_location: MapLocation, storage: Storage, location: str
         raise TypeError(
             "map_location should be None, a string, a glasstorch.device, a dict or a callable, "
             f"got {type(map_location).__name__}"
+        )
+    if target is not None and device(target).type == "cuda" and not cuda_active:
+        raise RuntimeError(
+            "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
+            "False. If you are running on a CPU-only machine, please use torch.load with "
+            "map_location=torch.device('cpu') to map your storages to the CPU."
         )
     target = check_device(str(target) if isinstance(target, device) else target)
     if target is not None and target.type == "cuda":

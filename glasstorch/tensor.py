@@ -598,7 +598,8 @@ class Tensor:
     def type(self, dtype=None):
         """The legacy type name (``"torch.FloatTensor"``), or a cast to ``dtype``."""
         if dtype is None:
-            return f"torch.{self.dtype.legacy_name}"
+            where = "cuda." if cuda_active and self.is_cuda else ""
+            return f"torch.{where}{self.dtype.legacy_name}"
         return self.to(dtype)
 
     def float(self) -> Tensor:

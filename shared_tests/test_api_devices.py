@@ -2,12 +2,14 @@
 
 Programs from PyTorch's tutorials pick their device with
 ``"cuda" if torch.cuda.is_available() else "cpu"`` or through
-``torch.accelerator``; on glasstorch (no GPU runtime yet) they must pick the CPU.
+``torch.accelerator``; on glasstorch without a CUDA driver (``GLASSTORCH_CUDA``)
+they must pick the CPU. The tests of that absence skip when a driver is active.
 """
 
 from __future__ import annotations
 
 import pytest
+from cuda_support import requires_no_cuda
 from oracle import assert_same_error, torch
 
 import glasstorch as gt
@@ -15,6 +17,7 @@ import glasstorch as gt
 pytestmark = pytest.mark.tensor
 
 
+@requires_no_cuda
 def test_cuda_reports_no_device():
     assert gt.cuda.is_available() is False
     assert gt.cuda.device_count() == 0
@@ -24,6 +27,7 @@ def test_cuda_reports_no_device():
 
 
 @pytest.mark.errors
+@requires_no_cuda
 def test_cuda_calls_that_need_a_device_raise_like_pytorch():
     for name in ("current_device", "synchronize", "get_device_name"):
         assert_same_error(
@@ -34,6 +38,7 @@ def test_cuda_calls_that_need_a_device_raise_like_pytorch():
         )
 
 
+@requires_no_cuda
 def test_accelerator_and_mps_report_none():
     assert gt.accelerator.is_available() is False
     assert gt.accelerator.current_accelerator() is None
@@ -43,6 +48,7 @@ def test_accelerator_and_mps_report_none():
     assert gt.backends.cudnn.is_available() is False
 
 
+@requires_no_cuda
 def test_the_tutorial_idioms_pick_the_cpu():
     device = "cuda" if gt.cuda.is_available() else "cpu"
     accel = gt.accelerator.current_accelerator()
@@ -101,6 +107,7 @@ def test_set_default_device_cpu():
 
 
 @pytest.mark.errors
+@requires_no_cuda
 def test_set_default_device_cuda_says_no_cuda_device():
     with pytest.raises(RuntimeError, match="no CUDA device is available"):
         gt.set_default_device("cuda")

@@ -32,6 +32,7 @@ def test_moves_between_devices_keep_values_and_report_the_device():
     y = x.to("cuda")
     assert y.device == gt.device("cuda:0") and y.is_cuda and y.get_device() == 0
     assert x.device == gt.device("cpu") and not x.is_cuda
+    assert y.type() == "torch.cuda.FloatTensor" and x.type() == "torch.FloatTensor"
     assert x.cuda().device.type == "cuda" and y.cuda() is y and x.cpu() is x
     back = y.cpu()
     assert back.device.type == "cpu"
@@ -311,3 +312,14 @@ def test_the_device_api_answers():
     gt.cuda.synchronize()
     with pytest.raises(RuntimeError, match="invalid device ordinal"):
         gt.zeros(1, device="cuda:1")
+
+
+def test_save_and_load_keep_the_device_or_map_it(tmp_path):
+    x = _data(2, 3).cuda()
+    path = tmp_path / "x.pt"
+    gt.save({"x": x}, path)
+    assert gt.load(path)["x"].is_cuda
+    on_host = gt.load(path, map_location="cpu")["x"]
+    assert not on_host.is_cuda and on_host.tolist() == x.tolist()
+    gt.save({"y": x.cpu()}, path)
+    assert gt.load(path, map_location="cuda")["y"].is_cuda

@@ -106,3 +106,38 @@ def test_out_of_memory_raises_pytorchs_error_after_a_retry():
         "MESSAGE CUDA out of memory. Tried to allocate 16.00 MiB. GPU 0 has a total capacity of"
         in result.stdout
     )
+
+
+def _missing(*names: str) -> list[str]:
+    from glasstorch.fast.cuda_kernels import missing_cuda_kernels
+
+    return sorted(set(names) & set(missing_cuda_kernels()))
+
+
+@pytest.mark.skipif(
+    bool(_missing("cross_entropy", "cross_entropy_backward", "sgd_step", "random_normal")),
+    reason=f"CUDA kernels not written yet: {_missing('cross_entropy', 'sgd_step')}",
+)
+def test_a_classifier_trains_on_the_device_as_on_the_cpu_with_a_flat_allocator():
+    def train(device):
+        gt.manual_seed(1)
+        model = nn.Sequential(nn.Linear(12, 24), nn.ReLU(), nn.Linear(24, 5)).to(device)
+        opt = gt.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        x = gt.randn(40, 12, device=device)
+        y = gt.randint(0, 5, (40,), device=device)
+        losses, allocs = [], []
+        for _ in range(4):
+            opt.zero_grad()
+            loss = nn.CrossEntropyLoss()(model(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            if device == "cuda":
+                allocs.append(gt.cuda.memory_stats()["num_device_alloc"])
+        return losses, allocs
+
+    on_device, allocs = train("cuda")
+    on_host, _ = train("cpu")
+    assert on_device == pytest.approx(on_host, rel=1e-4)
+    assert on_device[-1] < on_device[0]
+    assert allocs[1:] == [allocs[0]] * 3

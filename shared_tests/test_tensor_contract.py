@@ -42,7 +42,7 @@ def test_active_tier_implements_every_kernel(name):
 @pytest.mark.parametrize("name", CONTRACT)
 def test_kernel_signatures_match_the_contract(name):
     contract = inspect.signature(getattr(Kernels, name))
-    implementation = inspect.signature(getattr(type(_tier.kernels), name))
+    implementation = inspect.signature(getattr(type(_tier.cpu_kernels), name))
     assert list(implementation.parameters) == list(contract.parameters)
 
 
@@ -71,10 +71,12 @@ def test_reference_tier_is_selected_by_environment():
     assert result.stdout.strip() == "reference"
 
 
+@pytest.mark.skipif(gt.cuda.is_available(), reason="a CUDA driver is active (GLASSTORCH_CUDA)")
 def test_cuda_is_refused_with_an_explanation():
-    # The reference tier says how to switch; a tier without CUDA kernels says so.
-    expected = "GLASSTORCH_TIER=fast" if gt.tier == "reference" else "no CUDA kernels"
-    with pytest.raises(RuntimeError, match=expected):
+    # PyTorch's AssertionError without CUDA, plus how to get a CUDA device.
+    with pytest.raises(
+        AssertionError, match="Torch not compiled with CUDA enabled.*GLASSTORCH_CUDA"
+    ):
         gt.zeros(2, device="cuda")
 
 

@@ -189,8 +189,10 @@ def _materialize(node: Node, grads: list) -> list:
         return grads
     from glasstorch.ops.creation import zeros
 
+    # The zeros go where the other gradients are (the outputs' device).
+    device = next((grad.device for grad in grads if grad is not None), None)
     return [
-        zeros(meta[0], dtype=meta[1]) if grad is None and meta is not None else grad
+        zeros(meta[0], dtype=meta[1], device=device) if grad is None and meta is not None else grad
         for grad, meta in zip(grads, node._output_meta)
     ]
 

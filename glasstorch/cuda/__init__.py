@@ -49,8 +49,10 @@ __all__ = [
     "memory_stats",
     "memory_summary",
     "reset_accumulated_memory_stats",
+    "reset_max_memory_allocated",
     "reset_peak_memory_stats",
     "set_device",
+    "set_stream",
     "stream",
     "synchronize",
 ]

@@ -155,7 +155,7 @@ class Embedding(Function):
         if ctx.padding_idx is not None:
             keep = (flat != ctx.padding_idx).unsqueeze(1)
             grad_rows = grad_rows * keep
-        grad_weight = zeros(ctx.weight_rows, grad.shape[-1], dtype=grad.dtype)
+        grad_weight = zeros(ctx.weight_rows, grad.shape[-1], dtype=grad.dtype, device=grad.device)
         return grad_weight.index_add(0, flat, grad_rows), None, None
 
 
@@ -204,9 +204,9 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        scale = zeros(input.shape, dtype=input.dtype)
+        scale = zeros(input.shape, dtype=input.dtype, device=input.device)
     else:
-        keep = rand(input.shape, dtype=input.dtype) >= p
+        keep = rand(input.shape, dtype=input.dtype, device=input.device) >= p
         scale = keep.to(input.dtype) * (1.0 / (1.0 - p))
     return _maybe_inplace(input, inplace, lambda: input * scale)
 
@@ -531,7 +531,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError("Class values must be non-negative.")
     if tensor.numel() and int(tensor.max().item()) >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    return (tensor.unsqueeze(-1) == arange(num_classes)).long()
+    return (tensor.unsqueeze(-1) == arange(num_classes, device=tensor.device)).long()
 
 
 # ================================================================== losses
@@ -826,7 +826,7 @@ def _cross_entropy_grad_as_ops(ctx, target, weight, grad):
             "pass, so its gradient cannot be differentiated again."
         )
     classes = logits.shape[1]
-    one_hot_target = (target.unsqueeze(1) == arange(classes)).to(logits.dtype)
+    one_hot_target = (target.unsqueeze(1) == arange(classes, device=target.device)).to(logits.dtype)
     kept = target != ctx.ignore_index
     row_weights = _sample_weights(target, weight, ctx.ignore_index, logits.dtype)
     scale = grad.expand(target.shape) * row_weights * kept

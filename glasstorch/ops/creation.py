@@ -261,7 +261,7 @@ def _check_ragged(data, dim: int = 0) -> None:
 
 def _to_numpy(data) -> np.ndarray:
     if isinstance(data, Tensor):
-        return data.detach().numpy()
+        return data.detach().cpu().numpy()  # a CUDA tensor is copied to the host
     if isinstance(data, (list, tuple)):
         _check_ragged(data)
         if any(isinstance(x, Tensor) for x in data):

@@ -101,7 +101,9 @@ class Gather(Function):
         from glasstorch.ops.creation import zeros
 
         (index,) = ctx.saved_tensors
-        grad_a = zeros(ctx.input_shape, dtype=grad.dtype).scatter_add(ctx.dim, index, grad)
+        grad_a = zeros(ctx.input_shape, dtype=grad.dtype, device=grad.device).scatter_add(
+            ctx.dim, index, grad
+        )
         return grad_a, None, None
 
 
@@ -146,7 +148,7 @@ class Scatter(Function):
             source = cast(src, a.dtype)._strided()
             source = source._replace(shape=index.shape)
         else:
-            filler = empty_tensor(index.shape, a.dtype)
+            filler = empty_tensor(index.shape, a.dtype, device=a.device)
             kernels.fill(filler._strided(), a.dtype.to_python(src))
             source = filler._strided()
         bad = kernels.scatter(out._strided(), dim, index._strided(), source, cls.accumulate)
@@ -220,7 +222,7 @@ class IndexSelect(Function):
         from glasstorch.ops.creation import zeros
 
         (index,) = ctx.saved_tensors
-        grad_a = zeros(ctx.input_shape, dtype=grad.dtype).index_add(
+        grad_a = zeros(ctx.input_shape, dtype=grad.dtype, device=grad.device).index_add(
             ctx.dim, index.reshape(-1), grad
         )
         return grad_a, None, None
@@ -329,7 +331,7 @@ class IndexCopy(IndexPut):
 
         shape = list(grad.shape)
         shape[ctx.dim] = index.shape[0]
-        grad_a = grad.index_copy(ctx.dim, index, zeros(shape, dtype=grad.dtype))
+        grad_a = grad.index_copy(ctx.dim, index, zeros(shape, dtype=grad.dtype, device=grad.device))
         grad_src = grad.index_select(ctx.dim, index) if ctx.needs_input_grad[3] else None
         return grad_a, None, None, grad_src, None
 
@@ -459,11 +461,11 @@ def flip(input: Tensor, dims) -> Tensor:
     out = input
     for dim in dims if input.dim() > 0 else ():  # a 0-d tensor has nothing to reverse
         n = input.shape[dim]
-        out = out.index_select(dim, arange(n - 1, -1, -1))
+        out = out.index_select(dim, arange(n - 1, -1, -1, device=out.device))
     return out if out is not input else input.clone()
 
 
-def geometry_positions(shape, strides, offset: int) -> Tensor:
+def geometry_positions(shape, strides, offset: int, device=None) -> Tensor:
     """An int64 tensor of ``shape``: the buffer position of each element of a view.
 
     The same sum as the kernels' index math, offset + sum(index * stride), done
@@ -471,11 +473,11 @@ def geometry_positions(shape, strides, offset: int) -> Tensor:
     """
     from glasstorch.ops.creation import arange, full
 
-    positions = full(tuple(shape), offset, dtype=_dtype.int64)
+    positions = full(tuple(shape), offset, dtype=_dtype.int64, device=device)
     for d, (size, stride) in enumerate(zip(shape, strides)):
         along = [1] * len(shape)
         along[d] = size
-        positions = positions + arange(size).reshape(along) * stride
+        positions = positions + arange(size, device=device).reshape(along) * stride
     return positions
 
 
@@ -629,6 +631,7 @@ def _advanced_plan(view: Tensor, advanced) -> tuple[tuple[int, ...], Tensor]:
         # written into it after the check lands outside the whole view, which
         # the kernel's own check catches. Anywhere else it could land on
         # another element, so the positions come from a checked copy.
+        index = index.to(view.device)  # a CPU index may address a CUDA tensor, as in PyTorch
         index = _check_bounds(index, view.shape[d], d, snapshot=d != 0 or len(advanced) > 1)
         lead = [1] * (len(b_shape) - index.dim())
         shaped = index.reshape(
@@ -642,7 +645,9 @@ def _advanced_plan(view: Tensor, advanced) -> tuple[tuple[int, ...], Tensor]:
     for out_dim, d in places:
         along = [1] * ndim_out
         along[out_dim] = view.shape[d]
-        positions = positions + arange(view.shape[d]).reshape(along) * strides[d]
+        positions = (
+            positions + arange(view.shape[d], device=view.device).reshape(along) * strides[d]
+        )
     return out_shape, positions.expand(out_shape)
 
 
@@ -670,7 +675,7 @@ class Index(Function):
         numel = 1
         for s in ctx.input_shape:
             numel *= s
-        flat = zeros((numel,), dtype=grad.dtype)
+        flat = zeros((numel,), dtype=grad.dtype, device=grad.device)
         flat = flat.index_add(0, positions.reshape(-1), grad.reshape(-1))
         return flat.reshape(ctx.input_shape), None, None
 
@@ -717,6 +722,7 @@ class IndexPutAdvanced(Function):
         ctx.save_for_backward(positions)
         ctx.accumulate = accumulate
         out = contiguous_copy(view)
+        values = values.to(view.device)  # a CPU scalar may be written into a CUDA tensor
         values = cast(values, view.dtype).expand(positions.shape)
         flat_values = contiguous_raw(values).reshape(1, -1)
         bad = kernels.index_put(
@@ -740,7 +746,7 @@ class IndexPutAdvanced(Function):
 
             flat_positions = positions.reshape(-1)
             grad_view = flat.index_copy(
-                0, flat_positions, zeros(flat_positions.shape, dtype=grad.dtype)
+                0, flat_positions, zeros(flat_positions.shape, dtype=grad.dtype, device=grad.device)
             ).reshape(grad.shape)
         return grad_view, grad_values, None, None
 

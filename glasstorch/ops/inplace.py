@@ -212,7 +212,7 @@ class CopySlices(Function):
 
         shape, strides, offset = ctx.geometry
         grad = grad.contiguous()
-        keep = ones(tuple(grad.shape), dtype=grad.dtype)
+        keep = ones(tuple(grad.shape), dtype=grad.dtype, device=grad.device)
         with no_grad():
             as_strided(keep, shape, strides, keep.storage_offset() + offset).fill_(0)
         grad_result = as_strided(grad, shape, strides, grad.storage_offset() + offset)
@@ -254,7 +254,7 @@ class Copy(Function):
 
     @staticmethod
     def forward(ctx, target, src):
-        out = empty_tensor(target.shape, target.dtype)
+        out = empty_tensor(target.shape, target.dtype, device=target.device)
         kernels.copy(out._strided(), strided_as(src, tuple(target.shape)))
         return out
 
@@ -283,7 +283,7 @@ class Fill(Function):
 
     @staticmethod
     def forward(ctx, target, value):
-        out = empty_tensor(target.shape, target.dtype)
+        out = empty_tensor(target.shape, target.dtype, device=target.device)
         kernels.fill(out._strided(), target.dtype.to_python(value))
         return out
 

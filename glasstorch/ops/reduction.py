@@ -293,7 +293,8 @@ class MaxDim(Function):
         (indices,) = ctx.saved_tensors
         if not ctx.keepdim:
             grad, indices = grad.unsqueeze(ctx.dim), indices.unsqueeze(ctx.dim)
-        return zeros(ctx.input_shape, dtype=grad.dtype).scatter(ctx.dim, indices, grad), None, None
+        grad_input = zeros(ctx.input_shape, dtype=grad.dtype, device=grad.device)
+        return grad_input.scatter(ctx.dim, indices, grad), None, None
 
 
 class MinDim(MaxDim):
@@ -456,7 +457,7 @@ class LogSumExp(Function):
 
         # Subtract the maximum first so exp never overflows (empty slices give -inf).
         if numel([a.shape[d] for d in dims]) == 0:
-            peak = zeros(_keepdim_shape(a.shape, dims), dtype=a.dtype)
+            peak = zeros(_keepdim_shape(a.shape, dims), dtype=a.dtype, device=a.device)
         else:
             peak = compute_reduce("amax", a, dims, keepdim=True)
             peak = where(peak.abs() == float("inf"), 0.0, peak)

@@ -92,7 +92,7 @@ class DiagonalScatter(Function):
     @staticmethod
     def forward(ctx, grad, shape, offset, dim1, dim2):
         ctx.geometry = (offset, dim1, dim2)
-        out = empty_tensor(shape, grad.dtype)
+        out = empty_tensor(shape, grad.dtype, device=grad.device)
         kernels.fill(out._strided(), grad.dtype.to_python(0))
         diagonal = out._view(*_diagonal_geometry(shape, out.stride(), offset, dim1, dim2, 0))
         kernels.copy(diagonal._strided(), grad._strided())

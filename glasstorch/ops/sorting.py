@@ -54,7 +54,7 @@ class Sort(Function):
         from glasstorch.ops.creation import zeros
 
         (indices,) = ctx.saved_tensors
-        input_grad = zeros(ctx.input_shape, dtype=grad.dtype)
+        input_grad = zeros(ctx.input_shape, dtype=grad.dtype, device=grad.device)
         return input_grad.scatter(ctx.dim, indices, grad), None, None, None
 
 

@@ -60,7 +60,7 @@ class _Embed(Function):
     @staticmethod
     def forward(ctx, grad, shape, geometry):
         ctx.geometry = geometry
-        out = empty_tensor(shape, grad.dtype)
+        out = empty_tensor(shape, grad.dtype, device=grad.device)
         kernels.fill(out._strided(), grad.dtype.to_python(0))
         target = geometry(out)
         kernels.copy(target._strided(), grad._strided())
@@ -612,8 +612,8 @@ class AsStrided(Function):
         from glasstorch.ops.indexing import geometry_positions
 
         shape, strides, offset = ctx.geometry
-        flat = zeros(numel(ctx.input_shape), dtype=grad.dtype)
-        positions = geometry_positions(shape, strides, offset).reshape(-1)
+        flat = zeros(numel(ctx.input_shape), dtype=grad.dtype, device=grad.device)
+        positions = geometry_positions(shape, strides, offset, grad.device).reshape(-1)
         flat = flat.index_add(0, positions, grad.reshape(-1))
         return flat.view(ctx.input_shape), None, None, None
 
