@@ -51,6 +51,7 @@ TOPICS: dict[str, str] = {
     "datasets": "bundled and standard datasets, file formats and transforms",
     "serialization": "save and load",
     "cuda": "the GPU runtime: devices, streams, the caching allocator and the CUDA simulator",
+    "profiler": "glasstorch.profiler: operation spans, record_function, tables, Chrome traces",
 }
 
 _SUITE_DIR = os.path.dirname(os.path.abspath(__file__))

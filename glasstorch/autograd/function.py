@@ -30,6 +30,11 @@ _sequence_numbers = itertools.count()
 #: import inside ``Function.apply`` would cost time on every operation).
 Tensor: type = None
 
+#: While :mod:`glasstorch.profiler` records, its recorder, which times every
+#: operation and backward node as a span; None otherwise, so a program that does
+#: not profile pays one test per operation.
+profiler_hook = None
+
 SECOND_BACKWARD_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -224,8 +229,15 @@ class BackwardNode(Node):
     _forward_cls: type = None
 
     def apply(self, *grad_outputs):
-        grads = self._forward_cls.backward(self, *grad_outputs)
-        return grads if isinstance(grads, tuple) else (grads,)
+        span = None
+        if profiler_hook is not None:  # the profiler is recording: time this node
+            span = profiler_hook.node_span(self).__enter__()
+        try:
+            grads = self._forward_cls.backward(self, *grad_outputs)
+            return grads if isinstance(grads, tuple) else (grads,)
+        finally:
+            if span is not None:
+                span.__exit__(None, None, None)
 
 
 class AccumulateGrad(Node):
@@ -387,41 +399,48 @@ class Function:
     @classmethod
     def apply(cls, *args):
         """Run ``forward`` and, if any input requires grad, record a node for backward."""
-        # This runs for every operation, so it is written for speed: the grad
-        # mode flag is read once, and nothing is built for the graph unless a
-        # node will be recorded.
-        grad_enabled = _grad_state.enabled
-        needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
-        record = grad_enabled and True in needs_input_grad
-        if not record:
-            # A throwaway context (cheap to make): this path runs for every op
-            # under no_grad and on tensors that need no gradient.
-            ctx = UnrecordedContext()
+        span = None
+        if profiler_hook is not None:  # the profiler is recording: time this operation
+            span = profiler_hook.operation_span(cls, args).__enter__()
+        try:
+            # This runs for every operation, so it is written for speed: the grad
+            # mode flag is read once, and nothing is built for the graph unless a
+            # node will be recorded.
+            grad_enabled = _grad_state.enabled
+            needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
+            record = grad_enabled and True in needs_input_grad
+            if not record:
+                # A throwaway context (cheap to make): this path runs for every op
+                # under no_grad and on tensors that need no gradient.
+                ctx = UnrecordedContext()
+                ctx.needs_input_grad = needs_input_grad
+                if not grad_enabled:
+                    return cls.forward(ctx, *args)  # already off: nothing to restore
+                _grad_state.enabled = False  # forward computes values only
+                try:
+                    return cls.forward(ctx, *args)
+                finally:
+                    _grad_state.enabled = True
+            ctx = cls._backward_cls()
             ctx.needs_input_grad = needs_input_grad
-            if not grad_enabled:
-                return cls.forward(ctx, *args)  # already off: nothing to restore
-            _grad_state.enabled = False  # forward computes values only
+            _grad_state.enabled = False
             try:
-                return cls.forward(ctx, *args)
+                result = cls.forward(ctx, *args)
             finally:
                 _grad_state.enabled = True
-        ctx = cls._backward_cls()
-        ctx.needs_input_grad = needs_input_grad
-        _grad_state.enabled = False
-        try:
-            result = cls.forward(ctx, *args)
+            is_tuple = isinstance(result, tuple)
+            outputs = result if is_tuple else (result,)
+            # An input handed back unchanged becomes a new tensor object (an alias),
+            # so recording the node never rewrites the input's own history.
+            outputs = tuple(
+                o._alias() if isinstance(o, Tensor) and any(o is a for a in args) else o
+                for o in outputs
+            )
+            _connect(ctx, args, outputs)
+            return outputs if is_tuple else outputs[0]
         finally:
-            _grad_state.enabled = True
-        is_tuple = isinstance(result, tuple)
-        outputs = result if is_tuple else (result,)
-        # An input handed back unchanged becomes a new tensor object (an alias),
-        # so recording the node never rewrites the input's own history.
-        outputs = tuple(
-            o._alias() if isinstance(o, Tensor) and any(o is a for a in args) else o
-            for o in outputs
-        )
-        _connect(ctx, args, outputs)
-        return outputs if is_tuple else outputs[0]
+            if span is not None:
+                span.__exit__(None, None, None)
 
 
 class UnrecordedContext:

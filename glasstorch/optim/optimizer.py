@@ -35,6 +35,7 @@ import glasstorch
 from glasstorch._kernels import Strided
 from glasstorch.autograd import enable_grad, no_grad
 from glasstorch.ops.creation import zeros_like
+from glasstorch.profiler import record_function
 from glasstorch.tensor import Tensor
 
 
@@ -159,6 +160,10 @@ class Optimizer:
                 skips parameters whose gradient is ``None`` but steps those with a
                 zero gradient (momentum and weight decay still act on them).
         """
+        with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
+            self._zero_grad(set_to_none)
+
+    def _zero_grad(self, set_to_none: bool) -> None:
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
@@ -187,7 +192,8 @@ class Optimizer:
             The closure's loss, or ``None`` without a closure.
         """
         loss = self._run_closure(closure)
-        with no_grad():
+        name = type(self).__name__  # the profiler's label, as PyTorch's: Optimizer.step#Adam.step
+        with no_grad(), record_function(f"Optimizer.step#{name}.step"):
             for group in self.param_groups:
                 for p in group["params"]:
                     if p.grad is not None:
