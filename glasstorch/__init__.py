@@ -274,5 +274,5 @@ def numel(input: Tensor) -> _builtins.int:
 
 
 # The training stack, imported last: these packages build on everything above.
-from glasstorch import datasets, nn, optim, utils  # noqa: E402
+from glasstorch import datasets, multiprocessing, nn, optim, utils  # noqa: E402
 from glasstorch.serialization import load, save  # noqa: E402
