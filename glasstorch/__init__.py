@@ -276,3 +276,4 @@ def numel(input: Tensor) -> _builtins.int:
 # The training stack, imported last: these packages build on everything above.
 from glasstorch import datasets, multiprocessing, nn, optim, utils  # noqa: E402
 from glasstorch.serialization import load, save  # noqa: E402
+from glasstorch.utils.dlpack import from_dlpack  # noqa: E402
