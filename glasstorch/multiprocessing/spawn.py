@@ -210,7 +210,7 @@ def spawn(
     daemon: bool = False,
     start_method: str = "spawn",
 ) -> ProcessContext | None:
-    """Run ``fn(i, *args)`` in ``nprocs`` new processes, ``i = 0 .. nprocs - 1``.
+    """Run ``fn(i, *args)`` in ``nprocs`` new processes, for ``i`` from 0 to ``nprocs - 1``.
 
     Tensors in ``args`` travel as shared memory (see
     :mod:`glasstorch.multiprocessing`), so the processes and the parent share
