@@ -7,6 +7,7 @@ so a bug shows as an error, not a hang.
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing as std_multiprocessing
 import pickle
 
@@ -259,11 +260,7 @@ def test_spawn_without_join_returns_a_context():
 
 @needs_torch
 def test_spawn_exceptions_mirror_pytorchs():
-    import sys
-
-    from torch.multiprocessing import spawn as torch_spawn_module  # noqa: F401
-
-    theirs = sys.modules["torch.multiprocessing.spawn"]
+    theirs = importlib.import_module("torch.multiprocessing.spawn")
     for name in ["ProcessException", "ProcessRaisedException", "ProcessExitedException"]:
         ours = getattr(mp, name)
         assert [c.__name__ for c in ours.__mro__] == [
