@@ -276,3 +276,8 @@ def numel(input: Tensor) -> _builtins.int:
 # The training stack, imported last: these packages build on everything above.
 from glasstorch import datasets, nn, optim, profiler, utils  # noqa: E402
 from glasstorch.serialization import load, save  # noqa: E402
+from glasstorch.utils.dlpack import from_dlpack  # noqa: E402
+
+# glasstorch.multiprocessing (torch.multiprocessing, which registers the
+# pickling rules that send tensors as shared memory) is imported with
+# utils.data, whose DataLoader uses it.

@@ -717,7 +717,10 @@ class Kernels:
     # ``param`` comes first (it is the output); every buffer is a contiguous
     # 1-D view of the same length and dtype; a buffer the configuration does not
     # use is None. Each kernel applies ``maximize`` itself, as documented.
-    # Arithmetic is in the buffers' dtype; the order of operations is the one
+    # The buffers are float32 or float64 (one dtype for all of them). The
+    # arithmetic runs in double precision (Python's float) whatever that dtype
+    # is; each value stored into a buffer is rounded to the buffer's dtype and
+    # then used in that rounded form. The order of operations is the one
     # shown, so every tier gives the same numbers to float tolerance.
     def sgd_step(
         self,

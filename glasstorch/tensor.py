@@ -241,10 +241,13 @@ class Tensor:
         A tensor's metadata never changes after it is made (``data = ...``
         aside, which forgets it), so the same object serves every kernel
         call, and a tier can keep its own form of it in ``Strided.native``.
+        Only the storage's buffer can change under it, when the storage moves
+        to shared memory (``share_memory_``): then the view is made anew.
         """
         view = self._kernel_view
-        if view is None:
-            view = Strided(self._storage.buffer, self._shape, self._stride, self._offset)
+        buffer = self._storage.buffer
+        if view is None or view.buffer is not buffer:
+            view = Strided(buffer, self._shape, self._stride, self._offset)
             self._kernel_view = view
         return view
 

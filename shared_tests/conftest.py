@@ -48,6 +48,7 @@ TOPICS: dict[str, str] = {
     "nn": "nn.Module, layers, losses, nn.functional, nn.init and nn.utils",
     "optim": "optimizers and learning-rate schedulers",
     "data": "Dataset, samplers, collate and the DataLoader with workers",
+    "multiprocessing": "torch.multiprocessing: tensors shared between processes, spawn, Hogwild",
     "datasets": "bundled and standard datasets, file formats and transforms",
     "serialization": "save and load",
     "cuda": "the GPU runtime: devices, streams, the caching allocator and the CUDA simulator",

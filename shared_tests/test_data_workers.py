@@ -18,6 +18,8 @@ import numpy as np
 import pytest
 
 import glasstorch as gt
+from glasstorch.multiprocessing import reductions
+from glasstorch.multiprocessing import shared_memory as shm
 from glasstorch.utils.data import (
     DataLoader,
     Dataset,
@@ -25,7 +27,6 @@ from glasstorch.utils.data import (
     TensorDataset,
     get_worker_info,
 )
-from glasstorch.utils.data import _shared_memory as shm
 
 pytestmark = pytest.mark.data
 
@@ -219,54 +220,26 @@ def test_worker_batches_live_in_shared_memory():
 
 def test_handles_are_small_and_round_trip():
     t = gt.from_numpy(np.random.default_rng(0).random((256, 1024), dtype=np.float32))  # 1 MiB
-    payload = shm.dumps({"x": t, "pair": (t.t(), 3)})
+    expected = t.numpy().copy()
+    payload = reductions.dumps({"x": t, "pair": (t.t(), 3)})
     assert len(payload) < 2000  # the bytes went to shared memory, not into the pickle
     out = pickle.loads(payload)
-    assert np.array_equal(out["x"].numpy(), t.numpy()) and out["pair"][1] == 3
+    assert np.array_equal(out["x"].numpy(), expected) and out["pair"][1] == 3
     assert out["pair"][0].stride() == (1, 1024)  # a transposed view keeps its strides
-    assert np.array_equal(out["pair"][0].numpy(), t.numpy().T)
-    assert shm.is_shared(out["x"]) and not shm.is_shared(t)
-
-
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda: gt.arange(12.0).reshape(3, 4),
-        lambda: gt.arange(12).reshape(3, 4).t(),
-        lambda: gt.arange(12.0).reshape(3, 4)[:, ::2],
-        lambda: gt.tensor([1.0, 2.0]).expand(3, 2),
-        lambda: gt.arange(10)[3:7],
-        lambda: gt.zeros(0, 3),
-        lambda: gt.tensor(True),
-        lambda: gt.tensor([[1, 2]], dtype=gt.uint8),
-    ],
-    ids=["contiguous", "transposed", "stepped", "expanded", "offset", "empty", "scalar", "uint8"],
-)
-def test_share_and_rebuild_layouts(make):
-    t = make()
-    out = shm.rebuild_tensor(shm.share_tensor(t))
-    assert out.dtype == t.dtype and out.shape == t.shape
-    assert out.tolist() == t.tolist()
-    if t.numel() and t.is_contiguous() or t.stride() == (0, 1):
-        assert out.stride() == t.stride()
-
-
-def test_requires_grad_crosses_only_on_leaves():
-    leaf = gt.ones(2, requires_grad=True)
-    assert shm.rebuild_tensor(shm.share_tensor(leaf)).requires_grad
-    with pytest.raises(RuntimeError, match="Cowardly refusing to serialize non-leaf tensor"):
-        shm.share_tensor(leaf * 2)
+    assert np.array_equal(out["pair"][0].numpy(), expected.T)
+    # Sending moved the sender's storage itself to shared memory, as in PyTorch.
+    assert shm.is_shared(out["x"]) and shm.is_shared(t)
 
 
 def test_blocks_never_have_a_file_name():
     shm.set_block_prefix("glasstorch_test_sweep_")
     try:
-        handle = shm.share_tensor(gt.ones(4))
+        t = gt.ones(4).share_memory_()
     finally:
         shm.set_block_prefix(f"glasstorch_{os.getpid()}_")
-    assert handle.name.startswith("glasstorch_test_sweep_")
-    assert leftover_blocks("glasstorch_test_sweep_") == []  # sent, not yet received: no file
-    assert shm.rebuild_tensor(handle).tolist() == [1.0] * 4
+    assert shm.shared_block_of(t).name.startswith("glasstorch_test_sweep_")
+    assert leftover_blocks("glasstorch_test_sweep_") == []
+    assert pickle.loads(reductions.dumps(t)).tolist() == [1.0] * 4
 
 
 def test_orphaned_block_files_are_swept():

@@ -303,6 +303,39 @@ static inline int64_t gt_pow_int(int64_t a, int64_t b)
 
 /* ------------------------------------------------------------------- unary */
 
+/* How the op lists become code. The lists are "X macros": UNARY_OPS(X, CODE,
+ * CTYPE) calls X once per operation. DEFINE_UNARY_FOR(CODE, CTYPE) passes
+ * DEFINE_UNARY as X, and GT_FOR_EACH_DTYPE calls DEFINE_UNARY_FOR once per
+ * dtype, so every (operation, dtype) pair gets its own inner loop. For
+ * example, X(SIGMOID, SAME, GT_FLOAT32, float) becomes
+ *
+ *     static void unary_SIGMOID_GT_FLOAT32(char **p, const int64_t *s, int64_t n,
+ *                                          const void *extra)
+ *     {
+ *         (void)extra;
+ *         float *o = (float *)p[0];
+ *         const float *a = (const float *)p[1];
+ *         if (s[0] == sizeof(float) && s[1] == sizeof(float)) { // contiguous: SIMD
+ *             for (int64_t i = 0; i < n; i++) {
+ *                 const float x = a[i];
+ *                 o[i] = ((float)(double)(gt_sigmoid_f32(x)));
+ *             }
+ *         } else { // strided, in elements
+ *             const int64_t so = s[0] / (int64_t)sizeof(float),
+ *                           sa = s[1] / (int64_t)sizeof(float);
+ *             for (int64_t i = 0; i < n; i++) {
+ *                 const float x = a[i * sa];
+ *                 o[i * so] = ((float)(double)(gt_sigmoid_f32(x)));
+ *             }
+ *         }
+ *     }
+ *
+ * (SAME: the output has the input's type; UNARY_SIGMOID picked the float
+ * version through _Generic; GT_CAST_GT_FLOAT32 is the cast to the output.)
+ * UNARY_ENTRY then files it in the dispatch table as
+ * unary_table[GT_UNARY_SIGMOID][GT_FLOAT32], which gt_unary indexes with the
+ * op code and the input's dtype code. */
+
 #define DEFINE_UNARY(OP, RESULT, CODE, CTYPE)                                           \
     DEFINE_UNARY_LOOP(, unary_##OP##_##CODE, CTYPE, OUT_CTYPE_##RESULT(CTYPE),          \
                       CAST_TO(OUT_CODE_##RESULT(CODE), UNARY_##OP(x)))
@@ -320,8 +353,15 @@ static const gt_inner_loop unary_table[GT_UNARY_COUNT][6] = {
     GT_FOR_EACH_DTYPE(UNARY_ENTRIES_FOR) FOR_EACH_INTEGER_DTYPE(UNARY_INTEGER_ENTRIES_FOR)
 };
 
-/* Ops whose output is bool whatever the input is. */
-static int unary_result_is_bool(int op) { return op == GT_UNARY_LOGICAL_NOT || op == GT_UNARY_ISNAN; }
+/* Whether each op's output is bool whatever the input is: read off the
+ * RESULT column of the op lists, so the lists stay the one source. */
+#define RESULT_IS_BOOL_SAME 0
+#define RESULT_IS_BOOL_BOOL 1
+#define UNARY_RESULT_ENTRY(OP, RESULT, CODE, CTYPE) [GT_UNARY_##OP] = RESULT_IS_BOOL_##RESULT,
+static const unsigned char unary_result_bool[GT_UNARY_COUNT] = {
+    UNARY_OPS(UNARY_RESULT_ENTRY, , ) UNARY_INTEGER_OPS(UNARY_RESULT_ENTRY, , )
+};
+static int unary_result_is_bool(int op) { return unary_result_bool[op]; }
 
 static int valid_dtype(int32_t dtype) { return dtype >= GT_BOOL && dtype <= GT_FLOAT64; }
 
@@ -360,7 +400,11 @@ static const gt_inner_loop binary_table[GT_BINARY_COUNT][6] = {
     GT_FOR_EACH_DTYPE(BINARY_ENTRIES_FOR) FOR_EACH_INTEGER_OR_BOOL_DTYPE(BINARY_INTEGER_ENTRIES_FOR)
 };
 
-static int binary_result_is_bool(int op) { return op >= GT_BINARY_EQ && op <= GT_BINARY_LOGICAL_XOR; }
+#define BINARY_RESULT_ENTRY(OP, RESULT, CODE, CTYPE) [GT_BINARY_##OP] = RESULT_IS_BOOL_##RESULT,
+static const unsigned char binary_result_bool[GT_BINARY_COUNT] = {
+    BINARY_OPS(BINARY_RESULT_ENTRY, , ) BINARY_INTEGER_OPS(BINARY_RESULT_ENTRY, , )
+};
+static int binary_result_is_bool(int op) { return binary_result_bool[op]; }
 
 int gt_binary(int op, gt_view *out, const gt_view *a, const gt_view *b)
 {

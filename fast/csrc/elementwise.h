@@ -1,8 +1,14 @@
 /* elementwise.h: fill, copy (with casts), unary and binary operations, where.
  *
- * The operation codes below follow the order of UNARY_OPS and BINARY_OPS in
- * glasstorch/_kernels.py; fast/elementwise.py maps each name to its code by
- * looking up GT_UNARY_<NAME> / GT_BINARY_<NAME>, so a missing one fails at import.
+ * The operation codes below are matched to the names in UNARY_OPS and
+ * BINARY_OPS of glasstorch/_kernels.py by name, not by position:
+ * fast/elementwise.py looks up GT_UNARY_<NAME> / GT_BINARY_<NAME> for each
+ * name, so a missing code fails at import. New codes are appended (ERF came
+ * last), so the numbers need not follow the tuples' order. The codes run
+ * 0 .. COUNT-1 without gaps, since they index the dispatch tables in
+ * elementwise.c; shared_tests/test_op_tables.py checks these enums, the op
+ * lists in elementwise.c (which ops give a bool result) and _kernels.py's
+ * tuples and BOOL_RESULT_OPS against each other.
  *
  * Every function returns 0, or -1 when asked for a combination the table does
  * not hold (a bitwise op on floats, an output of the wrong dtype); the Python

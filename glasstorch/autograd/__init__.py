@@ -6,11 +6,13 @@ as the program runs; ``backward`` walks those nodes in reverse. The pieces:
 * :class:`Function`: the one mechanism behind every differentiable op;
 * :func:`backward` and :func:`grad`: run the engine;
 * :class:`no_grad`, :class:`enable_grad`, :class:`set_grad_enabled`: grad mode;
-* :func:`gradcheck` and :func:`gradgradcheck`: compare gradients with finite differences.
+* :func:`gradcheck` and :func:`gradgradcheck`: compare gradients with finite differences;
+* :mod:`~glasstorch.autograd.graph`: the graph's :class:`Node`, drawn with ``graph.draw``.
 """
 
 from __future__ import annotations
 
+from glasstorch.autograd import graph
 from glasstorch.autograd.engine import run_backward
 from glasstorch.autograd.function import Function, Node
 from glasstorch.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -25,6 +27,7 @@ __all__ = [
     "grad",
     "gradcheck",
     "gradgradcheck",
+    "graph",
     "is_grad_enabled",
     "no_grad",
     "set_grad_enabled",

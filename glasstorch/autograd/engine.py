@@ -100,6 +100,8 @@ def run_backward(
     else:
         needed = set(nodes)
 
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+    # -- solution: autograd/engine
     dependencies: dict[Node, int] = dict.fromkeys(needed, 0)
     for node in needed:
         for next_node, _ in node.next_functions:
@@ -119,32 +121,22 @@ def run_backward(
     ready = [(-node._sequence_nr, id(node), node) for node in starts]
     heapq.heapify(ready)
 
-    captured = [None] * (len(inputs) if inputs is not None else 0)
     with set_grad_enabled(create_graph):
-        while ready:
+        while ready:  # the core loop: the newest ready node runs next
             _, _, node = heapq.heappop(ready)
             grads = _run_tensor_hooks(node, buffers.pop(node, [None]))
             if captures:
                 _capture(node, grads, captures, captured)
-            if isinstance(node, AccumulateGrad):
-                # ``grads`` is now the only reference the engine holds to the
-                # leaf's gradient, which lets AccumulateGrad take it without a
-                # copy (see AccumulateGrad.apply).
-                if (
-                    accumulate
-                    and (inputs is None or (node, 0) in captures)
-                    and grads[0] is not None
-                ):
-                    node.apply(grads[0])
+            if isinstance(node, AccumulateGrad):  # a leaf: .grad += gradient
+                if accumulate and (inputs is None or (node, 0) in captures):
+                    _accumulate(node, grads)
                 continue
-            if node not in needed or all(g is None for g in grads):
-                results = [None] * len(node._arg_slots)
-            else:
-                results = node.apply(*_materialize(node, grads))
+            results = _call(node, grads, needed)  # the node's backward formula
             if not retain_graph:
                 node._release_saved()
-            _send(node, results, deliver, dependencies, ready)
+            _send(node, results, deliver, dependencies, ready)  # on to the inputs' nodes
             results = None  # the gradients live on in ``buffers`` only (see AccumulateGrad)
+    # -- end solution
 
     if inputs is not None and not accumulate:
         if not allow_unused and any(grad is None for grad in captured):
@@ -154,6 +146,26 @@ def run_backward(
             )
         return captured
     return None
+
+
+def _accumulate(node: AccumulateGrad, grads: list) -> None:
+    """Hand a leaf's gradient to its AccumulateGrad node.
+
+    ``grads`` is the only reference the engine holds to the gradient, which
+    lets the node take it without a copy (see
+    :mod:`glasstorch.autograd.gradient_stealing`): the call keeps that shape,
+    ``node.apply(grads[0])``, with no other name bound to the tensor.
+    """
+    if grads[0] is not None:
+        node.apply(grads[0])
+
+
+def _call(node: Node, grads: list, needed: set) -> list:
+    """Run ``node``'s backward on the gradients of its outputs (None for each
+    input when no input gradient is needed or every output's gradient is None)."""
+    if node not in needed or all(g is None for g in grads):
+        return [None] * len(node._arg_slots)
+    return node.apply(*_materialize(node, grads))
 
 
 def _capture(node: Node, grads: list, captures: dict, captured: list) -> None:

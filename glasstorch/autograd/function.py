@@ -17,9 +17,9 @@ Function: ``MulBackward0`` for the built-in ``Mul``, ``MyOpBackward`` for a user
 from __future__ import annotations
 
 import itertools
-import sys
 import weakref
 
+from glasstorch.autograd import gradient_stealing
 from glasstorch.autograd.grad_mode import _state as _grad_state
 from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
 
@@ -241,18 +241,18 @@ class BackwardNode(Node):
 
 
 class AccumulateGrad(Node):
-    """The node at a leaf: it adds the arriving gradient into ``variable.grad``.
+    """The node at a leaf that requires grad: ``leaf.grad += incoming``.
 
-    When the leaf has no gradient yet, the arriving one becomes ``.grad``. If
-    nothing else can see that tensor, it is taken as it is ("stolen", in
-    PyTorch's words) rather than copied: after ``zero_grad()`` that saves a
-    copy of every parameter's gradient on every step. Nothing else can see it
-    when it is contiguous, has no history, its storage is its own (no view, no
-    ``detach()``, no NumPy array shares it), and its reference count says that
-    only the engine and this call hold it: a hook that kept it, a user who
-    passed it to ``backward``, or another node waiting for the same tensor all
-    add references, and then it is copied. (PyTorch makes a similar test on
-    its C++ reference count.)
+    The engine calls it with the gradient that reached the leaf. Hooks
+    registered on the leaf (``register_hook``) run first and may replace the
+    gradient. Then the first gradient becomes ``.grad`` and later ones are
+    added into it in place; under ``create_graph`` the sum is recorded in the
+    graph instead, so that ``.grad`` can be differentiated again.
+
+    The first gradient is a copy unless nothing else can see the incoming
+    tensor, in which case it is taken as it is: an optimisation built on
+    reference counting (section 5.5 of the paper), kept apart in
+    :mod:`glasstorch.autograd.gradient_stealing`.
     """
 
     def __init__(self, variable):
@@ -261,89 +261,21 @@ class AccumulateGrad(Node):
         self._input_meta = []
         self._output_meta = [(variable._shape, variable.dtype)]
 
-    def apply(self, grad):
+    def apply(self, incoming):
         leaf = self.variable
         from_the_engine = True  # still the very tensor the engine handed over
         for hook in list((leaf._backward_hooks or {}).values()):
-            replaced = hook(grad)
+            replaced = hook(incoming)
             if replaced is not None:
-                grad, from_the_engine = replaced, False
-        create_graph = is_grad_enabled()  # the engine turns grad mode on for create_graph
+                incoming, from_the_engine = replaced, False
         if leaf.grad is None:
-            if create_graph:
-                leaf.grad = grad.clone()
-            elif (
-                from_the_engine  # (the count below assumes the engine's reference)
-                and _UNSHARED_REFCOUNT > 0
-                and sys.getrefcount(grad) <= _UNSHARED_REFCOUNT
-                and _can_take(grad, leaf)
-            ):
-                leaf.grad = grad  # nobody else holds it: no copy needed
-            else:  # one copy: the leaf must not share memory with the graph's tensors
-                grad = grad.detach()
-                leaf.grad = grad.clone() if grad.is_contiguous() else grad.contiguous()
-        elif create_graph:
-            leaf.grad = leaf.grad + grad
+            leaf.grad = gradient_stealing.first_gradient(incoming, leaf, from_the_engine)
+        elif is_grad_enabled():  # create_graph: record the sum
+            leaf.grad = leaf.grad + incoming
         else:
             with no_grad():
-                leaf.grad.add_(grad)
+                leaf.grad += incoming  # in place
         return ()
-
-
-def _can_take(grad, leaf) -> bool:
-    """Whether ``grad`` may become ``leaf.grad`` as it is: dense storage that
-    no other tensor (a view, a ``detach()``) and no NumPy array shares, no
-    history, the leaf's dtype and shape."""
-    return (
-        grad._base is None
-        and sys.getrefcount(grad._storage) <= _STORAGE_ALONE_REFCOUNT
-        and not grad._storage.exported
-        and grad.grad_fn is None
-        and not grad._requires_grad
-        and grad.dtype is leaf.dtype
-        and grad._shape == leaf._shape
-        and grad.is_contiguous()
-    )
-
-
-class _ReferenceProbe:
-    """Measures what ``sys.getrefcount`` reports inside ``AccumulateGrad.apply``
-    for a gradient held by nothing but the engine's list.
-
-    The count includes references that depend on the Python version (the
-    caller's stack, ``getrefcount``'s own argument), so it is measured here,
-    through the same shape of call the engine makes (``node.apply(grads[0])``
-    with ``grads`` a local list), rather than written down as a constant.
-    """
-
-    def apply(self, grad):
-        return sys.getrefcount(grad)
-
-
-def _measure_unshared_refcount() -> int:
-    if not hasattr(sys, "getrefcount"):  # not CPython: PyPy has no reference counts
-        return 0  # "no count is small enough": gradients are always copied
-    grads = [object()]
-    return _ReferenceProbe().apply(grads[0])
-
-
-#: ``sys.getrefcount`` of a gradient that only the engine holds, seen from
-#: ``AccumulateGrad.apply``; a larger count means someone else holds it too.
-_UNSHARED_REFCOUNT = _measure_unshared_refcount()
-
-
-class _Holder:
-    """Stands in for a tensor holding its storage, to measure the count below."""
-
-
-def _measure_storage_alone_refcount() -> int:
-    holder = _Holder()
-    holder._storage = object()
-    return sys.getrefcount(holder._storage) if hasattr(sys, "getrefcount") else 0
-
-
-#: ``sys.getrefcount(tensor._storage)`` when that tensor is the storage's only holder.
-_STORAGE_ALONE_REFCOUNT = _measure_storage_alone_refcount()
 
 
 class Function:

@@ -415,7 +415,7 @@ def _flat(tensor: Tensor) -> Strided:
     from it.
     """
     flat = tensor._flat_kernel_view
-    if flat is None:
+    if flat is None or flat.buffer is not tensor._storage.buffer:  # (moved to shared memory)
         view = tensor._strided()
         flat = Strided(view.buffer, (tensor.numel(),), (1,), view.offset)
         tensor._flat_kernel_view = flat

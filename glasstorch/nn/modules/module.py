@@ -473,6 +473,15 @@ class Module:
         """Convert every parameter and buffer to ``dst_type``."""
         return self._apply(lambda t: t.to(dst_type))
 
+    def share_memory(self) -> Module:
+        """Move every parameter and buffer (and gradient) to shared memory; returns ``self``.
+
+        Processes that receive the module afterwards (through
+        :mod:`glasstorch.multiprocessing`, or a ``fork``) then update the
+        same parameters in place: Hogwild training.
+        """
+        return self._apply(lambda t: t.share_memory_())
+
     def cpu(self) -> Module:
         """Move every parameter and buffer to the CPU."""
         return self.to("cpu")

@@ -7,7 +7,7 @@
 * :mod:`~glasstorch.utils.data.collate`: ``default_collate``, ``default_convert``.
 * :mod:`~glasstorch.utils.data.dataloader`: ``DataLoader``, in this process or
   with worker processes that hand batches back through shared memory
-  (:mod:`~glasstorch.utils.data._shared_memory`).
+  (:mod:`~glasstorch.multiprocessing`).
 * :mod:`~glasstorch.utils.data.worker`: ``get_worker_info``, ``WorkerInfo``.
 
 ``python -m glasstorch.utils.data`` measures the loader's throughput.

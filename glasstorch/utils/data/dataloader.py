@@ -10,7 +10,7 @@ keeps the sampler and hands out tasks, each ``(task_id, indices)``, to the
 workers round-robin through one index queue per worker, keeping
 ``prefetch_factor`` tasks in flight per worker. Workers put their batches on
 one shared result queue, as shared-memory tensors (see
-:mod:`glasstorch.utils.data._shared_memory`); each worker has a socket of its
+:mod:`glasstorch.multiprocessing`); each worker has a socket of its
 own (an ``FdChannel``) on which the file descriptors of its batches' blocks
 travel, so no block ever has a name that a killed process could leave behind.
 Batches can arrive out of order; the parent buffers early ones and yields in
@@ -41,8 +41,8 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from glasstorch.multiprocessing import reductions, shared_memory
 from glasstorch.ops.creation import randint
-from glasstorch.utils.data import _shared_memory
 from glasstorch.utils.data.collate import default_collate, default_convert
 from glasstorch.utils.data.dataset import Dataset, IterableDataset
 from glasstorch.utils.data.sampler import (
@@ -425,7 +425,7 @@ def _shutdown_pool(pool: _WorkerPool) -> None:
     for channel in pool.channels:
         channel.close()  # descriptors still in flight are freed with the socket
     # Batches sent but never received are the only blocks left; their senders are gone.
-    _shared_memory.unlink_blocks(pool.block_prefix)
+    shared_memory.unlink_blocks(pool.block_prefix)
 
 
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
@@ -443,7 +443,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         for worker_id in range(self._num_workers):
             index_queue = context.Queue()
             index_queue.cancel_join_thread()
-            channel, worker_channel = _shared_memory.FdChannel.pair()
+            channel, worker_channel = reductions.FdChannel.pair()
             pool.channels.append(channel)
             worker = context.Process(
                 target=worker_loop,

@@ -3,7 +3,7 @@
 A worker is a loop (:func:`worker_loop`): take a task ``(task_id, indices)``
 from its own index queue, fetch and collate the samples, and put the result
 on the one result queue that all workers share. Results are pickled by the
-worker's :class:`~glasstorch.utils.data._shared_memory.FdChannel`, so every
+worker's :class:`~glasstorch.multiprocessing.reductions.FdChannel`, so every
 tensor in a batch travels as a shared-memory block plus a small handle, never
 as pickled bytes; the blocks' file descriptors go to the parent through the
 channel's socket.
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from glasstorch.multiprocessing import shared_memory
 from glasstorch.random import manual_seed
-from glasstorch.utils.data import _shared_memory
 from glasstorch.utils.data.dataset import IterableDataset
 
 #: How often (seconds) a waiting worker checks that its parent is still alive.
@@ -244,7 +244,7 @@ def worker_loop(
     """The body of worker process ``worker_id`` (the target of its ``Process``)."""
     global _worker_info
     try:
-        _shared_memory.set_block_prefix(f"{block_prefix}w{worker_id}_")
+        shared_memory.set_block_prefix(f"{block_prefix}w{worker_id}_")
         seed = seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
         init_error = None
