@@ -44,6 +44,7 @@ TOPICS: dict[str, str] = {
     "data": "Dataset, samplers, collate and the DataLoader with workers",
     "datasets": "bundled and standard datasets, file formats and transforms",
     "serialization": "save and load",
+    "programs": "public-style PyTorch programs (tutorials, examples, courses) run unchanged",
     "cuda": "the GPU runtime: devices, streams, the caching allocator and the CUDA simulator",
 }
 

@@ -52,7 +52,13 @@ from glasstorch.nn.modules.rnn import (
     RNNCell,
     RNNCellBase,
 )
-from glasstorch.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
+from glasstorch.nn.modules.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from glasstorch.nn.parameter import Parameter
 
 __all__ = [
@@ -101,6 +107,9 @@ __all__ = [
     "RNNCell",
     "RNNCellBase",
     "MultiheadAttention",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
     "TransformerEncoder",
     "TransformerEncoderLayer",
 ]
