@@ -14,6 +14,7 @@ NLAYERS = 2
 BPTT = 7
 BATCH = 4
 CLIP = 0.25
+CORPUS = 120  # tokens of training text
 
 
 class RNNModel(nn.Module):
@@ -145,9 +146,9 @@ def get_batch(source, i):
     return data, target
 
 
-def corpus(seed, length=120):
+def corpus(seed, length=None):
     rng = np.random.default_rng(seed)
-    return torch.tensor(rng.integers(0, NTOKEN, length), dtype=torch.long)
+    return torch.tensor(rng.integers(0, NTOKEN, length or CORPUS), dtype=torch.long)
 
 
 def build(kind="LSTM", tied=True):
@@ -176,7 +177,7 @@ def evaluate(model, data_source, criterion, eval_batch_size):
 
 def run(model, epochs=1, lr=20.0):
     train_data = batchify(corpus(0), BATCH)
-    val_data = batchify(corpus(1, 60), 2)
+    val_data = batchify(corpus(1, CORPUS // 2), 2)
     criterion = nn.NLLLoss()
     log = []
     for epoch in range(1, epochs + 1):
