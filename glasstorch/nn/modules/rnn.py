@@ -301,6 +301,10 @@ class RNNBase(Module):
     # ------------------------------------------------------------ forward
     def forward(self, input: Tensor, hx=None):
         """Run the layer over a sequence; see the subclass for shapes."""
+        from glasstorch.nn.utils.rnn import PackedSequence
+
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         name = type(self).__name__
         if input.dim() not in (2, 3):
             noun = " tensor" if self.mode.startswith("RNN") else ""  # PyTorch's RNN says "tensor"
@@ -323,11 +327,15 @@ class RNNBase(Module):
             return output, (last[0], last[1])
         return output, last[0]
 
-    def _initial_states(self, input: Tensor, hx, batched: bool) -> list:
-        """The state each layer and direction starts from: a list of ``h`` (or ``(h, c)``)."""
+    def _initial_states(self, input: Tensor, hx, batched: bool, batch: int | None = None) -> list:
+        """The state each layer and direction starts from: a list of ``h`` (or ``(h, c)``).
+
+        ``batch`` is the batch size when ``input`` is packed data (``(N, I)``).
+        """
         self._check_input(input)
         directions = 2 if self.bidirectional else 1
-        expected = (self.num_layers * directions, input.shape[1], self.hidden_size)
+        batch = input.shape[1] if batch is None else batch
+        expected = (self.num_layers * directions, batch, self.hidden_size)
         is_lstm = self.mode == "LSTM"
         if hx is None:
             h0 = zeros(expected, dtype=input.dtype)
@@ -402,6 +410,65 @@ class RNNBase(Module):
             outputs[t] = _hidden_of(state)
         return stack(outputs), state
 
+    # ------------------------------------------------------ packed sequences
+    def _forward_packed(self, input, hx):
+        """The layer over a :class:`PackedSequence`: at each step, only the sequences
+        still running (a prefix of the batch, which is sorted longest first) are updated.
+
+        The initial state ``hx`` is in the batch's original order: it is put in
+        the sorted order first, and the final state is put back after.
+        """
+        from glasstorch.nn.utils.rnn import PackedSequence
+
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        sizes = [int(n) for n in batch_sizes.tolist()]
+        batch = sizes[0] if sizes else 0
+        states = self._initial_states(data, hx, True, batch=batch)
+        if sorted_indices is not None:
+            states = [_select_rows(state, sorted_indices) for state in states]
+        directions = 2 if self.bidirectional else 1
+        finals = []
+        all_weights = self.all_weights
+        layer_input = data
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                out, state = self._run_direction_packed(
+                    layer_input, sizes, states[index], all_weights[index], direction == 1
+                )
+                outputs.append(out)
+                finals.append(state)
+            layer_input = outputs[0] if directions == 1 else cat(outputs, 1)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+        if unsorted_indices is not None:
+            finals = [_select_rows(state, unsorted_indices) for state in finals]
+        output = PackedSequence(layer_input, batch_sizes, sorted_indices, unsorted_indices)
+        if self.mode == "LSTM":
+            return output, (stack([s[0] for s in finals]), stack([s[1] for s in finals]))
+        return output, stack(finals)
+
+    def _run_direction_packed(self, data: Tensor, sizes: list[int], state, weights, reverse):
+        """One layer in one direction over packed ``data``: its packed outputs and final state."""
+        if self.bias:
+            w_ih, w_hh, b_ih, b_hh = weights
+        else:
+            (w_ih, w_hh), b_ih, b_hh = weights, None, None
+        projected = _affine(data, w_ih, b_ih)  # every step's input share at once
+        starts = [sum(sizes[:t]) for t in range(len(sizes))]
+        step = _STEPS[self.mode]
+        order = range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))
+        outputs: list[Tensor] = [None] * len(sizes)  # type: ignore[list-item]
+        for t in order:
+            size = sizes[t]
+            running = _first_rows(state, size)  # the sequences that have a step t
+            gh = _affine(_hidden_of(running), w_hh, b_hh)
+            stepped = step(projected[starts[t] : starts[t] + size], gh, running)
+            outputs[t] = _hidden_of(stepped)
+            state = _with_first_rows(state, stepped, size)
+        return cat(outputs), state
+
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
         if self.num_layers != 1:
@@ -415,6 +482,29 @@ class RNNBase(Module):
         if self.bidirectional:
             text += ", bidirectional=True"
         return text
+
+
+def _select_rows(state, index: Tensor):
+    """``state`` (``h`` or ``(h, c)``) with its batch rows reordered by ``index``."""
+    if isinstance(state, tuple):
+        return tuple(part.index_select(0, index) for part in state)
+    return state.index_select(0, index)
+
+
+def _first_rows(state, count: int):
+    """The first ``count`` batch rows of ``state`` (``h`` or ``(h, c)``)."""
+    if isinstance(state, tuple):
+        return tuple(part[:count] for part in state)
+    return state[:count]
+
+
+def _with_first_rows(state, new, count: int):
+    """``state`` with its first ``count`` rows replaced by ``new`` (the rest kept)."""
+    if isinstance(state, tuple):
+        return tuple(_with_first_rows(old, part, count) for old, part in zip(state, new))
+    if count == state.shape[0]:
+        return new
+    return cat([new, state[count:]])
 
 
 def _check_layer_arguments(input_size, hidden_size, num_layers, dropout, proj_size) -> None:
@@ -636,6 +726,65 @@ class RNNCellBase(Module):
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for weight in self.parameters():
             init.uniform_(weight, -bound, bound)
+
+    # ------------------------------------------------------ packed sequences
+    def _forward_packed(self, input, hx):
+        """The layer over a :class:`PackedSequence`: at each step, only the sequences
+        still running (a prefix of the batch, which is sorted longest first) are updated.
+
+        The initial state ``hx`` is in the batch's original order: it is put in
+        the sorted order first, and the final state is put back after.
+        """
+        from glasstorch.nn.utils.rnn import PackedSequence
+
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        sizes = [int(n) for n in batch_sizes.tolist()]
+        batch = sizes[0] if sizes else 0
+        states = self._initial_states(data, hx, True, batch=batch)
+        if sorted_indices is not None:
+            states = [_select_rows(state, sorted_indices) for state in states]
+        directions = 2 if self.bidirectional else 1
+        finals = []
+        all_weights = self.all_weights
+        layer_input = data
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                out, state = self._run_direction_packed(
+                    layer_input, sizes, states[index], all_weights[index], direction == 1
+                )
+                outputs.append(out)
+                finals.append(state)
+            layer_input = outputs[0] if directions == 1 else cat(outputs, 1)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+        if unsorted_indices is not None:
+            finals = [_select_rows(state, unsorted_indices) for state in finals]
+        output = PackedSequence(layer_input, batch_sizes, sorted_indices, unsorted_indices)
+        if self.mode == "LSTM":
+            return output, (stack([s[0] for s in finals]), stack([s[1] for s in finals]))
+        return output, stack(finals)
+
+    def _run_direction_packed(self, data: Tensor, sizes: list[int], state, weights, reverse):
+        """One layer in one direction over packed ``data``: its packed outputs and final state."""
+        if self.bias:
+            w_ih, w_hh, b_ih, b_hh = weights
+        else:
+            (w_ih, w_hh), b_ih, b_hh = weights, None, None
+        projected = _affine(data, w_ih, b_ih)  # every step's input share at once
+        starts = [sum(sizes[:t]) for t in range(len(sizes))]
+        step = _STEPS[self.mode]
+        order = range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))
+        outputs: list[Tensor] = [None] * len(sizes)  # type: ignore[list-item]
+        for t in order:
+            size = sizes[t]
+            running = _first_rows(state, size)  # the sequences that have a step t
+            gh = _affine(_hidden_of(running), w_hh, b_hh)
+            stepped = step(projected[starts[t] : starts[t] + size], gh, running)
+            outputs[t] = _hidden_of(stepped)
+            state = _with_first_rows(state, stepped, size)
+        return cat(outputs), state
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
