@@ -11,9 +11,6 @@ import builtins as _builtins
 
 from glasstorch import _tier, autograd
 from glasstorch._dtype import (
-    bool_ as bool,  # noqa: A004 - PyTorch's names shadow builtins on purpose
-)
-from glasstorch._dtype import (
     bfloat16,
     can_cast,
     dtype,
@@ -27,6 +24,9 @@ from glasstorch._dtype import (
     result_type,
     set_default_dtype,
     uint8,
+)
+from glasstorch._dtype import (
+    bool_ as bool,  # noqa: A004 - PyTorch's names shadow builtins on purpose
 )
 from glasstorch._shape import broadcast_shapes
 from glasstorch.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled

@@ -56,7 +56,6 @@ float32 = dtype("float32", "float32", FLOATING, "FloatTensor", "float")
 float64 = dtype("float64", "float64", FLOATING, "DoubleTensor", "double")
 
 
-
 class _NamedOnlyDtype(dtype):
     """A PyTorch dtype glasstorch names but has no tensors of (half precision).
 

@@ -48,9 +48,7 @@ class autocast:  # noqa: N801 - PyTorch's name
         cache_enabled: bool | None = None,
     ) -> None:
         if not isinstance(device_type, str):
-            raise ValueError(
-                f"Expected `device_type` of type `str`, got: `{type(device_type)}`"
-            )
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         if device_type not in _DEVICE_TYPES:
             raise RuntimeError(
                 f"User specified an unsupported autocast device_type '{device_type}'"
@@ -140,7 +138,9 @@ class GradScaler:
         if not self._enabled:
             return
         if id(optimizer) in self._unscaled:
-            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+            raise RuntimeError(
+                "unscale_() has already been called on this optimizer since the last update()."
+            )
         from glasstorch.autograd.grad_mode import no_grad
 
         found_inf = False

@@ -189,7 +189,9 @@ def _sublist_letters(sublist) -> str:
         if subscript is Ellipsis:
             letters += "..."
         elif isinstance(subscript, int) and 0 <= subscript < 52:
-            letters += chr(ord("A") + subscript) if subscript < 26 else chr(ord("a") + subscript - 26)
+            letters += (
+                chr(ord("A") + subscript) if subscript < 26 else chr(ord("a") + subscript - 26)
+            )
         else:
             raise ValueError(
                 "einsum(): subscript in subscript list is not within the valid range [0, 52)"

@@ -11,8 +11,8 @@ import math
 
 from glasstorch import _dtype
 from glasstorch._kernels import BOOL_RESULT_OPS
-from glasstorch._tier import kernels
 from glasstorch._shape import row_major_strides
+from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import _state as _grad_state
 from glasstorch.ops.core import (

@@ -23,7 +23,9 @@ def tensors_part():
     rand_tensor = torch.rand(shape)
     ones_tensor = torch.ones(shape)
     zeros_tensor = torch.zeros(shape)
-    print(f"Ones Tensor: \n {x_ones} \n", f"Random Tensor: \n {x_rand} \n", rand_tensor, zeros_tensor)
+    print(
+        f"Ones Tensor: \n {x_ones} \n", f"Random Tensor: \n {x_rand} \n", rand_tensor, zeros_tensor
+    )
     tensor = torch.rand(3, 4)
     print(f"Shape of tensor: {tensor.shape}")
     print(f"Datatype of tensor: {tensor.dtype}")

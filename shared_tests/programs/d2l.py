@@ -1,4 +1,5 @@
 """d2l.ai-style code: data manipulation, linear and softmax regression, MLPs, LeNet, corr2d."""
+# ruff: noqa: B007, UP031 - the public programs' own idioms, kept as they are written
 
 import numpy as np
 import torch
@@ -32,7 +33,9 @@ def preliminaries():
     out.extend([a.item(), float(a), int(a)])
     A = torch.arange(20, dtype=torch.float32).reshape(5, 4)
     sum_A = A.sum(axis=1, keepdims=True)
-    out.extend([(A / sum_A).sum().item(), A.cumsum(axis=0)[-1, -1].item(), A.mean(axis=0)[0].item()])
+    out.extend(
+        [(A / sum_A).sum().item(), A.cumsum(axis=0)[-1, -1].item(), A.mean(axis=0)[0].item()]
+    )
     out.append(torch.norm(torch.ones((4, 9))).item())
     u = torch.tensor([3.0, -4.0])
     out.extend([torch.norm(u).item(), torch.abs(u).sum().item()])
@@ -227,10 +230,14 @@ def shapes():
     K = torch.tensor([[1.0, -1.0]])
     out.append(corr2d(X, K).tolist())
     out.append(corr2d(X.t(), K).abs().sum().item())
-    net = nn.Sequential(nn.Flatten(), nn.Linear(784, 32), nn.ReLU(), nn.Dropout(0.5), nn.Linear(32, 10))
+    net = nn.Sequential(
+        nn.Flatten(), nn.Linear(784, 32), nn.ReLU(), nn.Dropout(0.5), nn.Linear(32, 10)
+    )
     net.apply(init_weights)
     out.append(tuple(net(torch.rand(2, 1, 28, 28)).shape))
-    out.append(dropout_layer(torch.arange(16, dtype=torch.float32).reshape((2, 8)), 1.0).sum().item())
+    out.append(
+        dropout_layer(torch.arange(16, dtype=torch.float32).reshape((2, 8)), 1.0).sum().item()
+    )
     out.append(relu(torch.tensor([-1.0, 2.0])).tolist())
     net.apply(xavier)
     out.append([name for name, _ in net.named_parameters()])

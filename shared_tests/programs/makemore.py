@@ -1,4 +1,5 @@
 """nn-zero-to-hero's makemore lectures: bigram counts, a one-hot net, the MLP, batchnorm, backprop."""
+# ruff: noqa: B007, UP031 - the public programs' own idioms, kept as they are written
 
 import random
 
@@ -56,7 +57,7 @@ def bigram_counts():
             n += 1
     nll = -log_likelihood
     print(f"{log_likelihood=}")
-    print(f"{nll/n}")
+    print(f"{nll / n}")
     return [N.sum().item(), N[0].argmax().item(), (nll / n).item()], names
 
 
@@ -104,7 +105,11 @@ def mlp_parameters(n_embd=10, n_hidden=64, seed=2147483647):
     """Part 3's initialisation: kaiming-scaled weights, small output layer, batchnorm gain/bias."""
     g = torch.Generator().manual_seed(seed)
     C = torch.randn((vocab_size, n_embd), generator=g)
-    W1 = torch.randn((n_embd * block_size, n_hidden), generator=g) * (5 / 3) / ((n_embd * block_size) ** 0.5)
+    W1 = (
+        torch.randn((n_embd * block_size, n_hidden), generator=g)
+        * (5 / 3)
+        / ((n_embd * block_size) ** 0.5)
+    )
     b1 = torch.randn(n_hidden, generator=g) * 0.01
     W2 = torch.randn((n_hidden, vocab_size), generator=g) * 0.01
     b2 = torch.randn(vocab_size, generator=g) * 0

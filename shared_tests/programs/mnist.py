@@ -15,7 +15,7 @@ SAMPLES = 64
 
 class Net(nn.Module):
     def __init__(self):
-        super(Net, self).__init__()
+        super().__init__()
         self.conv1 = nn.Conv2d(1, 32, 3, 1)
         self.conv2 = nn.Conv2d(32, 64, 3, 1)
         self.dropout1 = nn.Dropout(0.25)
@@ -52,13 +52,7 @@ def train(args, model, device, train_loader, optimizer, epoch, log):
         log.append(loss.item())
         if batch_idx % args.log_interval == 0:
             print(
-                "Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}".format(
-                    epoch,
-                    batch_idx * len(data),
-                    len(train_loader.dataset),
-                    100.0 * batch_idx / len(train_loader),
-                    loss.item(),
-                )
+                f"Train Epoch: {epoch} [{batch_idx * len(data)}/{len(train_loader.dataset)} ({100.0 * batch_idx / len(train_loader):.0f}%)]\tLoss: {loss.item():.6f}"
             )
             if args.dry_run:
                 break
@@ -77,9 +71,7 @@ def test(model, device, test_loader):
             correct += pred.eq(target.view_as(pred)).sum().item()
     test_loss /= len(test_loader.dataset)
     print(
-        "\nTest set: Average loss: {:.4f}, Accuracy: {}/{} ({:.0f}%)\n".format(
-            test_loss, correct, len(test_loader.dataset), 100.0 * correct / len(test_loader.dataset)
-        )
+        f"\nTest set: Average loss: {test_loss:.4f}, Accuracy: {correct}/{len(test_loader.dataset)} ({100.0 * correct / len(test_loader.dataset):.0f}%)\n"
     )
     return test_loss, correct
 
@@ -87,7 +79,9 @@ def test(model, device, test_loader):
 def dataset(seed):
     rng = np.random.default_rng(seed)
     images = (rng.random((SAMPLES, 1, IMAGE, IMAGE), dtype=np.float32) - 0.1307) / 0.3081
-    return torch.utils.data.TensorDataset(torch.tensor(images), torch.tensor(rng.integers(0, 10, SAMPLES)))
+    return torch.utils.data.TensorDataset(
+        torch.tensor(images), torch.tensor(rng.integers(0, 10, SAMPLES))
+    )
 
 
 def parse(argv):

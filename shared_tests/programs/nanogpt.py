@@ -1,4 +1,5 @@
 """nanoGPT's model.py and the core of train.py/sample.py, at a toy size."""
+# ruff: noqa: B007, UP031 - the public programs' own idioms, kept as they are written
 
 import inspect
 import math
@@ -51,7 +52,12 @@ class CausalSelfAttention(nn.Module):
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         if self.flash:
             y = torch.nn.functional.scaled_dot_product_attention(
-                q, k, v, attn_mask=None, dropout_p=self.dropout if self.training else 0, is_causal=True
+                q,
+                k,
+                v,
+                attn_mask=None,
+                dropout_p=self.dropout if self.training else 0,
+                is_causal=True,
             )
         else:
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
@@ -156,7 +162,9 @@ class GPT(nn.Module):
         x = self.transformer.ln_f(x)
         if targets is not None:
             logits = self.lm_head(x)
-            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+            loss = F.cross_entropy(
+                logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1
+            )
         else:
             logits = self.lm_head(x[:, [-1], :])
             loss = None
@@ -181,8 +189,12 @@ class GPT(nn.Module):
         ]
         num_decay_params = sum(p.numel() for p in decay_params)
         num_nodecay_params = sum(p.numel() for p in nodecay_params)
-        print(f"num decayed parameter tensors: {len(decay_params)}, with {num_decay_params:,} parameters")
-        print(f"num non-decayed parameter tensors: {len(nodecay_params)}, with {num_nodecay_params:,} parameters")
+        print(
+            f"num decayed parameter tensors: {len(decay_params)}, with {num_decay_params:,} parameters"
+        )
+        print(
+            f"num non-decayed parameter tensors: {len(nodecay_params)}, with {num_nodecay_params:,} parameters"
+        )
         fused_available = "fused" in inspect.signature(torch.optim.AdamW).parameters
         use_fused = fused_available and device_type == "cuda"
         extra_args = dict(fused=True) if use_fused else dict()
@@ -193,7 +205,9 @@ class GPT(nn.Module):
     @torch.no_grad()
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None):
         for _ in range(max_new_tokens):
-            idx_cond = idx if idx.size(1) <= self.config.block_size else idx[:, -self.config.block_size :]
+            idx_cond = (
+                idx if idx.size(1) <= self.config.block_size else idx[:, -self.config.block_size :]
+            )
             logits, _ = self(idx_cond)
             logits = logits[:, -1, :] / temperature
             if top_k is not None:
@@ -225,23 +239,43 @@ def run(model, iters=4, batch_size=4, gradient_accumulation_steps=2):
     config = model.config
     device = "cuda" if torch.cuda.is_available() else "cpu"
     device_type = "cuda" if "cuda" in device else "cpu"
-    dtype = "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float32"
-    ptdtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
-    ctx = nullcontext() if device_type == "cpu" else torch.amp.autocast(device_type=device_type, dtype=ptdtype)
+    dtype = (
+        "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float32"
+    )
+    ptdtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[
+        dtype
+    ]
+    ctx = (
+        nullcontext()
+        if device_type == "cpu"
+        else torch.amp.autocast(device_type=device_type, dtype=ptdtype)
+    )
     rng = np.random.default_rng(0)
     data = rng.integers(0, config.vocab_size, 500).astype(np.uint16)
 
     def get_batch(i):
         ix = torch.from_numpy(rng_batches[i])
-        x = torch.stack([torch.from_numpy((data[k : k + config.block_size]).astype(np.int64)) for k in ix])
-        y = torch.stack([torch.from_numpy((data[k + 1 : k + 1 + config.block_size]).astype(np.int64)) for k in ix])
+        x = torch.stack(
+            [torch.from_numpy((data[k : k + config.block_size]).astype(np.int64)) for k in ix]
+        )
+        y = torch.stack(
+            [
+                torch.from_numpy((data[k + 1 : k + 1 + config.block_size]).astype(np.int64))
+                for k in ix
+            ]
+        )
         if device_type == "cuda":
-            x, y = x.pin_memory().to(device, non_blocking=True), y.pin_memory().to(device, non_blocking=True)
+            x, y = (
+                x.pin_memory().to(device, non_blocking=True),
+                y.pin_memory().to(device, non_blocking=True),
+            )
         else:
             x, y = x.to(device), y.to(device)
         return x, y
 
-    rng_batches = rng.integers(0, len(data) - config.block_size, (iters * gradient_accumulation_steps + 1, batch_size))
+    rng_batches = rng.integers(
+        0, len(data) - config.block_size, (iters * gradient_accumulation_steps + 1, batch_size)
+    )
     model.to(device)
     scaler = torch.amp.GradScaler(enabled=(dtype == "float16"))
     optimizer = model.configure_optimizers(0.1, 6e-4, (0.9, 0.95), device_type)

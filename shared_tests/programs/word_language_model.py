@@ -1,4 +1,5 @@
 """pytorch/examples' word_language_model: RNN/LSTM/GRU and Transformer language models."""
+# ruff: noqa: B007, UP031 - the public programs' own idioms, kept as they are written
 
 import math
 
@@ -21,7 +22,7 @@ class RNNModel(nn.Module):
     """Container module with an encoder, a recurrent module, and a decoder."""
 
     def __init__(self, rnn_type, ntoken, ninp, nhid, nlayers, dropout=0.5, tie_weights=False):
-        super(RNNModel, self).__init__()
+        super().__init__()
         self.ntoken = ntoken
         self.drop = nn.Dropout(dropout)
         self.encoder = nn.Embedding(ntoken, ninp)
@@ -70,7 +71,7 @@ class RNNModel(nn.Module):
 
 class PositionalEncoding(nn.Module):
     def __init__(self, d_model, dropout=0.1, max_len=5000):
-        super(PositionalEncoding, self).__init__()
+        super().__init__()
         self.dropout = nn.Dropout(p=dropout)
         pe = torch.zeros(max_len, d_model)
         position = torch.arange(0, max_len, dtype=torch.float).unsqueeze(1)
@@ -89,7 +90,7 @@ class TransformerModel(nn.Transformer):
     """Container module with an encoder, a transformer encoder and a decoder."""
 
     def __init__(self, ntoken, ninp, nhead, nhid, nlayers, dropout=0.5):
-        super(TransformerModel, self).__init__(
+        super().__init__(
             d_model=ninp, nhead=nhead, dim_feedforward=nhid, num_encoder_layers=nlayers
         )
         self.model_type = "Transformer"
@@ -203,7 +204,9 @@ def run(model, epochs=1, lr=20.0):
             total_loss += loss.item()
             log.append(loss.item())
         cur_loss = total_loss / (batch + 1)
-        print(f"| epoch {epoch:3d} | lr {lr:02.2f} | loss {cur_loss:5.2f} | ppl {math.exp(cur_loss):8.2f}")
+        print(
+            f"| epoch {epoch:3d} | lr {lr:02.2f} | loss {cur_loss:5.2f} | ppl {math.exp(cur_loss):8.2f}"
+        )
         val_loss = evaluate(model, val_data, criterion, 2)
         log.append(val_loss)
     return log

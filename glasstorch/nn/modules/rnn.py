@@ -219,8 +219,8 @@ class RNNBase(Module):
     checks and the loop over layers, directions and time steps.
 
     ``mode`` is ``"RNN_TANH"``, ``"RNN_RELU"``, ``"LSTM"`` or ``"GRU"``. See the
-    subclasses for the arguments. ``proj_size`` (LSTM projections) is not
-    supported in glasstorch and must be 0.
+    subclasses for the arguments (``proj_size``, LSTM only, projects each step's
+    ``h`` down to ``proj_size`` features).
     """
 
     def __init__(
@@ -258,21 +258,26 @@ class RNNBase(Module):
             )
         gate_size = _GATES[mode] * hidden_size
         directions = 2 if bidirectional else 1
+        # With projections, h (what the next step, the next layer and the output
+        # see) has proj_size features; the cell state c keeps hidden_size.
+        real_hidden = proj_size if proj_size > 0 else hidden_size
         self._flat_weights_names: list[str] = []
         self._all_weights: list[list[str]] = []
         for layer in range(num_layers):
-            layer_input = input_size if layer == 0 else hidden_size * directions
+            layer_input = input_size if layer == 0 else real_hidden * directions
             for direction in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
                 shapes = [
                     ("weight_ih" + suffix, (gate_size, layer_input)),
-                    ("weight_hh" + suffix, (gate_size, hidden_size)),
+                    ("weight_hh" + suffix, (gate_size, real_hidden)),
                 ]
                 if bias:
                     shapes += [
                         ("bias_ih" + suffix, (gate_size,)),
                         ("bias_hh" + suffix, (gate_size,)),
                     ]
+                if proj_size > 0:
+                    shapes.append(("weight_hr" + suffix, (proj_size, hidden_size)))
                 for name, shape in shapes:
                     setattr(self, name, Parameter(empty(shape, dtype=dtype, device=device)))
                 names = [name for name, _ in shapes]
@@ -336,10 +341,13 @@ class RNNBase(Module):
         directions = 2 if self.bidirectional else 1
         batch = input.shape[1] if batch is None else batch
         expected = (self.num_layers * directions, batch, self.hidden_size)
+        # h has proj_size features when the LSTM projects; c keeps hidden_size.
+        h_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        expected_h = (self.num_layers * directions, batch, h_size)
         is_lstm = self.mode == "LSTM"
         if hx is None:
-            h0 = zeros(expected, dtype=input.dtype)
-            parts = (h0, h0) if is_lstm else (h0,)
+            h0 = zeros(expected_h, dtype=input.dtype)
+            parts = (h0, zeros(expected, dtype=input.dtype)) if is_lstm else (h0,)
         else:
             parts = tuple(hx) if is_lstm else (hx,)
             if is_lstm and len(parts) != 2:
@@ -348,9 +356,10 @@ class RNNBase(Module):
             if not batched:
                 parts = tuple(p.unsqueeze(1) for p in parts)
             for index, part in enumerate(parts):
-                if tuple(part.shape) != expected:
+                wanted = expected_h if index == 0 else expected
+                if tuple(part.shape) != wanted:
                     which = f"hidden[{index}]" if is_lstm else "hidden"
-                    raise RuntimeError(f"Expected {which} size {expected}, got {list(part.shape)}")
+                    raise RuntimeError(f"Expected {which} size {wanted}, got {list(part.shape)}")
         per_state = [p.unbind(0) for p in parts]
         if is_lstm:
             return list(zip(per_state[0], per_state[1]))
@@ -387,21 +396,41 @@ class RNNBase(Module):
             last = (stack(finals),)
         return layer_input, last
 
-    def _run_direction(self, input: Tensor, state, weights, reverse: bool):
-        """One layer in one direction: the outputs ``(T, B, H)`` and the final state."""
+    def _weights(self, weights) -> tuple:
+        """A layer-direction's parameters as ``(w_ih, w_hh, b_ih, b_hh, w_hr)`` (None where absent)."""
+        w_hr = weights[-1] if self.proj_size > 0 else None
+        if self.proj_size > 0:
+            weights = weights[:-1]
         if self.bias:
             w_ih, w_hh, b_ih, b_hh = weights
         else:
             (w_ih, w_hh), b_ih, b_hh = weights, None, None
+        return w_ih, w_hh, b_ih, b_hh, w_hr
+
+    def _step_function(self, w_hr: Tensor | None):
+        """The one-step function of this layer (with the LSTM's projection of ``h``, if any)."""
+        step = _STEPS[self.mode]
+        if w_hr is None:
+            return step
+
+        def projected_lstm_step(gi, gh, state):
+            h, c = step(gi, gh, state)
+            return F.linear(h, w_hr), c  # h = (o * tanh(c)) @ W_hr^T
+
+        return projected_lstm_step
+
+    def _run_direction(self, input: Tensor, state, weights, reverse: bool):
+        """One layer in one direction: the outputs ``(T, B, H)`` and the final state."""
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(weights)
         steps, batch = input.shape[0], input.shape[1]
         # The input's share of every gate, for all time steps in one product.
         projected = _affine(input.reshape(steps * batch, input.shape[2]), w_ih, b_ih)
         projected = projected.reshape(steps, batch, projected.shape[1])
-        if self.mode == "LSTM":
+        if self.mode == "LSTM" and w_hr is None:
             output, h, c = LSTMLayer.apply(projected, state[0], state[1], w_hh, b_hh, reverse)
             return output, (h, c)
         projected = projected.unbind(0)
-        step = _STEPS[self.mode]
+        step = self._step_function(w_hr)
         order = range(steps - 1, -1, -1) if reverse else range(steps)
         outputs: list[Tensor] = [None] * steps  # type: ignore[list-item]
         for t in order:
@@ -451,13 +480,10 @@ class RNNBase(Module):
 
     def _run_direction_packed(self, data: Tensor, sizes: list[int], state, weights, reverse):
         """One layer in one direction over packed ``data``: its packed outputs and final state."""
-        if self.bias:
-            w_ih, w_hh, b_ih, b_hh = weights
-        else:
-            (w_ih, w_hh), b_ih, b_hh = weights, None, None
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(weights)
         projected = _affine(data, w_ih, b_ih)  # every step's input share at once
         starts = [sum(sizes[:t]) for t in range(len(sizes))]
-        step = _STEPS[self.mode]
+        step = self._step_function(w_hr)
         order = range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))
         outputs: list[Tensor] = [None] * len(sizes)  # type: ignore[list-item]
         for t in order:
@@ -471,6 +497,8 @@ class RNNBase(Module):
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            text += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             text += f", num_layers={self.num_layers}"
         if not self.bias:
@@ -525,8 +553,10 @@ def _check_layer_arguments(input_size, hidden_size, num_layers, dropout, proj_si
         raise ValueError("hidden_size must be greater than zero")
     if num_layers <= 0:
         raise ValueError("num_layers must be greater than zero")
-    if proj_size != 0:
-        raise NotImplementedError("LSTM with proj_size > 0 is not supported in glasstorch")
+    if isinstance(proj_size, bool) or not isinstance(proj_size, int) or proj_size < 0:
+        raise ValueError("proj_size should be a positive integer or zero to disable projections")
+    if proj_size >= hidden_size:
+        raise ValueError("proj_size has to be smaller than hidden_size")
 
 
 def _check_hidden_dims(parts: tuple[Tensor, ...], batched: bool) -> None:
@@ -622,7 +652,10 @@ class LSTM(RNNBase):
     Args:
         input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional: as
             for :class:`RNN`.
-        proj_size: must be 0 (projections are not supported in glasstorch).
+        proj_size: if above 0, each step's ``h`` is projected down to
+            ``proj_size`` features, ``h = (o * tanh(c')) @ W_hr^T``, and that
+            is what the next step, the next layer and the output see (``c``
+            keeps ``hidden_size``). Default: 0.
 
     Unlike PyTorch on the CPU, glasstorch's LSTM does not support second
     derivatives (``create_graph=True``): each layer is one graph node whose
@@ -641,6 +674,9 @@ class LSTM(RNNBase):
         weight_hh_l[k]: ``(4 * hidden_size, hidden_size)``.
         bias_ih_l[k], bias_hh_l[k]: ``(4 * hidden_size,)``. All start uniform on
             ``[-k, k]``, ``k = 1 / sqrt(hidden_size)``.
+        weight_hr_l[k]: ``(proj_size, hidden_size)``, only with ``proj_size > 0``
+            (``weight_hh`` and the next layer's ``weight_ih`` then take
+            ``proj_size`` features in place of ``hidden_size``).
 
     Example::
 
@@ -726,65 +762,6 @@ class RNNCellBase(Module):
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for weight in self.parameters():
             init.uniform_(weight, -bound, bound)
-
-    # ------------------------------------------------------ packed sequences
-    def _forward_packed(self, input, hx):
-        """The layer over a :class:`PackedSequence`: at each step, only the sequences
-        still running (a prefix of the batch, which is sorted longest first) are updated.
-
-        The initial state ``hx`` is in the batch's original order: it is put in
-        the sorted order first, and the final state is put back after.
-        """
-        from glasstorch.nn.utils.rnn import PackedSequence
-
-        data, batch_sizes, sorted_indices, unsorted_indices = input
-        sizes = [int(n) for n in batch_sizes.tolist()]
-        batch = sizes[0] if sizes else 0
-        states = self._initial_states(data, hx, True, batch=batch)
-        if sorted_indices is not None:
-            states = [_select_rows(state, sorted_indices) for state in states]
-        directions = 2 if self.bidirectional else 1
-        finals = []
-        all_weights = self.all_weights
-        layer_input = data
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(directions):
-                index = layer * directions + direction
-                out, state = self._run_direction_packed(
-                    layer_input, sizes, states[index], all_weights[index], direction == 1
-                )
-                outputs.append(out)
-                finals.append(state)
-            layer_input = outputs[0] if directions == 1 else cat(outputs, 1)
-            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                layer_input = F.dropout(layer_input, self.dropout, True)
-        if unsorted_indices is not None:
-            finals = [_select_rows(state, unsorted_indices) for state in finals]
-        output = PackedSequence(layer_input, batch_sizes, sorted_indices, unsorted_indices)
-        if self.mode == "LSTM":
-            return output, (stack([s[0] for s in finals]), stack([s[1] for s in finals]))
-        return output, stack(finals)
-
-    def _run_direction_packed(self, data: Tensor, sizes: list[int], state, weights, reverse):
-        """One layer in one direction over packed ``data``: its packed outputs and final state."""
-        if self.bias:
-            w_ih, w_hh, b_ih, b_hh = weights
-        else:
-            (w_ih, w_hh), b_ih, b_hh = weights, None, None
-        projected = _affine(data, w_ih, b_ih)  # every step's input share at once
-        starts = [sum(sizes[:t]) for t in range(len(sizes))]
-        step = _STEPS[self.mode]
-        order = range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))
-        outputs: list[Tensor] = [None] * len(sizes)  # type: ignore[list-item]
-        for t in order:
-            size = sizes[t]
-            running = _first_rows(state, size)  # the sequences that have a step t
-            gh = _affine(_hidden_of(running), w_hh, b_hh)
-            stepped = step(projected[starts[t] : starts[t] + size], gh, running)
-            outputs[t] = _hidden_of(stepped)
-            state = _with_first_rows(state, stepped, size)
-        return cat(outputs), state
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"

@@ -87,7 +87,9 @@ def _inverse_permutation(permutation: Tensor) -> Tensor:
 def _lengths_list(lengths) -> list[int]:
     if isinstance(lengths, Tensor):
         if lengths.dim() != 1:
-            raise RuntimeError(f"'lengths' argument should be a 1D tensor, but got {lengths.dim()}D")
+            raise RuntimeError(
+                f"'lengths' argument should be a 1D tensor, but got {lengths.dim()}D"
+            )
         return [int(n) for n in lengths.tolist()]
     return [int(n) for n in lengths]
 
