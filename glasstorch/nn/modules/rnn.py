@@ -34,6 +34,7 @@ from glasstorch.nn import functional as F
 from glasstorch.nn import init
 from glasstorch.nn.modules.module import Module
 from glasstorch.nn.parameter import Parameter
+from glasstorch.ops.linalg import compute_matmul
 from glasstorch.ops.creation import empty, zeros
 from glasstorch.ops.views import cat, stack
 from glasstorch.tensor import Tensor, empty_tensor
@@ -128,13 +129,18 @@ class LSTMLayer(Function):
     @staticmethod
     def forward(ctx, projected, h, c, w_hh, b_hh, reverse):
         steps = projected.shape[0]
-        inputs = projected.unbind(0)
+        # Optimization: b_hh is added to every step's input share once, before
+        # the loop; each step then adds its share into the product h @ W_hh^T
+        # in place: one product and one add per step, no other temporaries.
+        inputs = (projected if b_hh is None else projected + b_hh).unbind(0)
+        w_hh_t = w_hh.t()
         order = range(steps - 1, -1, -1) if reverse else range(steps)
         outputs: list[Tensor] = [None] * steps  # type: ignore[list-item]
         saved = []  # per step, in the order computed: h_prev, c_prev, activations, tanh(c)
         c = c.contiguous()
         for t in order:
-            gates = _affine(h, w_hh, b_hh) + inputs[t]
+            gates = compute_matmul(h, w_hh_t)
+            kernels.binary("add", gates._strided(), gates._strided(), inputs[t]._strided())
             h_new, c_new, tanh_c = (empty_tensor(c.shape, c.dtype) for _ in range(3))
             activations = empty_tensor(gates.shape, gates.dtype)
             kernels.lstm_cell(
@@ -167,13 +173,16 @@ class LSTMLayer(Function):
         dh = d_h if d_h is not None else zeros(first_c.shape, dtype=first_c.dtype)
         dc = d_c if d_c is not None else zeros(first_c.shape, dtype=first_c.dtype)
         per_output = d_outputs.unbind(0) if d_outputs is not None else None
-        grads: list[Tensor] = [None] * steps  # type: ignore[list-item]
+        # Each step's gate gradient is written straight into its slice of
+        # d_projected (no stack of the steps afterwards).
+        first_activations = ctx.saved_steps[0][2]
+        d_projected = empty_tensor((steps, *first_activations.shape), first_activations.dtype)
         for t, (_, c_prev, activations, tanh_c) in zip(
             reversed(ctx.order), reversed(ctx.saved_steps)
         ):
             if per_output is not None:
                 dh = dh + per_output[t]
-            d_gates = empty_tensor(activations.shape, activations.dtype)
+            d_gates = d_projected[t]
             d_c_prev = empty_tensor(c_prev.shape, c_prev.dtype)
             kernels.lstm_cell_backward(
                 d_gates._strided(),
@@ -184,17 +193,18 @@ class LSTMLayer(Function):
                 tanh_c._strided(),
                 c_prev._strided(),
             )
-            grads[t] = d_gates
             dc = d_c_prev
             dh = d_gates.matmul(w_hh)
-        d_projected = stack(grads)
         d_w_hh = d_b_hh = None
         if ctx.needs_input_grad[3]:
-            # One product over all steps: dW_hh = sum_t dgates_t^T h_{t-1}.
-            in_order = stack([grads[t] for t in ctx.order])
-            h_prev = stack([step[0] for step in ctx.saved_steps])
+            # One product over all steps: dW_hh = sum_t dgates_t^T h_{t-1},
+            # with the h each step started from put in step (t) order.
+            h_prev_by_step: list[Tensor] = [None] * steps  # type: ignore[list-item]
+            for t, saved_step in zip(ctx.order, ctx.saved_steps):
+                h_prev_by_step[t] = saved_step[0]
+            h_prev = stack(h_prev_by_step)
             gate_size, hidden = w_hh.shape
-            d_w_hh = in_order.reshape(-1, gate_size).t().matmul(h_prev.reshape(-1, hidden))
+            d_w_hh = d_projected.reshape(-1, gate_size).t().matmul(h_prev.reshape(-1, hidden))
         if ctx.has_bias and ctx.needs_input_grad[4]:
             d_b_hh = d_projected.sum((0, 1))
         return d_projected, dh, dc, d_w_hh, d_b_hh, None
