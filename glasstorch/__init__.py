@@ -209,6 +209,22 @@ from glasstorch.devices import get_default_device, set_default_device  # noqa: E
 from glasstorch.linalg import tensor_norm as norm  # noqa: E402
 from glasstorch.ops import more_methods as _more_methods  # noqa: E402, F401
 from glasstorch.ops import out as _out  # noqa: E402
+from glasstorch.ops.composites import (  # noqa: E402
+    addmm,
+    baddbmm,
+    e,
+    finfo,
+    iinfo,
+    inf,
+    inference_mode,
+    is_inference_mode_enabled,
+    lerp,
+    meshgrid,
+    nan,
+    pi,
+    std_mean,
+    var_mean,
+)
 from glasstorch.ops.einsum import einsum  # noqa: E402
 from glasstorch.ops.legacy import (  # noqa: E402
     BoolTensor,

@@ -240,3 +240,59 @@ def test_amp_autocast_and_grad_scaler():
     assert w.tolist() == [0.0, 0.0] and scaler.get_scale() == 4.0
     off = gt.amp.GradScaler(enabled=False)
     assert off.scale(loss) is loss and off.get_scale() == 1.0
+
+
+# ------------------------------------------- more names public programs call
+_A = RNG.standard_normal((3, 4)).astype(np.float32)
+_B = RNG.standard_normal((3, 4)).astype(np.float32)
+_P = np.abs(RNG.standard_normal((3, 4))).astype(np.float32)
+_P /= _P.sum(1, keepdims=True)
+_P[0, 0] = 0.0  # a zero probability contributes 0 to the KL divergence
+
+_NN_CASES = {
+    "normalize": lambda L, x, y, q: L.nn.functional.normalize(x, dim=1),
+    "cosine_similarity": lambda L, x, y, q: L.nn.CosineSimilarity(dim=0)(x, y),
+    "kl_div_batchmean": lambda L, x, y, q: L.nn.functional.kl_div(
+        x.log_softmax(1), q, reduction="batchmean"
+    ),
+    "kl_div_log_target": lambda L, x, y, q: L.nn.KLDivLoss(reduction="none", log_target=True)(
+        x.log_softmax(1), y.log_softmax(1)
+    ),
+    "mish": lambda L, x, y, q: L.nn.Mish()(x),
+    "hardtanh": lambda L, x, y, q: L.nn.Hardtanh(-0.5, 0.5)(x),
+    "prelu_per_channel": lambda L, x, y, q: L.nn.PReLU(4, init=0.1)(x),
+    "lerp": lambda L, x, y, q: L.lerp(x, y, 0.3),
+    "addmm": lambda L, x, y, q: L.addmm(q[:, :3], x, y.t(), beta=0.5, alpha=2.0),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(_NN_CASES))
+def test_program_functions_like_pytorch(name):
+    case = _NN_CASES[name]
+    tx, gx = torch.tensor(_A, requires_grad=True), gt.tensor(_A, requires_grad=True)
+    theirs = case(torch, tx, torch.tensor(_B), torch.tensor(_P))
+    ours = case(gt, gx, gt.tensor(_B), gt.tensor(_P))
+    _close(ours, theirs, rtol=1e-5, atol=1e-6)
+    theirs.sum().backward()
+    ours.sum().backward()
+    _close(gx.grad, tx.grad, rtol=1e-4, atol=1e-6)
+
+
+def test_constants_limits_meshgrid_and_inference_mode():
+    assert gt.pi == np.pi and gt.inf == float("inf") and gt.e == np.e
+    assert gt.finfo(gt.float32).eps == float(np.finfo(np.float32).eps)
+    assert gt.iinfo(gt.int32).max == 2**31 - 1
+    x, y = gt.meshgrid(gt.arange(2), gt.arange(3), indexing="xy")
+    assert x.tolist() == [[0, 1]] * 3 and y.tolist() == [[0, 0], [1, 1], [2, 2]]
+    i, j = gt.meshgrid(gt.arange(2), gt.arange(3), indexing="ij")
+    assert i.shape == (2, 3) and j[1].tolist() == [0, 1, 2]
+    w = gt.ones(2, requires_grad=True)
+    with gt.inference_mode():
+        assert gt.is_inference_mode_enabled()
+        assert not (w * 2).requires_grad
+    assert not gt.is_inference_mode_enabled() and (w * 2).requires_grad
+    assert gt.ones(2, 3, dtype=gt.int64).type("torch.FloatTensor").dtype == gt.float32
+    assert gt.ones(3).nbytes == 12
+    std, mean = gt.std_mean(gt.tensor([1.0, 2.0, 4.0]))
+    assert abs(mean.item() - 7 / 3) < 1e-6 and abs(std.item() - np.std([1, 2, 4], ddof=1)) < 1e-6

@@ -41,7 +41,9 @@ from glasstorch.nn.modules import (
     Tanh,
     Unflatten,
 )
+from glasstorch.nn.modules.activation import CosineSimilarity, Hardtanh, Mish, PReLU
 from glasstorch.nn.modules.attention import MultiheadAttention
+from glasstorch.nn.modules.loss import KLDivLoss
 from glasstorch.nn.modules.rnn import (
     GRU,
     LSTM,
@@ -111,6 +113,11 @@ __all__ = [
     "TransformerDecoder",
     "TransformerDecoderLayer",
     "TransformerEncoder",
+    "CosineSimilarity",
+    "Hardtanh",
+    "KLDivLoss",
+    "Mish",
+    "PReLU",
     "TransformerEncoderLayer",
 ]
 

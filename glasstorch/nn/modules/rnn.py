@@ -34,8 +34,8 @@ from glasstorch.nn import functional as F
 from glasstorch.nn import init
 from glasstorch.nn.modules.module import Module
 from glasstorch.nn.parameter import Parameter
-from glasstorch.ops.linalg import compute_matmul
 from glasstorch.ops.creation import empty, zeros
+from glasstorch.ops.linalg import compute_matmul
 from glasstorch.ops.views import cat, stack
 from glasstorch.tensor import Tensor, empty_tensor
 
