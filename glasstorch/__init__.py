@@ -203,7 +203,7 @@ int = int32  # noqa: A001
 __version__ = "0.1.0"
 
 # ---- Names that real PyTorch programs use (device queries, sorting, einsum, ...)
-from glasstorch import accelerator, amp, backends, cuda, linalg  # noqa: E402
+from glasstorch import accelerator, amp, backends, cuda, distributions, linalg  # noqa: E402
 from glasstorch.amp import autocast  # noqa: E402
 from glasstorch.devices import get_default_device, set_default_device  # noqa: E402
 from glasstorch.linalg import tensor_norm as norm  # noqa: E402
