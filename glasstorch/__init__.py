@@ -222,7 +222,9 @@ from glasstorch.ops.composites import (  # noqa: E402
     meshgrid,
     nan,
     pi,
+    repeat_interleave,
     std_mean,
+    take_along_dim,
     var_mean,
 )
 from glasstorch.ops.einsum import einsum  # noqa: E402

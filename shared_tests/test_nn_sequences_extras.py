@@ -316,3 +316,64 @@ def test_distributions_like_pytorch():
         results.append([log_prob, dist.entropy(), weights.grad, normal.entropy(), kl, loc.grad])
     for theirs, ours in zip(*results):
         _close(ours, theirs)
+
+
+def test_lazy_layers_take_their_size_from_the_first_input():
+    net = gt.nn.Sequential(
+        gt.nn.LazyConv2d(6, kernel_size=5, padding=2),
+        gt.nn.LazyBatchNorm2d(),
+        gt.nn.Flatten(),
+        gt.nn.LazyLinear(10),
+        gt.nn.LazyLinear(3, bias=False),
+    )
+    before = list(net.parameters())
+    optimizer = gt.optim.SGD(net.parameters(), lr=0.1)  # made before the sizes are known
+    out = net(gt.randn(2, 1, 4, 4))
+    assert tuple(out.shape) == (2, 3)
+    assert [type(m).__name__ for m in net] == [
+        "Conv2d", "BatchNorm2d", "Flatten", "Linear", "Linear"
+    ]  # fmt: skip
+    assert all(a is b for a, b in zip(before, net.parameters()))
+    assert tuple(net[3].weight.shape) == (10, 96) and net[4].bias is None
+    out.sum().backward()
+    old = net[3].weight.detach().clone()
+    optimizer.step()
+    assert not bool((net[3].weight == old).all())
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("ZeroPad2d", ((1, 2, 1, 0),)),
+        ("ConstantPad2d", (1, 0.5)),
+        ("ReflectionPad2d", (1,)),
+        ("ReplicationPad2d", ((2, 0, 1, 1),)),
+        ("CircularPad2d", (1,)),
+        ("ReflectionPad1d", (2,)),
+        ("PixelShuffle", (2,)),
+        ("PixelUnshuffle", (3,)),
+    ],
+)
+def test_padding_and_pixel_shuffle_layers_like_pytorch(name, args):
+    x = RNG.standard_normal((2, 8, 3, 3)).astype(np.float32)
+    x = x[0] if name.endswith("1d") else x
+    theirs, ours = getattr(torch.nn, name)(*args), getattr(gt.nn, name)(*args)
+    assert repr(ours) == repr(theirs)
+    tx, gx = torch.tensor(x, requires_grad=True), gt.tensor(x, requires_grad=True)
+    t_out, g_out = theirs(tx), ours(gx)
+    _close(g_out, t_out)
+    (t_out * t_out).sum().backward()
+    (g_out * g_out).sum().backward()
+    _close(gx.grad, tx.grad)
+
+
+def test_repeat_interleave_and_take_along_dim():
+    x = gt.arange(6).reshape(2, 3)
+    assert gt.repeat_interleave(x, 2).tolist() == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
+    assert x.repeat_interleave(gt.tensor([1, 2]), dim=0).tolist() == [[0, 1, 2], [3, 4, 5]] * 1 + [
+        [3, 4, 5]
+    ]
+    assert gt.repeat_interleave(gt.tensor([2, 0, 1])).tolist() == [0, 0, 2]
+    assert gt.take_along_dim(x, gt.tensor([[2], [0]]), 1).tolist() == [[2], [3]]
+    assert gt.take_along_dim(x, gt.tensor([5, 0])).tolist() == [5, 0]

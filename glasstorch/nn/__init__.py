@@ -43,7 +43,28 @@ from glasstorch.nn.modules import (
 )
 from glasstorch.nn.modules.activation import CosineSimilarity, Hardtanh, Mish, PReLU
 from glasstorch.nn.modules.attention import MultiheadAttention
+from glasstorch.nn.modules.lazy import (
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyLinear,
+)
 from glasstorch.nn.modules.loss import KLDivLoss
+from glasstorch.nn.modules.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    ConstantPad1d,
+    ConstantPad2d,
+    PixelShuffle,
+    PixelUnshuffle,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad1d,
+    ZeroPad2d,
+)
 from glasstorch.nn.modules.rnn import (
     GRU,
     LSTM,
@@ -116,6 +137,23 @@ __all__ = [
     "CosineSimilarity",
     "Hardtanh",
     "KLDivLoss",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyLinear",
+    "CircularPad1d",
+    "CircularPad2d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ZeroPad1d",
+    "ZeroPad2d",
     "Mish",
     "PReLU",
     "TransformerEncoderLayer",

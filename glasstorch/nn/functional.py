@@ -1273,3 +1273,37 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 
 
 __all__ += ["cosine_similarity", "hardtanh", "kl_div", "mish", "normalize", "prelu"]
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """``(*, C * r * r, H, W)`` to ``(*, C, H * r, W * r)``: a view, a permute and a reshape."""
+    r = upscale_factor
+    *batch, channels, height, width = input.shape
+    if channels % (r * r) != 0:
+        raise RuntimeError(
+            f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
+            f"of upscale_factor, but input.size(-3)={channels} is not divisible by {r * r}"
+        )
+    c = channels // (r * r)
+    n = len(batch)
+    x = input.reshape(*batch, c, r, r, height, width)
+    order = list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2]
+    return x.permute(order).reshape(*batch, c, height * r, width * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """``(*, C, H * r, W * r)`` to ``(*, C * r * r, H, W)``, undoing :func:`pixel_shuffle`."""
+    r = downscale_factor
+    *batch, channels, height, width = input.shape
+    if height % r or width % r:
+        raise RuntimeError(
+            f"pixel_unshuffle expects height and width to be divisible by downscale_factor, "
+            f"but got height={height}, width={width}, downscale_factor={r}"
+        )
+    n = len(batch)
+    x = input.reshape(*batch, channels, height // r, r, width // r, r)
+    order = list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3]
+    return x.permute(order).reshape(*batch, channels * r * r, height // r, width // r)
+
+
+__all__ += ["pixel_shuffle", "pixel_unshuffle"]

@@ -29,7 +29,9 @@ __all__ = [
     "meshgrid",
     "nan",
     "pi",
+    "repeat_interleave",
     "std_mean",
+    "take_along_dim",
     "var_mean",
 ]
 
@@ -247,6 +249,58 @@ def var_mean(input: Tensor, dim=None, *, correction=1, keepdim: bool = False):
     )
 
 
+def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, output_size=None):
+    """Repeat each element (each slice along ``dim``) ``repeats`` times, in place in the order.
+
+    ``repeats`` is an int or one count per element. Without ``dim`` the input is
+    flattened first. Called with one int tensor, ``repeat_interleave(counts)``
+    gives ``i`` repeated ``counts[i]`` times.
+
+    Example::
+
+        >>> torch.repeat_interleave(torch.tensor([1, 2]), 2)
+        tensor([1, 1, 2, 2])
+    """
+    from glasstorch.ops.creation import arange, tensor
+
+    if repeats is None:  # the one-argument form
+        return repeat_interleave(arange(input.numel()), input)
+    if dim is None:
+        input, dim = input.reshape(-1), 0
+    dim = dim % max(input.dim(), 1)
+    size = input.shape[dim] if input.dim() else 1
+    counts = repeats.tolist() if isinstance(repeats, Tensor) else repeats
+    if isinstance(counts, int):
+        counts = [counts] * size
+    elif len(counts) == 1:
+        counts = counts * size
+    if len(counts) != size:
+        raise RuntimeError("repeats must have the same size as input along dim")
+    if any(c < 0 for c in counts):
+        raise RuntimeError("repeats can not be negative")
+    index = tensor([i for i, c in enumerate(counts) for _ in range(c)], dtype=_dtype.int64)
+    return input.index_select(dim, index)
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """``input`` gathered at ``indices`` along ``dim`` (the other dimensions broadcast).
+
+    Without ``dim`` both are flattened. The partner of ``argsort``/``argmax`` with
+    ``keepdim=True``: ``take_along_dim(x, x.argmax(1, keepdim=True), 1)``.
+    """
+    from glasstorch._shape import broadcast_shapes
+
+    if dim is None:
+        return input.reshape(-1).gather(0, indices.reshape(-1))
+    dim = dim % input.dim()
+    shape_in, shape_ix = list(input.shape), list(indices.shape)
+    shape_in[dim] = shape_ix[dim] = 1
+    common = list(broadcast_shapes(tuple(shape_in), tuple(shape_ix)))
+    input = input.expand(common[:dim] + [input.shape[dim]] + common[dim + 1 :])
+    indices = indices.expand(common[:dim] + [indices.shape[dim]] + common[dim + 1 :])
+    return input.gather(dim, indices)
+
+
 # ------------------------------------------------------------- Tensor additions
 def _nbytes(self: Tensor) -> int:
     """Bytes the elements take: ``numel() * element_size()``."""
@@ -286,6 +340,8 @@ Tensor.mH = property(
     lambda self: self.transpose(-2, -1), doc="The last two dimensions transposed (conjugated)."
 )
 Tensor.lerp = lerp
+Tensor.repeat_interleave = repeat_interleave
+Tensor.take_along_dim = take_along_dim
 Tensor.addmm = addmm
 Tensor.baddbmm = baddbmm
 Tensor.type = _with_legacy_type_names(Tensor.type)
