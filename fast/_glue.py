@@ -44,26 +44,36 @@ _CODES_BY_DTYPE = {np.dtype(name): code for name, code in DTYPE_CODES.items()}
 _VIEW_TYPE = ffi.typeof("gt_view *")
 
 
+#: Layout templates: ``(shape, strides, dtype) -> gt_view`` already filled in.
+#: Optimization: filling a gt_view from Python tuples costs twice as much as
+#: copying a filled one, and a program uses few layouts over and over; a new
+#: view copies its layout's template and sets only the data pointer and offset.
+_TEMPLATES: dict = {}
+_MAX_TEMPLATES = 4096
+
+
 def view(strided: Strided):
     """A ``gt_view *`` describing ``strided`` (the C side of a kernel argument)."""
     native = strided.native
     if native is not None:
         return native  # built by an earlier call with this same view
-    shape = strided.shape
-    if len(shape) > MAX_DIMS:  # gt_view holds MAX_DIMS; the frontend never makes more
-        check_ndim(len(shape))
     buffer = strided.buffer
-    native = ffi.new(
-        _VIEW_TYPE,
-        (
-            ffi.from_buffer(buffer),
-            strided.offset,
-            len(shape),
-            _CODES_BY_DTYPE[buffer.dtype],
-            shape,
-            strided.strides,
-        ),
-    )
+    key = (strided.shape, strided.strides, buffer.dtype)
+    template = _TEMPLATES.get(key)
+    if template is None:
+        shape = strided.shape
+        if len(shape) > MAX_DIMS:  # gt_view holds MAX_DIMS; the frontend never makes more
+            check_ndim(len(shape))
+        template = ffi.new(
+            _VIEW_TYPE,
+            (ffi.NULL, 0, len(shape), _CODES_BY_DTYPE[buffer.dtype], shape, strided.strides),
+        )
+        if len(_TEMPLATES) >= _MAX_TEMPLATES:
+            _TEMPLATES.clear()
+        _TEMPLATES[key] = template
+    native = ffi.new(_VIEW_TYPE, template[0])
+    native.data = ffi.from_buffer(buffer)
+    native.offset = strided.offset
     strided.native = native
     return native
 

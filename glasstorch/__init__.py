@@ -11,11 +11,10 @@ import builtins as _builtins
 
 from glasstorch import _tier, autograd
 from glasstorch._dtype import (
-    bool_ as bool,  # noqa: A004 - PyTorch's names shadow builtins on purpose
-)
-from glasstorch._dtype import (
+    bfloat16,
     can_cast,
     dtype,
+    float16,
     float32,
     float64,
     get_default_dtype,
@@ -25,6 +24,9 @@ from glasstorch._dtype import (
     result_type,
     set_default_dtype,
     uint8,
+)
+from glasstorch._dtype import (
+    bool_ as bool,  # noqa: A004 - PyTorch's names shadow builtins on purpose
 )
 from glasstorch._shape import broadcast_shapes
 from glasstorch.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -194,17 +196,37 @@ tier: str = _tier.tier
 # PyTorch's aliases for dtypes.
 float = float32  # noqa: A001
 double = float64
+half = float16
 long = int64
 int = int32  # noqa: A001
 
 __version__ = "0.1.0"
 
 # ---- Names that real PyTorch programs use (device queries, sorting, einsum, ...)
-from glasstorch import accelerator, backends, cuda, linalg  # noqa: E402
+from glasstorch import accelerator, amp, backends, cuda, distributions, linalg  # noqa: E402
+from glasstorch.amp import autocast  # noqa: E402
 from glasstorch.devices import get_default_device, set_default_device  # noqa: E402
 from glasstorch.linalg import tensor_norm as norm  # noqa: E402
 from glasstorch.ops import more_methods as _more_methods  # noqa: E402, F401
 from glasstorch.ops import out as _out  # noqa: E402
+from glasstorch.ops.composites import (  # noqa: E402
+    addmm,
+    baddbmm,
+    e,
+    finfo,
+    iinfo,
+    inf,
+    inference_mode,
+    is_inference_mode_enabled,
+    lerp,
+    meshgrid,
+    nan,
+    pi,
+    repeat_interleave,
+    std_mean,
+    take_along_dim,
+    var_mean,
+)
 from glasstorch.ops.einsum import einsum  # noqa: E402
 from glasstorch.ops.legacy import (  # noqa: E402
     BoolTensor,
@@ -231,11 +253,46 @@ from glasstorch.ops.shaping import (  # noqa: E402
 )
 from glasstorch.ops.sorting import argsort, msort, sort, topk  # noqa: E402
 
-# out= on the public functions, keepdims= on the reductions (see glasstorch/ops/out.py).
+# out= on the public functions, keepdims= and axis= on the reductions (see glasstorch/ops/out.py).
 for _name in _out.WITH_OUT:
     globals()[_name] = _out.accepts_out(globals()[_name])
 for _name in _out.KEEPDIMS_METHODS:
     setattr(Tensor, _name, _out.accepts_keepdims(getattr(Tensor, _name)))
+for _name in _out.AXIS_FUNCTIONS:
+    globals()[_name] = _out.accepts_keepdims(globals()[_name])
+
+
+_float32_matmul_precision = "highest"
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Record the float32 matmul precision (``"highest"``, ``"high"`` or ``"medium"``).
+
+    PyTorch may then use TensorFloat-32 or bfloat16 inside float32 matrix
+    products; glasstorch always computes them in float32, whatever is set.
+    """
+    global _float32_matmul_precision
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"Invalid float32 matmul precision: {precision}")
+    _float32_matmul_precision = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """The precision last set by :func:`set_float32_matmul_precision` (``"highest"`` at start)."""
+    return _float32_matmul_precision
+
+
+def compile(model=None, **options):  # noqa: A001 - PyTorch's name
+    """Return ``model`` itself: glasstorch has no compiler, so it runs the code as written.
+
+    PyTorch's ``torch.compile`` traces a module or function and generates fused
+    kernels; the result computes the same function. Programs that call it (as
+    nanoGPT does) run here eagerly. Used as ``@torch.compile(...)`` with options
+    only, it returns a decorator that does the same.
+    """
+    if model is None:
+        return lambda function: function
+    return model
 
 
 def set_num_threads(int: _builtins.int) -> None:  # noqa: A002 - PyTorch's argument name

@@ -55,9 +55,40 @@ int64 = dtype("int64", "int64", INTEGRAL, "LongTensor", "long int")
 float32 = dtype("float32", "float32", FLOATING, "FloatTensor", "float")
 float64 = dtype("float64", "float64", FLOATING, "DoubleTensor", "double")
 
+
+class _NamedOnlyDtype(dtype):
+    """A PyTorch dtype glasstorch names but has no tensors of (half precision).
+
+    Programs mention ``torch.float16`` and ``torch.bfloat16`` even when they run
+    in float32 (nanoGPT picks its autocast dtype from a table of all three), so
+    the names exist and compare and print as PyTorch's do. Making a tensor of
+    one raises a TypeError that says which dtypes glasstorch has.
+    """
+
+    def __init__(self, name: str, legacy_name: str, itemsize: int) -> None:
+        self.name = name
+        self.category = FLOATING
+        self.legacy_name = legacy_name
+        self.title = legacy_name[: -len("Tensor")]
+        self.c_name = name
+        self.is_floating_point = True
+        self.is_signed = True
+        self.itemsize = itemsize
+
+    @property
+    def numpy(self):
+        raise TypeError(
+            f"glasstorch has no torch.{self.name} tensors: its floating dtypes are "
+            "torch.float32 and torch.float64 (use one of those)"
+        )
+
+
+float16 = _NamedOnlyDtype("float16", "HalfTensor", 2)
+bfloat16 = _NamedOnlyDtype("bfloat16", "BFloat16Tensor", 2)
+
 ALL_DTYPES = (bool_, uint8, int32, int64, float32, float64)
 _BY_NUMPY = {d.numpy: d for d in ALL_DTYPES}
-_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NAME = {d.name: d for d in (*ALL_DTYPES, float16, bfloat16)}
 
 
 def _by_name(name: str) -> dtype:
@@ -77,6 +108,7 @@ def set_default_dtype(d: dtype) -> None:
     global _default_dtype
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    d.numpy  # noqa: B018 - a named-only dtype (float16) raises its TypeError here
     _default_dtype = d
 
 

@@ -51,6 +51,7 @@ TOPICS: dict[str, str] = {
     "multiprocessing": "torch.multiprocessing: tensors shared between processes, spawn, Hogwild",
     "datasets": "bundled and standard datasets, file formats and transforms",
     "serialization": "save and load",
+    "programs": "public-style PyTorch programs (tutorials, examples, courses) run unchanged",
     "cuda": "the GPU runtime: devices, streams, the caching allocator and the CUDA simulator",
     "profiler": "glasstorch.profiler: operation spans, record_function, tables, Chrome traces",
 }

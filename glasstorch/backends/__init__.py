@@ -2,10 +2,10 @@
 
 Only the names that programs commonly touch: ``backends.mps.is_available()``
 (False: glasstorch has no Metal backend) and the ``backends.cudnn`` flags
-(``deterministic``, ``benchmark``), which programs set for reproducibility and
-which change nothing here.
+(``deterministic``, ``benchmark``, ``allow_tf32``) and ``backends.cuda.matmul``
+flags, which programs set for reproducibility or speed and which change nothing here.
 """
 
-from glasstorch.backends import cudnn, mps
+from glasstorch.backends import cuda, cudnn, mps
 
-__all__ = ["cudnn", "mps"]
+__all__ = ["cuda", "cudnn", "mps"]

@@ -11,6 +11,8 @@ enabled = True
 deterministic = False
 #: Whether to benchmark algorithms and keep the fastest.
 benchmark = False
+#: Whether cuDNN convolutions may use TensorFloat-32 (PyTorch's default, True).
+allow_tf32 = True
 
 
 def is_available() -> bool:

@@ -41,7 +41,30 @@ from glasstorch.nn.modules import (
     Tanh,
     Unflatten,
 )
+from glasstorch.nn.modules.activation import CosineSimilarity, Hardtanh, Mish, PReLU
 from glasstorch.nn.modules.attention import MultiheadAttention
+from glasstorch.nn.modules.lazy import (
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyLinear,
+)
+from glasstorch.nn.modules.loss import KLDivLoss
+from glasstorch.nn.modules.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    ConstantPad1d,
+    ConstantPad2d,
+    PixelShuffle,
+    PixelUnshuffle,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad1d,
+    ZeroPad2d,
+)
 from glasstorch.nn.modules.rnn import (
     GRU,
     LSTM,
@@ -52,7 +75,13 @@ from glasstorch.nn.modules.rnn import (
     RNNCell,
     RNNCellBase,
 )
-from glasstorch.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
+from glasstorch.nn.modules.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from glasstorch.nn.parameter import Parameter
 
 __all__ = [
@@ -101,7 +130,32 @@ __all__ = [
     "RNNCell",
     "RNNCellBase",
     "MultiheadAttention",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
     "TransformerEncoder",
+    "CosineSimilarity",
+    "Hardtanh",
+    "KLDivLoss",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyLinear",
+    "CircularPad1d",
+    "CircularPad2d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "Mish",
+    "PReLU",
     "TransformerEncoderLayer",
 ]
 

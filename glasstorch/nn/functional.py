@@ -1177,3 +1177,135 @@ from glasstorch.nn._convolution import (  # noqa: E402, F401 - re-exported
 )
 
 __all__ += _convolution_names
+
+
+# ============================================== more functions public programs use
+# Compositions of the operations above (each gets autograd from its parts).
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """``input`` divided by its ``p``-norm along ``dim`` (at least ``eps``)."""
+    norm = input.norm(p, dim, keepdim=True).clamp_min(eps)
+    return input / norm.expand_as(input)
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``x1 . x2 / max(||x1|| * ||x2||, eps)`` along ``dim`` (the inputs broadcast)."""
+    dot = (x1 * x2).sum(dim)
+    norms = x1.norm(2, dim) * x2.norm(2, dim)
+    return dot / norms.clamp_min(eps)
+
+
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """Kullback-Leibler divergence of ``target`` from the distribution whose log is ``input``.
+
+    Pointwise ``target * (log(target) - input)`` (0 where ``target`` is 0), or
+    ``exp(target) * (target - input)`` with ``log_target=True``. ``reduction``:
+    ``'none'``, ``'sum'``, ``'mean'`` (over every element) or ``'batchmean'``
+    (the sum divided by the batch size, the true KL divergence per example).
+    """
+    if size_average is not None or reduce is not None:
+        from glasstorch.nn.modules.loss import _legacy_reduction
+
+        reduction = _legacy_reduction(size_average, reduce)
+    if log_target:
+        pointwise_loss = target.exp() * (target - input)
+    else:
+        tiny = float(_dtype_finfo_tiny(target))
+        pointwise_loss = target * (target.clamp_min(tiny).log() - input)
+    if reduction == "none":
+        return pointwise_loss
+    if reduction == "sum":
+        return pointwise_loss.sum()
+    if reduction == "batchmean":
+        return pointwise_loss.sum() / (input.shape[0] if input.dim() else 1)
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+            "major release.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return pointwise_loss.mean()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _dtype_finfo_tiny(t: Tensor) -> float:
+    from glasstorch.ops.composites import finfo
+
+    return finfo(t.dtype if t.dtype.is_floating_point else _dtype.get_default_dtype()).tiny
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``."""
+    out = input * softplus(input).tanh()
+    return input.copy_(out) if inplace else out
+
+
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    """``input`` clamped to ``[min_val, max_val]``."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where positive, ``weight * x`` elsewhere; a weight per channel (dim 1) or one."""
+    if weight.numel() != 1:
+        channels = input.shape[1] if input.dim() >= 2 else input.shape[0]
+        if weight.numel() != channels:
+            raise RuntimeError(
+                f"Mismatch of parameter numbers and input channel size. Found parameter "
+                f"numbers = {weight.numel()} and channel size = {channels}."
+            )
+        if input.dim() >= 2:
+            weight = weight.reshape((channels,) + (1,) * (input.dim() - 2))
+    return where(input >= 0, input, weight * input)
+
+
+__all__ += ["cosine_similarity", "hardtanh", "kl_div", "mish", "normalize", "prelu"]
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """``(*, C * r * r, H, W)`` to ``(*, C, H * r, W * r)``: a view, a permute and a reshape."""
+    r = upscale_factor
+    *batch, channels, height, width = input.shape
+    if channels % (r * r) != 0:
+        raise RuntimeError(
+            f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
+            f"of upscale_factor, but input.size(-3)={channels} is not divisible by {r * r}"
+        )
+    c = channels // (r * r)
+    n = len(batch)
+    x = input.reshape(*batch, c, r, r, height, width)
+    order = list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2]
+    return x.permute(order).reshape(*batch, c, height * r, width * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """``(*, C, H * r, W * r)`` to ``(*, C * r * r, H, W)``, undoing :func:`pixel_shuffle`."""
+    r = downscale_factor
+    *batch, channels, height, width = input.shape
+    if height % r or width % r:
+        raise RuntimeError(
+            f"pixel_unshuffle expects height and width to be divisible by downscale_factor, "
+            f"but got height={height}, width={width}, downscale_factor={r}"
+        )
+    n = len(batch)
+    x = input.reshape(*batch, channels, height // r, r, width // r, r)
+    order = list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3]
+    return x.permute(order).reshape(*batch, channels * r * r, height // r, width // r)
+
+
+__all__ += ["pixel_shuffle", "pixel_unshuffle"]

@@ -23,12 +23,17 @@ from glasstorch.tensor import Storage, Tensor, check_device, empty_tensor
 # ------------------------------------------------------------------ helpers
 
 
-def _size_arg(size, negative_message: str | None = None) -> tuple[int, ...]:
-    """Accept ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])``.
+def _size_arg(size, negative_message: str | None = None, keyword=None) -> tuple[int, ...]:
+    """Accept ``zeros(2, 3)``, ``zeros((2, 3))``, ``zeros([2, 3])`` and ``zeros(size=(2, 3))``.
 
-    A negative size raises PyTorch's error (``negative_message`` where the
-    function words it its own way); too many dimensions too.
+    ``keyword`` is the ``size=`` keyword argument, if one was given. A negative
+    size raises PyTorch's error (``negative_message`` where the function words
+    it its own way); too many dimensions too.
     """
+    if keyword is not None:
+        if size:
+            raise TypeError("argument 'size' given by name and by position")
+        size = (keyword,)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     for s in size:
@@ -381,20 +386,22 @@ def _dtype_or_default(dtype):
 @_on_device()
 def empty(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """An uninitialised tensor of ``size``."""
-    return _finish(empty_tensor(_size_arg(size), _dtype_or_default(dtype)), requires_grad, device)
+    size = _size_arg(size, keyword=_ignored.get("size"))
+    return _finish(empty_tensor(size, _dtype_or_default(dtype)), requires_grad, device)
 
 
 @_on_device()
 def zeros(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """A tensor of ``size`` filled with 0."""
-    size = _size_arg(size, "zeros: Dimension size must be non-negative.")
+    size = _size_arg(size, "zeros: Dimension size must be non-negative.", _ignored.get("size"))
     return _finish(_filled(size, 0, _dtype_or_default(dtype)), requires_grad, device)
 
 
 @_on_device()
 def ones(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """A tensor of ``size`` filled with 1."""
-    return _finish(_filled(_size_arg(size), 1, _dtype_or_default(dtype)), requires_grad, device)
+    size = _size_arg(size, keyword=_ignored.get("size"))
+    return _finish(_filled(size, 1, _dtype_or_default(dtype)), requires_grad, device)
 
 
 @_on_device()
@@ -588,20 +595,34 @@ def fill_random(out: Tensor, kind: str, generator: Generator | None, *params) ->
     return out
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def _size_keyword(kwargs: dict):
+    """The ``size=`` keyword of ``rand``/``randn`` (the only extra keyword they take)."""
+    unknown = set(kwargs) - {"size"}
+    if unknown:
+        raise TypeError(f"got an unexpected keyword argument '{sorted(unknown)[0]}'")
+    return kwargs.get("size")
+
+
+def rand(
+    *size, generator=None, dtype=None, device=None, requires_grad=False, **size_keyword
+) -> Tensor:
     """Uniform random numbers in ``[0, 1)``."""
     dtype = _dtype_or_default(dtype)
-    out = empty_tensor(_size_arg(size), dtype)  # a bad size is named before the dtype
+    size = _size_arg(size, keyword=_size_keyword(size_keyword))
+    out = empty_tensor(size, dtype)  # a bad size is named before the dtype
     if not dtype.is_floating_point:
         raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{dtype.title}'")
     out = fill_random(out, "uniform", generator, 0.0, 1.0)
     return _finish(out, requires_grad, device)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn(
+    *size, generator=None, dtype=None, device=None, requires_grad=False, **size_keyword
+) -> Tensor:
     """Normal random numbers with mean 0 and standard deviation 1."""
     dtype = _dtype_or_default(dtype)
-    out = empty_tensor(_size_arg(size), dtype)  # a bad size is named before the dtype
+    size = _size_arg(size, keyword=_size_keyword(size_keyword))
+    out = empty_tensor(size, dtype)  # a bad size is named before the dtype
     if not dtype.is_floating_point:
         if out.numel() == 0:  # as in PyTorch: no number to draw, no kernel to refuse
             return _finish(out, requires_grad, device)

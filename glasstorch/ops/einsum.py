@@ -178,6 +178,38 @@ def _product(sizes) -> int:
     return total
 
 
+def _sublist_letters(sublist) -> str:
+    """A sublist (``[0, 1]``, ``[..., 2]``) as equation letters (``"AB"``, ``"...C"``).
+
+    Subscripts 0-25 become ``A``-``Z`` and 26-51 ``a``-``z``, so their
+    alphabetical order (which orders an implicit output) is their numeric order.
+    """
+    letters = ""
+    for subscript in sublist:
+        if subscript is Ellipsis:
+            letters += "..."
+        elif isinstance(subscript, int) and 0 <= subscript < 52:
+            letters += (
+                chr(ord("A") + subscript) if subscript < 26 else chr(ord("a") + subscript - 26)
+            )
+        else:
+            raise ValueError(
+                "einsum(): subscript in subscript list is not within the valid range [0, 52)"
+            )
+    return letters
+
+
+def _from_sublists(arguments: tuple) -> tuple[str, tuple]:
+    """``einsum(a, [0, 1], b, [1, 2], [0, 2])`` as ``("AB,BC->AC", (a, b))``."""
+    operands = arguments[0::2]
+    terms = [_sublist_letters(sublist) for sublist in arguments[1::2]]
+    if len(arguments) % 2:  # a trailing output sublist
+        operands = operands[:-1]
+        output = _sublist_letters(arguments[-1])
+        return ",".join(terms) + "->" + output, operands
+    return ",".join(terms), operands
+
+
 def einsum(equation: str, *operands) -> Tensor:
     """Sum of products of ``operands``' elements, as ``equation`` describes.
 
@@ -188,9 +220,15 @@ def einsum(equation: str, *operands) -> Tensor:
         operands: the tensors, one per comma-separated term (a single list of
             tensors is accepted too).
 
+    The sublist form is accepted too: ``einsum(A, [0, 1], x, [1], [0])`` is
+    ``einsum("ij,j->i", A, x)``, each operand followed by the list of its
+    subscripts (ints in ``[0, 52)`` or ``...``), then optionally the output's.
+
     Example:
         >>> torch.einsum("ij,j->i", A, x)  # A @ x
     """
+    if isinstance(equation, Tensor):
+        equation, operands = _from_sublists((equation, *operands))
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     labels, out_labels = _parse(equation, operands)

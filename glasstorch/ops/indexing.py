@@ -696,7 +696,7 @@ def _single_integer(key):
 
 def getitem(x: Tensor, key) -> Tensor:
     """``x[key]``: a view for basic keys, a gathered copy for advanced ones."""
-    if x.dim() == 0 and isinstance(key, int):
+    if not x._shape and isinstance(key, int):
         raise IndexError(
             "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
         )

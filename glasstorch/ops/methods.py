@@ -450,3 +450,70 @@ def _running_inplace(function, name: str):
 
 
 Tensor.cumsum_ = _running_inplace(reduction.cumsum, "cumsum")
+
+
+# ----------------------------------------------------- new_* constructors
+# ``x.new_zeros(size)`` and friends make a fresh tensor with ``x``'s dtype and
+# device unless told otherwise: code that must not care which dtype or device
+# its inputs use (an RNN's initial state, from ``next(model.parameters())``)
+# builds its buffers this way.
+
+
+def _like_self(self: Tensor, dtype, device) -> dict:
+    return {"dtype": self.dtype if dtype is None else dtype, "device": device or self.device}
+
+
+def _size_of(size: tuple) -> tuple:
+    return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+
+
+def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros of ``size``, with this tensor's dtype and device by default."""
+    return creation.zeros(
+        _size_of(size), **_like_self(self, dtype, device), requires_grad=requires_grad
+    )
+
+
+def _new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ones of ``size``, with this tensor's dtype and device by default."""
+    return creation.ones(
+        _size_of(size), **_like_self(self, dtype, device), requires_grad=requires_grad
+    )
+
+
+def _new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """An uninitialised tensor of ``size``, with this tensor's dtype and device by default."""
+    return creation.empty(
+        _size_of(size), **_like_self(self, dtype, device), requires_grad=requires_grad
+    )
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype by default."""
+    return creation.full(
+        tuple(size), fill_value, **_like_self(self, dtype, device), requires_grad=requires_grad
+    )
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A copy of ``data`` as a new leaf tensor, with this tensor's dtype and device by default."""
+    if isinstance(data, Tensor):
+        import warnings
+
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.detach().clone() or "
+            "sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "tensor.new_tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+        data = data.detach().clone()
+    return creation.tensor(data, **_like_self(self, dtype, device), requires_grad=requires_grad)
+
+
+Tensor.new_zeros = _new_zeros
+Tensor.new_ones = _new_ones
+Tensor.new_empty = _new_empty
+Tensor.new_full = _new_full
+Tensor.new_tensor = _new_tensor

@@ -1,7 +1,8 @@
-"""The ``out=`` and ``keepdims=`` arguments of the public functions, in one place.
+"""The ``out=``, ``keepdims=`` and ``axis=`` arguments of the public functions, in one place.
 
-PyTorch's functions accept ``out=``, a tensor the result is written into, and
-the reductions accept ``keepdims=`` as another spelling of ``keepdim=``.
+PyTorch's functions accept ``out=``, a tensor the result is written into, and,
+for NumPy's users, ``keepdims=`` as another spelling of ``keepdim=`` and
+``axis=`` as another spelling of ``dim=``.
 Rather than each operation handling them, :func:`accepts_out` wraps a
 public function once (``glasstorch/__init__.py`` applies it to the names in
 :data:`WITH_OUT`): the operation computes its result as usual, then the
@@ -61,15 +62,28 @@ def _write(result: Tensor, out: Tensor) -> None:
         out.copy_(result)
 
 
+def _numpy_spellings(kwargs: dict, name: str) -> None:
+    """Rename NumPy's ``keepdims=`` and ``axis=`` to PyTorch's ``keepdim=`` and ``dim=``."""
+    for numpy_name, torch_name in (("keepdims", "keepdim"), ("axis", "dim")):
+        if numpy_name in kwargs:
+            if torch_name in kwargs:
+                raise TypeError(
+                    f"{name}() received both {torch_name}= and its alias {numpy_name}=; "
+                    "pass only one"
+                )
+            kwargs[torch_name] = kwargs.pop(numpy_name)
+
+
 def accepts_out(function):
-    """``function`` with ``out=`` (and ``keepdims=`` if it has ``keepdim``) added."""
-    has_keepdim = "keepdim" in inspect.signature(function).parameters
+    """``function`` with ``out=`` added (and ``keepdims=``/``axis=`` where it has the dims)."""
+    parameters = inspect.signature(function).parameters
+    has_aliases = "keepdim" in parameters or "dim" in parameters
     name = function.__name__
 
     @functools.wraps(function)
     def wrapper(*args, out=None, **kwargs):
-        if has_keepdim and "keepdims" in kwargs:
-            kwargs["keepdim"] = kwargs.pop("keepdims")
+        if has_aliases and kwargs:
+            _numpy_spellings(kwargs, name)
         if out is None:
             return function(*args, **kwargs)
         if is_grad_enabled() and _requires_grad((*args, *kwargs.values())):
@@ -89,12 +103,13 @@ def accepts_out(function):
 
 
 def accepts_keepdims(method):
-    """A method with ``keepdims=`` as another spelling of ``keepdim=``."""
+    """A method with ``keepdims=`` and ``axis=`` as other spellings of ``keepdim=`` and ``dim=``."""
+    name = method.__name__
 
     @functools.wraps(method)
     def wrapper(*args, **kwargs):
-        if "keepdims" in kwargs:
-            kwargs["keepdim"] = kwargs.pop("keepdims")
+        if kwargs:
+            _numpy_spellings(kwargs, name)
         return method(*args, **kwargs)
 
     return wrapper
@@ -110,7 +125,11 @@ WITH_OUT = (
     "triu true_divide trunc var where"
 ).split()
 
-#: Methods whose ``keepdim`` PyTorch also accepts as ``keepdims``.
+#: Methods whose ``keepdim`` and ``dim`` PyTorch also accepts as ``keepdims`` and ``axis``.
 KEEPDIMS_METHODS = (
-    "sum mean prod amax amin max min std var logsumexp argmax argmin all any"
+    "sum mean prod amax amin max min std var logsumexp argmax argmin all any cumsum cumprod "
+    "softmax log_softmax argsort sort squeeze unsqueeze"
 ).split()
+
+#: Public functions outside :data:`WITH_OUT` that take ``axis=`` for ``dim=``.
+AXIS_FUNCTIONS = "softmax log_softmax argsort squeeze unsqueeze".split()

@@ -11,8 +11,10 @@ import math
 
 from glasstorch import _dtype
 from glasstorch._kernels import BOOL_RESULT_OPS
+from glasstorch._shape import row_major_strides
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
+from glasstorch.autograd.grad_mode import _state as _grad_state
 from glasstorch.ops.core import (
     as_operand,
     broadcast,
@@ -22,7 +24,7 @@ from glasstorch.ops.core import (
     is_number,
     strided_as,
 )
-from glasstorch.tensor import Tensor, empty_tensor
+from glasstorch.tensor import Storage, Tensor, empty_tensor
 
 # ------------------------------------------------------------ compute helpers
 
@@ -39,11 +41,13 @@ def compute_binary(op: str, a, b, dtype=None) -> Tensor:
         and isinstance(b, Tensor)
         and a.dtype is b.dtype
         and a._shape == b._shape
-        and a.is_contiguous()
-        and b.is_contiguous()
+        and a._stride == b._stride == row_major_strides(a._shape)
     ):
         # The common case, taken first: nothing to promote, broadcast or lay out.
-        out = empty_tensor(a._shape, _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype)
+        # Shortcut: contiguity is read off by comparing the strides with the
+        # (cached) row-major strides, which is cheaper than is_contiguous()'s loop
+        # (a size-1 dimension with another stride takes the general path below).
+        out = _same_layout_as(a, _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype)
         kernels.binary(op, out._strided(), a._strided(), b._strided())
         return out
     check_tensor_or_number(a, "input")
@@ -55,6 +59,17 @@ def compute_binary(op: str, a, b, dtype=None) -> Tensor:
     out = empty_tensor(shape, _dtype.bool_ if op in BOOL_RESULT_OPS else dtype, strides)
     kernels.binary(op, out._strided(), strided_as(a, shape), strided_as(b, shape))
     return out
+
+
+def _same_layout_as(a: Tensor, dtype) -> Tensor:
+    """A new row-major tensor of ``a``'s shape, for a row-major ``a``.
+
+    Shortcut: what :func:`empty_tensor` would check and compute (the size
+    limits, the strides) is known from ``a`` already: ``a`` exists, so its
+    shape passed those checks, and its strides are the row-major ones.
+    """
+    storage = Storage(kernels.allocate(math.prod(a._shape), dtype.numpy))
+    return Tensor._make(storage, a._shape, a._stride, 0, dtype)
 
 
 def compute_unary(op: str, a: Tensor, dtype=None) -> Tensor:
@@ -324,8 +339,21 @@ def _check_integer_divisor(a, b) -> None:
 # ------------------------------------------------------------- public binary
 
 
+def _records_nothing(a: Tensor, b) -> bool:
+    """Whether ``a op b`` would record no autograd node (grad mode off, or no
+    operand requiring grad): then the Function machinery has nothing to do."""
+    return not _grad_state.enabled or not (
+        a._requires_grad or (isinstance(b, Tensor) and b._requires_grad)
+    )
+
+
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other``, with broadcasting and type promotion."""
+    if alpha == 1 and isinstance(input, Tensor) and _records_nothing(input, other):
+        # Shortcut: with no graph to record, ``Add.apply`` would only call
+        # ``compute_binary``; calling it directly saves the context and the
+        # grad-mode switch (a large part of a small tensor's cost).
+        return compute_binary("add", input, other)
     if not isinstance(input, Tensor) and alpha == 1:
         input, other = other, input  # 2 + x is recorded as x + 2, as in PyTorch
     return Add.apply(input, other, alpha)
@@ -336,6 +364,8 @@ def sub(input, other, *, alpha=1) -> Tensor:
     _check_bool_sub(input, other)
     if not isinstance(input, Tensor):
         return Rsub.apply(other, input)
+    if alpha == 1 and _records_nothing(input, other):
+        return compute_binary("sub", input, other)  # shortcut: as in add
     return Sub.apply(input, other, alpha)
 
 
@@ -359,6 +389,8 @@ def mul(input, other) -> Tensor:
     """``input * other``."""
     if not isinstance(input, Tensor):
         input, other = other, input  # 2 * x is recorded as x * 2, as in PyTorch
+    if isinstance(input, Tensor) and _records_nothing(input, other):
+        return compute_binary("mul", input, other)  # shortcut: as in add
     return Mul.apply(input, other)
 
 

@@ -24,6 +24,7 @@ from glasstorch._shape import (
 )
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
+from glasstorch.autograd.grad_mode import _state as _grad_state
 from glasstorch.ops.core import cast
 from glasstorch.tensor import Tensor, empty_tensor
 
@@ -391,9 +392,7 @@ class Select(Function):
     @staticmethod
     def forward(ctx, a, dim, index):
         ctx.input_shape, ctx.dim, ctx.index = a.shape, dim, index
-        shape = a.shape[:dim] + a.shape[dim + 1 :]
-        strides = a.stride()[:dim] + a.stride()[dim + 1 :]
-        return _raw_view(a, shape, strides, a.storage_offset() + index * a.stride()[dim])
+        return _selected(a, dim, index)
 
     @staticmethod
     def backward(ctx, grad):
@@ -401,17 +400,30 @@ class Select(Function):
         return _Embed.apply(grad, ctx.input_shape, lambda z: z.select(dim, index)), None, None
 
 
+def _selected(a: Tensor, dim: int, index: int) -> Tensor:
+    """The view of ``a`` at ``index`` (in range, not negative) along ``dim``, no autograd."""
+    shape, stride = a._shape, a._stride
+    return a._view(
+        shape[:dim] + shape[dim + 1 :],
+        stride[:dim] + stride[dim + 1 :],
+        a._offset + index * stride[dim],
+    )
+
+
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice at ``index`` along ``dim``, with that dimension removed."""
-    if input.dim() == 0:
+    if not input._shape:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    dim = normalize_dim(dim, input.dim())
-    size = input.shape[dim]
+    dim = normalize_dim(dim, len(input._shape))
+    size = input._shape[dim]
     if not -size <= index < size:
         raise IndexError(
             f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
             f"dimension {dim}"
         )
+    if not (input._requires_grad and _grad_state.enabled):
+        # Shortcut: no graph to record, so Select.apply would only call forward.
+        return _selected(input, dim, index % size)
     return Select.apply(input, dim, index % size)
 
 

@@ -43,7 +43,13 @@ from glasstorch.nn.modules.rnn import (
     RNNCellBase,
 )
 from glasstorch.nn.modules.sparse import Embedding
-from glasstorch.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
+from glasstorch.nn.modules.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "BCELoss",
@@ -87,6 +93,9 @@ __all__ = [
     "RNNCell",
     "RNNCellBase",
     "MultiheadAttention",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
     "TransformerEncoder",
     "TransformerEncoderLayer",
 ]

@@ -273,3 +273,115 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class Mish(Module):
+    """``x * tanh(softplus(x))``: see :func:`F.mish <glasstorch.nn.functional.mish>`.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Example::
+
+        >>> nn.Mish()(torch.tensor([0.0, 1.0]))
+        tensor([0.0000, 0.8651])
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.mish(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class Hardtanh(Module):
+    """``input`` clamped to ``[min_val, max_val]``.
+
+    Args:
+        min_val, max_val: the bounds. Default: -1 and 1.
+        inplace: clamp the input itself.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Example::
+
+        >>> nn.Hardtanh()(torch.tensor([-2.0, 0.5, 3.0]))
+        tensor([-1.0000,  0.5000,  1.0000])
+    """
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        if min_val > max_val:
+            raise ValueError("min_val cannot be greater than max_val")
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"min_val={self.min_val}, max_val={self.max_val}{inplace}"
+
+
+class PReLU(Module):
+    """``x`` where positive, ``a * x`` elsewhere, with ``a`` learned.
+
+    Args:
+        num_parameters: 1 (one ``a`` shared) or the number of channels (dim 1).
+        init: the starting value of ``a``. Default: 0.25.
+
+    Attributes:
+        weight: ``(num_parameters,)``.
+
+    Shape:
+        - Input: ``(N, C, *)`` or ``(*)``; Output: the same.
+
+    Example::
+
+        >>> nn.PReLU()(torch.tensor([-2.0, 3.0]))
+        tensor([-0.5000,  3.0000], grad_fn=<WhereBackward0>)
+    """
+
+    def __init__(
+        self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None
+    ) -> None:
+        from glasstorch.nn.parameter import Parameter
+        from glasstorch.ops.creation import full
+
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(full((num_parameters,), init, dtype=dtype, device=device))
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class CosineSimilarity(Module):
+    """Cosine of the angle between ``x1`` and ``x2`` along ``dim``: see
+    :func:`F.cosine_similarity <glasstorch.nn.functional.cosine_similarity>`.
+
+    Args:
+        dim: the dimension compared. Default: 1.
+        eps: the smallest norm product divided by. Default: 1e-8.
+
+    Example::
+
+        >>> nn.CosineSimilarity(dim=0)(torch.tensor([1.0, 0.0]), torch.tensor([1.0, 1.0]))
+        tensor(0.7071)
+    """
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)

@@ -60,10 +60,9 @@ class _ConvNd(Module):
                 f"padding_mode must be one of {_PADDING_MODES}, but got "
                 f"padding_mode='{padding_mode}'"
             )
-        if padding_mode != "zeros":
-            raise NotImplementedError(
-                f"glasstorch's convolutions support padding_mode='zeros' only, got "
-                f"'{padding_mode}' (pad the input with F.pad first)"
+        if transposed and padding_mode != "zeros":
+            raise ValueError(
+                f'Only "zeros" padding mode is supported for {self.__class__.__name__}'
             )
         self.in_channels = in_channels
         self.out_channels = out_channels
@@ -75,6 +74,7 @@ class _ConvNd(Module):
         self.output_padding = _tuple(output_padding, dims)
         self.groups = groups
         self.padding_mode = padding_mode
+        self._reversed_padding_repeated_twice = self._padding_for_pad(dims)
         if transposed:
             shape = (in_channels, out_channels // groups, *self.kernel_size)
         else:
@@ -85,6 +85,31 @@ class _ConvNd(Module):
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
+
+    def _padding_for_pad(self, dims: int) -> list[int] | tuple[int, ...]:
+        """The padding as :func:`F.pad` takes it: last dimension first, each side given.
+
+        A padding mode other than ``"zeros"`` pads the input with :func:`F.pad`
+        first and convolves without padding. ``"same"`` splits the padding a
+        dimension needs, ``dilation * (kernel_size - 1)``, with the extra element
+        (if odd) on the right. (A list for string paddings, a tuple otherwise,
+        as PyTorch keeps it.)
+        """
+        pads: list[int] = []
+        for d in reversed(range(dims)):
+            if self.padding == "valid":
+                left = right = 0
+            elif self.padding == "same":
+                total = self.dilation[d] * (self.kernel_size[d] - 1)
+                left, right = total // 2, total - total // 2
+            else:
+                left = right = self.padding[d]
+            pads += [left, right]
+        return pads if isinstance(self.padding, str) else tuple(pads)
+
+    def _padded(self, input: Tensor) -> Tensor:
+        """``input`` padded by ``padding_mode`` (reflect, replicate or circular)."""
+        return F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
 
     def reset_parameters(self) -> None:
         """PyTorch's default: kaiming_uniform(a=sqrt(5)) weights, uniform(+-1/sqrt(fan_in)) bias."""
@@ -129,7 +154,9 @@ class Conv1d(_ConvNd):
         dilation: spacing between kernel taps. Default: 1.
         groups: independent channel groups. Default: 1.
         bias: learn a bias per output channel. Default: True.
-        padding_mode: only ``"zeros"`` is supported.
+        padding_mode: how the padding is filled: ``"zeros"``, ``"reflect"``,
+            ``"replicate"`` or ``"circular"`` (the input is then padded with
+            :func:`F.pad` in that mode and convolved without padding). Default: ``"zeros"``.
 
     Attributes:
         weight: ``(C_out, C_in / groups, K)``, drawn from ``U(-b, b)`` with
@@ -168,6 +195,11 @@ class Conv1d(_ConvNd):
         )  # fmt: skip
 
     def forward(self, input: Tensor) -> Tensor:
+        if self.padding_mode != "zeros":
+            return F.conv1d(
+                self._padded(input), self.weight, self.bias, self.stride[0], 0,
+                self.dilation[0], self.groups,
+            )  # fmt: skip
         padding = self.padding if isinstance(self.padding, str) else self.padding[0]
         return F.conv1d(
             input, self.weight, self.bias, self.stride[0], padding, self.dilation[0], self.groups
@@ -192,7 +224,9 @@ class Conv2d(_ConvNd):
         groups: split input and output channels into this many independent
             groups (``groups == in_channels`` is a depthwise convolution). Default: 1.
         bias: learn a bias per output channel. Default: True.
-        padding_mode: only ``"zeros"`` is supported.
+        padding_mode: how the padding is filled: ``"zeros"``, ``"reflect"``,
+            ``"replicate"`` or ``"circular"`` (the input is then padded with
+            :func:`F.pad` in that mode and convolved without padding). Default: ``"zeros"``.
 
     Attributes:
         weight: ``(C_out, C_in / groups, KH, KW)``, drawn from ``U(-b, b)`` with
@@ -232,6 +266,11 @@ class Conv2d(_ConvNd):
         )  # fmt: skip
 
     def forward(self, input: Tensor) -> Tensor:
+        if self.padding_mode != "zeros":
+            return F.conv2d(
+                self._padded(input), self.weight, self.bias, self.stride, 0, self.dilation,
+                self.groups,
+            )  # fmt: skip
         return F.conv2d(
             input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
         )

@@ -293,3 +293,32 @@ class BCEWithLogitsLoss(_WeightedLoss):
         return F.binary_cross_entropy_with_logits(
             input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight
         )
+
+
+class KLDivLoss(_Loss):
+    """Kullback-Leibler divergence: see :func:`F.kl_div <glasstorch.nn.functional.kl_div>`.
+
+    Args:
+        reduction: ``'none'``, ``'sum'``, ``'mean'`` or ``'batchmean'`` (the
+            divergence per example). Default: ``'mean'``.
+        log_target: ``target`` is given as log-probabilities. Default: False.
+
+    Shape:
+        - Input (log-probabilities) and target: ``(*)``, the same shape.
+        - Output: a scalar, or ``(*)`` with ``reduction='none'``.
+
+    Example::
+
+        >>> loss = nn.KLDivLoss(reduction="batchmean")
+        >>> loss(torch.tensor([[0.5, 0.5]]).log(), torch.tensor([[0.5, 0.5]]))
+        tensor(0.)
+    """
+
+    def __init__(
+        self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)

@@ -35,6 +35,7 @@ from glasstorch.nn import init
 from glasstorch.nn.modules.module import Module
 from glasstorch.nn.parameter import Parameter
 from glasstorch.ops.creation import empty, zeros
+from glasstorch.ops.linalg import compute_matmul
 from glasstorch.ops.views import cat, stack
 from glasstorch.tensor import Tensor, empty_tensor
 
@@ -128,13 +129,18 @@ class LSTMLayer(Function):
     @staticmethod
     def forward(ctx, projected, h, c, w_hh, b_hh, reverse):
         steps = projected.shape[0]
-        inputs = projected.unbind(0)
+        # Optimization: b_hh is added to every step's input share once, before
+        # the loop; each step then adds its share into the product h @ W_hh^T
+        # in place: one product and one add per step, no other temporaries.
+        inputs = (projected if b_hh is None else projected + b_hh).unbind(0)
+        w_hh_t = w_hh.t()
         order = range(steps - 1, -1, -1) if reverse else range(steps)
         outputs: list[Tensor] = [None] * steps  # type: ignore[list-item]
         saved = []  # per step, in the order computed: h_prev, c_prev, activations, tanh(c)
         c = c.contiguous()
         for t in order:
-            gates = _affine(h, w_hh, b_hh) + inputs[t]
+            gates = compute_matmul(h, w_hh_t)
+            kernels.binary("add", gates._strided(), gates._strided(), inputs[t]._strided())
             h_new, c_new, tanh_c = (empty_tensor(c.shape, c.dtype) for _ in range(3))
             activations = empty_tensor(gates.shape, gates.dtype)
             kernels.lstm_cell(
@@ -168,13 +174,16 @@ class LSTMLayer(Function):
         dh = d_h if d_h is not None else zeros(first_c.shape, **like)
         dc = d_c if d_c is not None else zeros(first_c.shape, **like)
         per_output = d_outputs.unbind(0) if d_outputs is not None else None
-        grads: list[Tensor] = [None] * steps  # type: ignore[list-item]
+        # Each step's gate gradient is written straight into its slice of
+        # d_projected (no stack of the steps afterwards).
+        first_activations = ctx.saved_steps[0][2]
+        d_projected = empty_tensor((steps, *first_activations.shape), first_activations.dtype)
         for t, (_, c_prev, activations, tanh_c) in zip(
             reversed(ctx.order), reversed(ctx.saved_steps)
         ):
             if per_output is not None:
                 dh = dh + per_output[t]
-            d_gates = empty_tensor(activations.shape, activations.dtype)
+            d_gates = d_projected[t]
             d_c_prev = empty_tensor(c_prev.shape, c_prev.dtype)
             kernels.lstm_cell_backward(
                 d_gates._strided(),
@@ -185,17 +194,18 @@ class LSTMLayer(Function):
                 tanh_c._strided(),
                 c_prev._strided(),
             )
-            grads[t] = d_gates
             dc = d_c_prev
             dh = d_gates.matmul(w_hh)
-        d_projected = stack(grads)
         d_w_hh = d_b_hh = None
         if ctx.needs_input_grad[3]:
-            # One product over all steps: dW_hh = sum_t dgates_t^T h_{t-1}.
-            in_order = stack([grads[t] for t in ctx.order])
-            h_prev = stack([step[0] for step in ctx.saved_steps])
+            # One product over all steps: dW_hh = sum_t dgates_t^T h_{t-1},
+            # with the h each step started from put in step (t) order.
+            h_prev_by_step: list[Tensor] = [None] * steps  # type: ignore[list-item]
+            for t, saved_step in zip(ctx.order, ctx.saved_steps):
+                h_prev_by_step[t] = saved_step[0]
+            h_prev = stack(h_prev_by_step)
             gate_size, hidden = w_hh.shape
-            d_w_hh = in_order.reshape(-1, gate_size).t().matmul(h_prev.reshape(-1, hidden))
+            d_w_hh = d_projected.reshape(-1, gate_size).t().matmul(h_prev.reshape(-1, hidden))
         if ctx.has_bias and ctx.needs_input_grad[4]:
             d_b_hh = d_projected.sum((0, 1))
         return d_projected, dh, dc, d_w_hh, d_b_hh, None
@@ -220,8 +230,8 @@ class RNNBase(Module):
     checks and the loop over layers, directions and time steps.
 
     ``mode`` is ``"RNN_TANH"``, ``"RNN_RELU"``, ``"LSTM"`` or ``"GRU"``. See the
-    subclasses for the arguments. ``proj_size`` (LSTM projections) is not
-    supported in glasstorch and must be 0.
+    subclasses for the arguments (``proj_size``, LSTM only, projects each step's
+    ``h`` down to ``proj_size`` features).
     """
 
     def __init__(
@@ -259,21 +269,26 @@ class RNNBase(Module):
             )
         gate_size = _GATES[mode] * hidden_size
         directions = 2 if bidirectional else 1
+        # With projections, h (what the next step, the next layer and the output
+        # see) has proj_size features; the cell state c keeps hidden_size.
+        real_hidden = proj_size if proj_size > 0 else hidden_size
         self._flat_weights_names: list[str] = []
         self._all_weights: list[list[str]] = []
         for layer in range(num_layers):
-            layer_input = input_size if layer == 0 else hidden_size * directions
+            layer_input = input_size if layer == 0 else real_hidden * directions
             for direction in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
                 shapes = [
                     ("weight_ih" + suffix, (gate_size, layer_input)),
-                    ("weight_hh" + suffix, (gate_size, hidden_size)),
+                    ("weight_hh" + suffix, (gate_size, real_hidden)),
                 ]
                 if bias:
                     shapes += [
                         ("bias_ih" + suffix, (gate_size,)),
                         ("bias_hh" + suffix, (gate_size,)),
                     ]
+                if proj_size > 0:
+                    shapes.append(("weight_hr" + suffix, (proj_size, hidden_size)))
                 for name, shape in shapes:
                     setattr(self, name, Parameter(empty(shape, dtype=dtype, device=device)))
                 names = [name for name, _ in shapes]
@@ -302,6 +317,10 @@ class RNNBase(Module):
     # ------------------------------------------------------------ forward
     def forward(self, input: Tensor, hx=None):
         """Run the layer over a sequence; see the subclass for shapes."""
+        from glasstorch.nn.utils.rnn import PackedSequence
+
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         name = type(self).__name__
         if input.dim() not in (2, 3):
             noun = " tensor" if self.mode.startswith("RNN") else ""  # PyTorch's RNN says "tensor"
@@ -324,15 +343,23 @@ class RNNBase(Module):
             return output, (last[0], last[1])
         return output, last[0]
 
-    def _initial_states(self, input: Tensor, hx, batched: bool) -> list:
-        """The state each layer and direction starts from: a list of ``h`` (or ``(h, c)``)."""
+    def _initial_states(self, input: Tensor, hx, batched: bool, batch: int | None = None) -> list:
+        """The state each layer and direction starts from: a list of ``h`` (or ``(h, c)``).
+
+        ``batch`` is the batch size when ``input`` is packed data (``(N, I)``).
+        """
         self._check_input(input)
         directions = 2 if self.bidirectional else 1
-        expected = (self.num_layers * directions, input.shape[1], self.hidden_size)
+        batch = input.shape[1] if batch is None else batch
+        expected = (self.num_layers * directions, batch, self.hidden_size)
+        # h has proj_size features when the LSTM projects; c keeps hidden_size.
+        h_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        expected_h = (self.num_layers * directions, batch, h_size)
         is_lstm = self.mode == "LSTM"
         if hx is None:
-            h0 = zeros(expected, dtype=input.dtype, device=input.device)
-            parts = (h0, h0) if is_lstm else (h0,)
+            like = {"dtype": input.dtype, "device": input.device}
+            h0 = zeros(expected_h, **like)
+            parts = (h0, zeros(expected, **like)) if is_lstm else (h0,)
         else:
             parts = tuple(hx) if is_lstm else (hx,)
             if is_lstm and len(parts) != 2:
@@ -341,9 +368,10 @@ class RNNBase(Module):
             if not batched:
                 parts = tuple(p.unsqueeze(1) for p in parts)
             for index, part in enumerate(parts):
-                if tuple(part.shape) != expected:
+                wanted = expected_h if index == 0 else expected
+                if tuple(part.shape) != wanted:
                     which = f"hidden[{index}]" if is_lstm else "hidden"
-                    raise RuntimeError(f"Expected {which} size {expected}, got {list(part.shape)}")
+                    raise RuntimeError(f"Expected {which} size {wanted}, got {list(part.shape)}")
         per_state = [p.unbind(0) for p in parts]
         if is_lstm:
             return list(zip(per_state[0], per_state[1]))
@@ -380,21 +408,41 @@ class RNNBase(Module):
             last = (stack(finals),)
         return layer_input, last
 
-    def _run_direction(self, input: Tensor, state, weights, reverse: bool):
-        """One layer in one direction: the outputs ``(T, B, H)`` and the final state."""
+    def _weights(self, weights) -> tuple:
+        """A layer-direction's parameters as ``(w_ih, w_hh, b_ih, b_hh, w_hr)`` (None where absent)."""
+        w_hr = weights[-1] if self.proj_size > 0 else None
+        if self.proj_size > 0:
+            weights = weights[:-1]
         if self.bias:
             w_ih, w_hh, b_ih, b_hh = weights
         else:
             (w_ih, w_hh), b_ih, b_hh = weights, None, None
+        return w_ih, w_hh, b_ih, b_hh, w_hr
+
+    def _step_function(self, w_hr: Tensor | None):
+        """The one-step function of this layer (with the LSTM's projection of ``h``, if any)."""
+        step = _STEPS[self.mode]
+        if w_hr is None:
+            return step
+
+        def projected_lstm_step(gi, gh, state):
+            h, c = step(gi, gh, state)
+            return F.linear(h, w_hr), c  # h = (o * tanh(c)) @ W_hr^T
+
+        return projected_lstm_step
+
+    def _run_direction(self, input: Tensor, state, weights, reverse: bool):
+        """One layer in one direction: the outputs ``(T, B, H)`` and the final state."""
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(weights)
         steps, batch = input.shape[0], input.shape[1]
         # The input's share of every gate, for all time steps in one product.
         projected = _affine(input.reshape(steps * batch, input.shape[2]), w_ih, b_ih)
         projected = projected.reshape(steps, batch, projected.shape[1])
-        if self.mode == "LSTM":
+        if self.mode == "LSTM" and w_hr is None:
             output, h, c = LSTMLayer.apply(projected, state[0], state[1], w_hh, b_hh, reverse)
             return output, (h, c)
         projected = projected.unbind(0)
-        step = _STEPS[self.mode]
+        step = self._step_function(w_hr)
         order = range(steps - 1, -1, -1) if reverse else range(steps)
         outputs: list[Tensor] = [None] * steps  # type: ignore[list-item]
         for t in order:
@@ -403,8 +451,66 @@ class RNNBase(Module):
             outputs[t] = _hidden_of(state)
         return stack(outputs), state
 
+    # ------------------------------------------------------ packed sequences
+    def _forward_packed(self, input, hx):
+        """The layer over a :class:`PackedSequence`: at each step, only the sequences
+        still running (a prefix of the batch, which is sorted longest first) are updated.
+
+        The initial state ``hx`` is in the batch's original order: it is put in
+        the sorted order first, and the final state is put back after.
+        """
+        from glasstorch.nn.utils.rnn import PackedSequence
+
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        sizes = [int(n) for n in batch_sizes.tolist()]
+        batch = sizes[0] if sizes else 0
+        states = self._initial_states(data, hx, True, batch=batch)
+        if sorted_indices is not None:
+            states = [_select_rows(state, sorted_indices) for state in states]
+        directions = 2 if self.bidirectional else 1
+        finals = []
+        all_weights = self.all_weights
+        layer_input = data
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                out, state = self._run_direction_packed(
+                    layer_input, sizes, states[index], all_weights[index], direction == 1
+                )
+                outputs.append(out)
+                finals.append(state)
+            layer_input = outputs[0] if directions == 1 else cat(outputs, 1)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+        if unsorted_indices is not None:
+            finals = [_select_rows(state, unsorted_indices) for state in finals]
+        output = PackedSequence(layer_input, batch_sizes, sorted_indices, unsorted_indices)
+        if self.mode == "LSTM":
+            return output, (stack([s[0] for s in finals]), stack([s[1] for s in finals]))
+        return output, stack(finals)
+
+    def _run_direction_packed(self, data: Tensor, sizes: list[int], state, weights, reverse):
+        """One layer in one direction over packed ``data``: its packed outputs and final state."""
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(weights)
+        projected = _affine(data, w_ih, b_ih)  # every step's input share at once
+        starts = [sum(sizes[:t]) for t in range(len(sizes))]
+        step = self._step_function(w_hr)
+        order = range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))
+        outputs: list[Tensor] = [None] * len(sizes)  # type: ignore[list-item]
+        for t in order:
+            size = sizes[t]
+            running = _first_rows(state, size)  # the sequences that have a step t
+            gh = _affine(_hidden_of(running), w_hh, b_hh)
+            stepped = step(projected[starts[t] : starts[t] + size], gh, running)
+            outputs[t] = _hidden_of(stepped)
+            state = _with_first_rows(state, stepped, size)
+        return cat(outputs), state
+
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            text += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             text += f", num_layers={self.num_layers}"
         if not self.bias:
@@ -416,6 +522,29 @@ class RNNBase(Module):
         if self.bidirectional:
             text += ", bidirectional=True"
         return text
+
+
+def _select_rows(state, index: Tensor):
+    """``state`` (``h`` or ``(h, c)``) with its batch rows reordered by ``index``."""
+    if isinstance(state, tuple):
+        return tuple(part.index_select(0, index) for part in state)
+    return state.index_select(0, index)
+
+
+def _first_rows(state, count: int):
+    """The first ``count`` batch rows of ``state`` (``h`` or ``(h, c)``)."""
+    if isinstance(state, tuple):
+        return tuple(part[:count] for part in state)
+    return state[:count]
+
+
+def _with_first_rows(state, new, count: int):
+    """``state`` with its first ``count`` rows replaced by ``new`` (the rest kept)."""
+    if isinstance(state, tuple):
+        return tuple(_with_first_rows(old, part, count) for old, part in zip(state, new))
+    if count == state.shape[0]:
+        return new
+    return cat([new, state[count:]])
 
 
 def _check_layer_arguments(input_size, hidden_size, num_layers, dropout, proj_size) -> None:
@@ -436,8 +565,10 @@ def _check_layer_arguments(input_size, hidden_size, num_layers, dropout, proj_si
         raise ValueError("hidden_size must be greater than zero")
     if num_layers <= 0:
         raise ValueError("num_layers must be greater than zero")
-    if proj_size != 0:
-        raise NotImplementedError("LSTM with proj_size > 0 is not supported in glasstorch")
+    if isinstance(proj_size, bool) or not isinstance(proj_size, int) or proj_size < 0:
+        raise ValueError("proj_size should be a positive integer or zero to disable projections")
+    if proj_size >= hidden_size:
+        raise ValueError("proj_size has to be smaller than hidden_size")
 
 
 def _check_hidden_dims(parts: tuple[Tensor, ...], batched: bool) -> None:
@@ -533,7 +664,10 @@ class LSTM(RNNBase):
     Args:
         input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional: as
             for :class:`RNN`.
-        proj_size: must be 0 (projections are not supported in glasstorch).
+        proj_size: if above 0, each step's ``h`` is projected down to
+            ``proj_size`` features, ``h = (o * tanh(c')) @ W_hr^T``, and that
+            is what the next step, the next layer and the output see (``c``
+            keeps ``hidden_size``). Default: 0.
 
     Unlike PyTorch on the CPU, glasstorch's LSTM does not support second
     derivatives (``create_graph=True``): each layer is one graph node whose
@@ -552,6 +686,9 @@ class LSTM(RNNBase):
         weight_hh_l[k]: ``(4 * hidden_size, hidden_size)``.
         bias_ih_l[k], bias_hh_l[k]: ``(4 * hidden_size,)``. All start uniform on
             ``[-k, k]``, ``k = 1 / sqrt(hidden_size)``.
+        weight_hr_l[k]: ``(proj_size, hidden_size)``, only with ``proj_size > 0``
+            (``weight_hh`` and the next layer's ``weight_ih`` then take
+            ``proj_size`` features in place of ``hidden_size``).
 
     Example::
 
