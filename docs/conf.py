@@ -2,7 +2,13 @@
 
 The tutorials live in ``../tutorials`` (outside the source tree, so they can be
 run on their own); they are copied into ``docs/tutorials/`` here, at config
-time, and executed by myst-nb on every build.
+time, and executed by myst-nb on every build. The course's table of contents
+on the landing page (``docs/tutorials/_path.md``, included by ``index.md``) is
+written here too, from :data:`CHAPTERS` and the chapters that exist.
+
+The site works offline: MathJax comes from the ``sphinx-mathjax-offline``
+package (MathJax 3, Apache 2.0), which copies it into ``_static/mathjax``, so
+no page loads anything from another host.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ def _copy_tutorials() -> None:
     target.mkdir(exist_ok=True)
     wanted = {path.name for path in source.glob("*.md") if path.name != "README.md"}
     for stale in target.glob("*.md"):
-        if stale.name not in wanted:
+        if stale.name not in wanted and stale.name != "_path.md":
             stale.unlink()
     for name in wanted:
         src, dst = source / name, target / name
@@ -29,7 +35,42 @@ def _copy_tutorials() -> None:
             shutil.copy2(src, dst)
 
 
+#: The course: (number, planned title, paper section). A chapter exists when
+#: ``tutorials/NN_*.md`` does; the landing page links those and lists the rest.
+CHAPTERS = [
+    (1, "Tensors, storage and strides", "§4.2, §5.1"),
+    (2, "Autograd from the inside", "§4.3"),
+    (3, "Modules and training", "§4.1"),
+    (4, "Data loading in parallel", "§4.2, §5.4"),
+    (5, "Interoperability: NumPy and DLPack", "§4.2"),
+    (6, "Inside the core", "§5.1"),
+    (7, "Memory and reference counting", "§5.5"),
+    (8, "Multiprocessing and Hogwild", "§5.4"),
+    (9, "Asynchronous execution", "§5.2, §6.1"),
+    (10, "The caching allocator", "§5.3, §6.2"),
+    (11, "Convolutional networks and the benchmarks", "§6.3"),
+    (12, "Sequence models", "§4.1, §6.3"),
+]
+
+
+def _write_course_path() -> None:
+    """Write ``docs/tutorials/_path.md``: the twelve chapters, linked where they exist."""
+    lines = ["| | chapter | paper |", "| --- | --- | --- |"]
+    for number, title, section in CHAPTERS:
+        found = sorted((ROOT / "tutorials").glob(f"{number:02d}_*.md"))
+        if found:
+            entry = f"{{doc}}`{title} </tutorials/{found[0].stem}>`"
+        else:
+            entry = f"{title} *(in preparation)*"
+        lines.append(f"| {number} | {entry} | {section} |")
+    text = "\n".join(lines) + "\n"
+    path = DOCS / "tutorials" / "_path.md"
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
 _copy_tutorials()
+_write_course_path()
 
 # -- project -------------------------------------------------------------------
 project = "glasstorch"
@@ -46,10 +87,18 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "myst_nb",  # MyST markdown pages and executable notebooks
+    "sphinx-mathjax-offline",  # MathJax served from the build, not a CDN
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb"}
-exclude_patterns = ["_build", "jupyter_execute", "**.ipynb_checkpoints", "Thumbs.db", ".DS_Store"]
+exclude_patterns = [
+    "_build",
+    "jupyter_execute",
+    "**.ipynb_checkpoints",
+    "Thumbs.db",
+    ".DS_Store",
+    "tutorials/_path.md",  # included by index.md, not a page of its own
+]
 
 # autodoc / autosummary / napoleon: Google-style docstrings.
 autosummary_generate = True
