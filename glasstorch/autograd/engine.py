@@ -100,6 +100,8 @@ def run_backward(
     else:
         needed = set(nodes)
 
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+    # -- solution: autograd/engine
     dependencies: dict[Node, int] = dict.fromkeys(needed, 0)
     for node in needed:
         for next_node, _ in node.next_functions:
@@ -119,7 +121,6 @@ def run_backward(
     ready = [(-node._sequence_nr, id(node), node) for node in starts]
     heapq.heapify(ready)
 
-    captured = [None] * (len(inputs) if inputs is not None else 0)
     with set_grad_enabled(create_graph):
         while ready:
             _, _, node = heapq.heappop(ready)
@@ -145,6 +146,7 @@ def run_backward(
                 node._release_saved()
             _send(node, results, deliver, dependencies, ready)
             results = None  # the gradients live on in ``buffers`` only (see AccumulateGrad)
+    # -- end solution
 
     if inputs is not None and not accumulate:
         if not allow_unused and any(grad is None for grad in captured):

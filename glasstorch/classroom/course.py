@@ -30,6 +30,12 @@ those carrying one of ``markers`` (the conformance suite's topic markers) and
 minus those starting with an ``exclude`` entry. Every selected *test function*
 is one graded test worth ``points``, with all its parametrised cases: it
 passes when all of them pass.
+
+With ``only_failing = true`` the build keeps, of the selected tests, those
+that the task's stubs make fail (their first failure is the task's
+``NotImplementedError``); the others stay ungraded and must keep passing. The
+manifest then lists exactly the tests kept, so grading is as fixed as with
+explicit node ids.
 """
 
 from __future__ import annotations
@@ -61,6 +67,7 @@ class Selection:
     points: float = 1.0
     hidden: bool = False
     time_limit: float | None = None
+    only_failing: bool = False
 
     def matches(self, nodeid: str, item_markers: set[str]) -> bool:
         """Whether the collected item ``nodeid`` (with its markers) is selected."""
@@ -236,7 +243,7 @@ def _selection(item, where: str) -> Selection:
     if isinstance(item, str):
         item = {"select": item}
     select = _required(item, "select", where + ", a tests entry")
-    known = {"select", "markers", "exclude", "points", "hidden", "time_limit"}
+    known = {"select", "markers", "exclude", "points", "hidden", "time_limit", "only_failing"}
     unknown = set(item) - known
     if unknown:
         raise CourseError(f"{where}: unknown key(s) {sorted(unknown)} in a tests entry")
@@ -247,4 +254,5 @@ def _selection(item, where: str) -> Selection:
         points=float(item.get("points", 1)),
         hidden=bool(item.get("hidden", False)),
         time_limit=float(item["time_limit"]) if "time_limit" in item else None,
+        only_failing=bool(item.get("only_failing", False)),
     )

@@ -187,6 +187,7 @@ def run_tests(
     }
     env.update(
         GLASSTORCH_TIER=tier,
+        GLASSTORCH_HYPOTHESIS_PROFILE="classroom",
         PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONHASHSEED="0",

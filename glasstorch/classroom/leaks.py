@@ -9,7 +9,10 @@ and symbols.
 
 A region *leaks* when a run of :data:`NGRAM` consecutive tokens of its solution
 (or the whole solution, if it is shorter but at least :data:`MIN_TOKENS` tokens)
-appears in some file of the release.
+appears in some file of the release. Runs that the library's own code holds
+outside every region (the *background*: a loop header every kernel shares,
+``store = converter(out.buffer.dtype)``) say nothing about the solution and
+are not looked for; the same runs in a test, a guide or a tutorial are.
 """
 
 from __future__ import annotations
@@ -113,17 +116,36 @@ class Leak:
         return f"{self.path}: solution text of {self.tag} appears: {self.snippet!r}"
 
 
-def find_leaks(root: str, solutions: Iterable[tuple[str, str]]) -> list[Leak]:
+def runs_of(tokens: list[str], length: int) -> set[tuple[str, ...]]:
+    """Every run of ``length`` consecutive tokens."""
+    return {tuple(tokens[i : i + length]) for i in range(len(tokens) - length + 1)}
+
+
+def find_leaks(
+    root: str,
+    solutions: Iterable[tuple[str, str]],
+    background: Iterable[str] = (),
+) -> list[Leak]:
     """Every place under ``root`` where a token run of a removed solution appears.
 
     Args:
         root: a student release.
         solutions: ``(tag, solution text)`` for each region removed from it.
+        background: Python sources whose runs are not solution text (the
+            library's code outside the regions).
     """
     by_length: dict[int, dict[tuple[str, ...], str]] = {}
     for tag, text in solutions:
         for run in fingerprints(text):
             by_length.setdefault(len(run), {})[run] = tag
+    common: dict[int, set] = {length: set() for length in by_length}
+    for text in background:
+        tokens = _normalise(python_tokens(text))
+        for length in by_length:
+            common[length] |= runs_of(tokens, length)
+    for length, runs in by_length.items():
+        for run in common[length]:
+            runs.pop(run, None)
     if not by_length:
         return []
     leaks: list[Leak] = []

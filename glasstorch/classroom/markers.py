@@ -3,21 +3,21 @@
 A solution region is a block of lines inside a function, between two comment
 lines a reader barely notices::
 
-    def index_to_position(index, strides, offset):
-        \"\"\"Buffer position of the element at ``index``.\"\"\"
-        # -- solution: strides/position
-        position = offset
-        for i, stride in zip(index, strides):
-            position += i * stride
-        return position
+    def norm(values):
+        \"\"\"The Euclidean norm of ``values``.\"\"\"
+        # -- solution: basics/norm
+        total = 0.0
+        for value in values:
+            total += value * value
+        return math.sqrt(total)
         # -- end solution
 
 The tag names an assignment and one of its tasks (``<assignment>/<task>``). The
 student release replaces the lines between the markers by one line at the
 indentation of the opening marker::
 
-        # -- solution: strides/position
-        raise NotImplementedError("strides/position: <the task's hint>")
+        # -- solution: basics/norm
+        raise NotImplementedError("basics/norm: <the task's hint>")
         # -- end solution
 
 so the docstring above the region (the specification) stays, and the markers
@@ -178,7 +178,9 @@ def _check_inside_functions(source: str, path: str, regions: list[Region]) -> No
             if lines[number - 1].strip() and not lines[number - 1].lstrip().startswith("#")
         ]
         if not code:
-            raise MarkerError(f"{path}:{region.begin}: solution region {region.tag!r} holds no code")
+            raise MarkerError(
+                f"{path}:{region.begin}: solution region {region.tag!r} holds no code"
+            )
         if not any(first <= code[0] and code[-1] <= last for first, last in bodies):
             raise MarkerError(
                 f"{path}:{region.begin}: solution region {region.tag!r} is not inside one "

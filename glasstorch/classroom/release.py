@@ -51,6 +51,10 @@ RELEASE_EXCLUDE = ("dist/", "glasstorch/classroom/course.toml", ".ci/")
 TEACHER_NOTES = re.compile(
     r"<!-- teacher-notes -->.*?<!-- end teacher-notes -->\n?", flags=re.DOTALL
 )
+#: A solution shown in prose (a guide quoting a kernel): removed with its task.
+MD_SOLUTION = re.compile(
+    r"<!-- solution: (?P<tag>[a-z0-9_/-]+) -->\n.*?<!-- end solution -->\n?", flags=re.DOTALL
+)
 SUITE = "shared_tests"
 
 
@@ -183,6 +187,14 @@ def write_tree(
         elif path.endswith(".md") and hidden is not None:
             with open(source_path, encoding="utf-8") as file:
                 text = TEACHER_NOTES.sub("", file.read())
+            text = MD_SOLUTION.sub(
+                lambda m: (
+                    f"*(This code is part of the assignment task `{m['tag']}`.)*\n"
+                    if m["tag"] in remove
+                    else m[0]
+                ),
+                text,
+            )
             with open(target, "w", encoding="utf-8") as file:
                 file.write(text)
         else:
@@ -196,7 +208,11 @@ def _in_package(path: str) -> bool:
 
 # ------------------------------------------------------------------------- graded tests
 def resolve_tests(assignment: Assignment, items: list[dict], course: Course) -> list[dict]:
-    """The graded tests of ``assignment``: one entry per selected test function.
+    """The graded tests of ``assignment``: one entry per selected test function and task.
+
+    A test selected by an ``only_failing`` entry may be a candidate of several
+    tasks (the build later gives it to one); any other test may be selected
+    by one task only.
 
     Raises:
         BuildError: for a selection that matches nothing, or a test graded twice.
@@ -213,24 +229,23 @@ def resolve_tests(assignment: Assignment, items: list[dict], course: Course) -> 
                 )
             for item in matched:
                 name = item["nodeid"].split("[", 1)[0]
-                if owner.get(name, task.tag) != task.tag:
-                    problems.append(f"{name} is graded by both {owner[name]!r} and {task.tag!r}")
+                key = (name, task.id)
+                if key in graded:
                     continue
-                owner[name] = task.tag
-                entry = graded.setdefault(
-                    name,
-                    {
-                        "name": name,
-                        "task": task.id,
-                        "points": selection.points,
-                        "hidden": selection.hidden,
-                        "time_limit": selection.time_limit or assignment.time_limit,
-                        "file": name.split("::", 1)[0],
-                        "items": [],
-                    },
-                )
-                if item["nodeid"] not in entry["items"]:
-                    entry["items"].append(item["nodeid"])
+                if name in owner and not (selection.only_failing and owner[name][1]):
+                    problems.append(f"{name} is graded by both {owner[name][0]!r} and {task.tag!r}")
+                    continue
+                owner.setdefault(name, (task.tag, selection.only_failing))
+                graded[key] = {
+                    "name": name,
+                    "task": task.id,
+                    "points": selection.points,
+                    "hidden": selection.hidden,
+                    "time_limit": selection.time_limit or assignment.time_limit,
+                    "file": name.split("::", 1)[0],
+                    "only_failing": selection.only_failing,
+                    "items": [],
+                }
     if problems:
         raise BuildError(f"assignment {assignment.id!r}:\n  " + "\n  ".join(problems))
     # A test function is graded whole: every case of it, whatever the selection said.
@@ -340,6 +355,12 @@ def build_assignment(
         trouble = on_solution.trouble(solution_pkg, tier)
         if trouble:
             raise BuildError(f"running the tests on the reference solution failed: {trouble}")
+        graded = [
+            e
+            for e in graded
+            if not e["only_failing"]
+            or all(on_solution.outcome(local_nodeid(i))[0] for i in e["items"])
+        ]  # an only_failing test that needs a later assignment is left to it
         for entry in graded:
             for item in entry["items"]:
                 passed, text = on_solution.outcome(local_nodeid(item))
@@ -350,6 +371,38 @@ def build_assignment(
                     )
         kept = [n for n in scope if on_solution.outcome(local_nodeid(n))[0]]
         report.scope, report.excluded = len(kept), len(scope) - len(kept)
+
+        # only_failing: a test is graded by a task when removing that task alone breaks it.
+        for task in assignment.tasks:
+            candidates = [e for e in graded if e["only_failing"] and e["task"] == task.id]
+            if not candidates:
+                continue
+            log(f"   running {len(candidates)} test(s) without task {task.tag!r} alone")
+            alone = os.path.join(work, f"without-{task.id}")
+            write_tree(root, files, alone, later | {task.tag}, course, only=_in_package)
+            alone_pkg = make_package(alone, os.path.join(work, f"without-{task.id}-pkg"))
+            names = [local_nodeid(e["name"]) for e in candidates]
+            batch = run_tests(
+                alone_pkg, tests, names, tier=tier, time_limit=limit + 10 * len(names)
+            )
+            trouble = batch.trouble(alone_pkg, tier)
+            if trouble:
+                raise BuildError(f"running the tests without task {task.tag!r}: {trouble}")
+            for entry in candidates:
+                entry["keep"] = not all(batch.outcome(local_nodeid(i))[0] for i in entry["items"])
+        # A test several tasks break goes to the last of them in the assignment's order:
+        # tasks go from foundations to specifics, and the test checks the specific one.
+        order = {task.id: n for n, task in enumerate(assignment.tasks)}
+        chosen: dict[str, dict] = {}
+        for entry in graded:
+            if not entry.pop("keep", True):
+                continue
+            best = chosen.get(entry["name"])
+            if best is None or order[entry["task"]] > order[best["task"]]:
+                chosen[entry["name"]] = entry
+        graded = [e for e in graded if chosen.get(e["name"]) is e]
+        for entry in graded:
+            del entry["only_failing"]
 
         # The student release.
         hidden = {}
@@ -362,7 +415,7 @@ def build_assignment(
         _write_student_extras(student, manifest, course, assignment)
 
         log("   checking the release for solution text")
-        for leak in find_leaks(student, solutions.items()):
+        for leak in find_leaks(student, solutions.items(), _background(root, files, course)):
             report.problems.append(str(leak))
 
         log(f"   running {len(kept)} cases on the student release")
@@ -377,6 +430,19 @@ def build_assignment(
         trouble = on_student.trouble(student_pkg, tier)
         if trouble:
             raise BuildError(f"running the tests on the student release failed: {trouble}")
+        graded_items = {i for g in graded for i in g["items"]}
+        report.graded = len(graded)
+        report.hidden = sum(g["hidden"] for g in graded)
+        report.cases = len(graded_items)
+        report.points = sum(g["points"] for g in graded)
+        if not graded:
+            report.problems.append("no graded test is left")
+        for task in assignment.tasks:
+            if not any(e["task"] == task.id for e in graded):
+                report.problems.append(f"task {task.tag!r} has no graded test left")
+        _rewrite_hidden(root, student, graded)
+        manifest = _manifest(course, assignment, graded, files, root)
+        _write_student_extras(student, manifest, course, assignment)
         for entry in graded:
             if all(on_student.outcome(local_nodeid(i))[0] for i in entry["items"]):
                 report.problems.append(
@@ -398,6 +464,34 @@ def build_assignment(
         }
         _write_autograder(target, student, manifest, suite, test_files, assignment)
     return report
+
+
+def _rewrite_hidden(root: str, student: str, graded: list[dict]) -> None:
+    """Write the release's test files again, without exactly the hidden tests kept."""
+    hidden: dict[str, set[str]] = {}
+    for entry in graded:
+        if entry["hidden"]:
+            hidden.setdefault(entry["file"], set()).add(entry["name"].split("::")[-1])
+    for path in {e["file"] for e in graded}:
+        with open(os.path.join(root, path), encoding="utf-8") as file:
+            text = file.read()
+        if path in hidden:
+            text = hide_tests(text, hidden[path])
+        with open(os.path.join(student, path), "w", encoding="utf-8") as file:
+            file.write(text)
+
+
+def _background(root: str, files: list[str], course: Course):
+    """The library's Python code with every region cut out (see :mod:`.leaks`)."""
+    everything = course.tags()
+    for path in files:
+        if is_region_file(path):
+            with open(os.path.join(root, path), encoding="utf-8") as file:
+                text, _ = strip_regions(file.read(), path, everything, {})
+            yield text
+        elif path.startswith(("fast/",)) and path.endswith(".py"):
+            with open(os.path.join(root, path), encoding="utf-8") as file:
+                yield file.read()
 
 
 def _collect_trouble(batch) -> str:
