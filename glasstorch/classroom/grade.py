@@ -27,11 +27,14 @@ import tempfile
 import time
 
 from .grading import local_nodeid, make_package, make_tests_dir, repository_path, run_tests
-from .leaks import NGRAM, fingerprints, text_tokens
+from .leaks import fingerprints, text_tokens
 from .markers import MarkerError, find_regions, region_bodies, replace_regions
 from .release import hide_tests
 
 OUTPUT_LIMIT = 3000
+#: Runs of this many tokens of a hidden test's source make an output withheld.
+REDACT_RUN = 8
+_PYTEST_PREFIX = re.compile(r"^(E   |>   |\s*\d+\s*[|:] ?)")
 
 
 def load_manifest(source: str) -> dict:
@@ -107,14 +110,16 @@ def _hidden_fingerprints(tests_dir: str, hidden: list[dict]) -> set[tuple[str, .
         for node in ast.parse(source).body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
                 segment = ast.get_source_segment(source, node) or ""
-                runs |= {run[:NGRAM] for run in fingerprints(segment)}
+                runs |= fingerprints(segment, REDACT_RUN)
     return runs
 
 
 def _redact(text: str, runs: set[tuple[str, ...]]) -> str:
+    """``text``, or a notice if it quotes a hidden test (pytest's line prefixes ignored)."""
     if not runs:
         return text
-    tokens = text_tokens(text)
+    plain = "\n".join(_PYTEST_PREFIX.sub("", line) for line in text.splitlines())
+    tokens = text_tokens(plain)
     lengths = {len(r) for r in runs}
     for length in lengths:
         for i in range(len(tokens) - length + 1):
@@ -157,8 +162,19 @@ def grade(
     assignment: str | None = None,
     python: str | None = None,
     log=print,
+    only: list[str] | None = None,
 ) -> dict:
-    """Grade ``submission`` with the autograder at ``source``; write ``out``; return the results."""
+    """Grade ``submission`` with the autograder at ``source``; write ``out``; return the results.
+
+    Args:
+        source: the autograder's ``source/`` folder (with ``.classroom/manifest.json``).
+        submission: the student's repository.
+        out: where ``results.json`` goes (written last, replacing any file there).
+        assignment: if given, must be the autograder's assignment.
+        python: the interpreter that runs the tests (default: this one).
+        log: where progress lines go (Gradescope keeps stdout for teachers).
+        only: grade only the tests with these node ids (a teacher's spot check).
+    """
     start = time.monotonic()
     manifest = load_manifest(source)
     if assignment is not None and assignment != manifest["assignment"]:
@@ -166,6 +182,8 @@ def grade(
     tags = {task["tag"] for task in manifest["tasks"]}
     titles = {task["id"]: task["title"] for task in manifest["tasks"]}
     tests = sorted(manifest["tests"], key=lambda t: t["hidden"])  # hidden ones last
+    if only is not None:
+        tests = [t for t in tests if t["name"] in only]
     results = []
     with tempfile.TemporaryDirectory(prefix="glasstorch-grade-") as work:
         work = os.path.realpath(work)

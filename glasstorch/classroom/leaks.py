@@ -68,8 +68,8 @@ def python_tokens(source: str) -> list[str]:
 
 
 def text_tokens(text: str) -> list[str]:
-    """Words and single symbols of any text."""
-    return _WORDS.findall(text)
+    """Words and single symbols of any text (``#`` left out: a comment is its words)."""
+    return [token for token in _WORDS.findall(text) if token != "#"]
 
 
 def _normalise(tokens: list[str]) -> list[str]:
@@ -78,7 +78,7 @@ def _normalise(tokens: list[str]) -> list[str]:
     out: list[str] = []
     for token in tokens:
         out.extend(_WORDS.findall(token) if not token[:1].isalnum() else [token])
-    return out
+    return [token for token in out if token != "#"]
 
 
 def tokens_of(path: str, text: str) -> list[str]:
@@ -88,14 +88,14 @@ def tokens_of(path: str, text: str) -> list[str]:
     return text_tokens(text)
 
 
-def fingerprints(solution: str) -> set[tuple[str, ...]]:
-    """The token runs of one solution region that must not appear in a release."""
+def fingerprints(solution: str, length: int = NGRAM) -> set[tuple[str, ...]]:
+    """The runs of ``length`` tokens of one solution region that must not appear in a release."""
     tokens = _normalise(python_tokens(_dedent(solution)))
     if len(tokens) < MIN_TOKENS:
         return set()
-    if len(tokens) <= NGRAM:
+    if len(tokens) <= length:
         return {tuple(tokens)}
-    return {tuple(tokens[i : i + NGRAM]) for i in range(len(tokens) - NGRAM + 1)}
+    return {tuple(tokens[i : i + length]) for i in range(len(tokens) - length + 1)}
 
 
 def _dedent(text: str) -> str:

@@ -36,7 +36,7 @@ import tokenize
 from dataclasses import dataclass
 
 #: The opening marker: ``# -- solution: <assignment>/<task>``.
-BEGIN = re.compile(r"^(?P<indent>[ \t]*)# -- solution:[ \t]*(?P<tag>\S*)[ \t]*$")
+BEGIN = re.compile(r"^(?P<indent>[ \t]*)# -- solution:[ \t]*(?P<tag>.*?)[ \t]*$")
 #: The closing marker: ``# -- end solution``.
 END = re.compile(r"^[ \t]*# -- end solution[ \t]*$")
 #: Anything that looks like a marker, to catch misspelt ones.
