@@ -328,7 +328,6 @@ def test_build_writes_releases_and_autograders(tiny):
     kernels = (student / "reference" / "__init__.py").read_text()
     assert "total = a + b" not in kernels and "value + value" not in kernels  # later ones too
     assert "secret_expected_value" not in (student / "shared_tests" / "test_tiny.py").read_text()
-    assert not (student / "course.toml").exists() or True  # the synthetic repo keeps its own
     assert (student / ".github" / "workflows" / "classroom.yml").read_text().count(
         "python -m glasstorch.classroom check"
     ) == 1
@@ -442,3 +441,11 @@ def test_check_reports_tasks_and_sync_carries_regions_forward(tiny, tmp_path):
     shutil.copytree(tiny["dist"] / "more" / "student", nxt)
     assert sync(str(solved), str(nxt), log=lambda *a: None) == 2
     assert "return a + b + 0" in (nxt / "reference" / "__init__.py").read_text()
+
+
+def test_every_assignment_has_a_page_naming_its_tasks():
+    for assignment in load_course().assignments:
+        with open(os.path.join(REPO, "docs", "classroom", f"{assignment.id}.md")) as file:
+            page = file.read()
+        for task in assignment.tasks:
+            assert f"`{task.tag}`" in page, (assignment.id, task.tag)

@@ -47,13 +47,14 @@ from .markers import MarkerError, Region, find_regions, region_text, strip_regio
 REGION_ROOTS = ("glasstorch/", "reference/")
 REGION_EXCLUDE = ("glasstorch/classroom/",)
 #: Never copied into a release.
-RELEASE_EXCLUDE = ("dist/", "glasstorch/classroom/course.toml", ".ci/")
+RELEASE_EXCLUDE = ("dist/", ".ci/")
 TEACHER_NOTES = re.compile(
-    r"<!-- teacher-notes -->.*?<!-- end teacher-notes -->\n?", flags=re.DOTALL
+    r"^<!-- teacher-notes -->\n.*?^<!-- end teacher-notes -->\n?", flags=re.DOTALL | re.MULTILINE
 )
 #: A solution shown in prose (a guide quoting a kernel): removed with its task.
 MD_SOLUTION = re.compile(
-    r"<!-- solution: (?P<tag>[a-z0-9_/-]+) -->\n.*?<!-- end solution -->\n?", flags=re.DOTALL
+    r"^<!-- solution: (?P<tag>[a-z0-9_/-]+) -->\n.*?^<!-- end solution -->\n?",
+    flags=re.DOTALL | re.MULTILINE,
 )
 SUITE = "shared_tests"
 
