@@ -23,7 +23,9 @@ def load_student_manifest(repo: str) -> dict:
 
 
 def task_status(batch, items: list[str], tag: str, trouble: str) -> tuple[str, str]:
-    """("passed" | "not started" | "failed", first failure) for one task's cases."""
+    """("passed" | "not started" | "waiting" | "failed", detail) for one task's cases.
+
+    *waiting* means every failure is some other task's stub."""
     if trouble:
         return "failed", trouble
     failures = []
@@ -40,6 +42,10 @@ def task_status(batch, items: list[str], tag: str, trouble: str) -> tuple[str, s
         return "passed", ""
     if all(str(crash).startswith(f"NotImplementedError: {tag}") for _, crash in failures):
         return "not started", failures[0][1]
+    crashes = [str(crash) for _, crash in failures]
+    if all(c.startswith("NotImplementedError: ") for c in crashes):
+        others = {c.split(":")[1].strip() for c in crashes} - {tag}
+        return "waiting", "needs " + ", ".join(sorted(others)) + " first"
     item, crash = failures[0]
     return "failed", f"{item}: {crash if isinstance(crash, str) else crash[0]}"
 
@@ -97,7 +103,8 @@ def check(repo: str = ".", tasks: list[str] | None = None, progress: bool = True
     if bar is not None:
         bar.close()
     for task, status, detail in rows:
-        mark = {"passed": "PASS", "not started": "TODO", "hidden only": "----"}.get(status, "FAIL")
+        mark = {"passed": "PASS", "not started": "TODO", "waiting": "WAIT", "hidden only": "----"}
+        mark = mark.get(status, "FAIL")
         log(f"  [{mark}] {task['tag']:<28} {task['title']}: {status}")
         if detail and status != "passed":
             first = detail.strip().splitlines()[0] if detail.strip() else ""
