@@ -51,9 +51,16 @@ def load_manifest(source: str) -> dict:
 def splice_submission(package: str, submission: str, tags: set[str]) -> list[str]:
     """Put the submission's regions tagged ``tags`` into the package at ``package``.
 
-    Returns notes for the student (a region that could not be found).
+    A file is looked for at its repository path in ``submission``, or, if its
+    name is unique in the package, at the top of ``submission`` (loose files
+    uploaded to Gradescope). Returns notes for the student (a file or a region
+    that could not be found).
     """
     notes = []
+    unique: dict[str, int] = {}
+    for _, _, names in os.walk(os.path.join(package, "glasstorch")):
+        for name in names:
+            unique[name] = unique.get(name, 0) + 1
     for folder, _, names in os.walk(os.path.join(package, "glasstorch")):
         for name in sorted(names):
             if not name.endswith(".py"):
@@ -70,6 +77,9 @@ def splice_submission(package: str, submission: str, tags: set[str]) -> list[str
                 continue
             repo_path = repository_path(inside)
             mine_path = os.path.join(submission, repo_path)
+            flat = os.path.join(submission, os.path.basename(repo_path))
+            if not os.path.isfile(mine_path) and os.path.isfile(flat) and unique.get(name) == 1:
+                mine_path = flat  # an upload of loose files (Gradescope's drag and drop)
             if not os.path.isfile(mine_path) or os.path.islink(mine_path):
                 notes.append(f"{repo_path} is missing from the submission: its tasks stay unsolved")
                 continue
