@@ -248,7 +248,7 @@ scope = ["shared_tests/test_tiny.py"]
 id = "add"
 title = "Adding"
 hint = "add them"
-tests = [{ select = "shared_tests/test_tiny.py::test_add", points = 2, time_limit = 4 }]
+tests = [{ select = "shared_tests/test_tiny.py::test_add", points = 2 }]
 
 [[assignment.task]]
 id = "scale"
@@ -297,10 +297,17 @@ def tiny(tmp_path_factory):
     return {"repo": repo, "dist": dist, "reports": reports, "root": root}
 
 
-def _grade(tiny, submission, name, only=None, assignment="basics"):
+def _grade(tiny, submission, name, only=None, assignment="basics", time_limit=None):
     out = tiny["root"] / f"{name}.json"
     source = tiny["dist"] / assignment / "autograder" / "source"
-    results = grade(str(source), str(submission), str(out), log=lambda *a: None, only=only)
+    results = grade(
+        str(source),
+        str(submission),
+        str(out),
+        log=lambda *a: None,
+        only=only,
+        time_limit=time_limit,
+    )
     assert json.loads(out.read_text()) == results
     return results
 
@@ -394,7 +401,10 @@ def test_student_release_gets_zero_with_the_stub_message(tiny):
 )
 def test_hostile_submissions_earn_nothing(tiny, name, body, words):
     submission = _submission(tiny, name, body)
-    results = _grade(tiny, submission, name, only=["shared_tests/test_tiny.py::test_add"])
+    limit = 3 if name == "endless-loop" else None  # the others finish on their own
+    results = _grade(
+        tiny, submission, name, only=["shared_tests/test_tiny.py::test_add"], time_limit=limit
+    )
     (add,) = results["tests"]
     assert add["score"] == 0 and add["status"] == "failed"
     assert words in add["output"]

@@ -291,6 +291,8 @@ def build(
             f"({report.excluded} left to later assignments), {report.seconds:.0f} s"
             + (f", {len(report.problems)} PROBLEM(S)" if report.problems else "")
         )
+        for problem in report.problems:
+            log("   PROBLEM: " + problem.replace("\n", "\n   "))
     if problems:
         raise BuildError("the build refuses to ship:\n" + "\n".join(problems))
     return reports
