@@ -20,6 +20,7 @@ help:
 	@echo "make test    ruff, then the conformance suite once per complete tier"
 	@echo "make bench   time the workloads on both tiers, NumPy and PyTorch (BENCH_ARGS=... adds options)"
 	@echo "make docs    build the Sphinx site into docs/_build/html (warnings are errors)"
+	@echo "make assignments  build the classroom's student releases and autograders into dist/classroom"
 	@echo "make clean   remove .venv and every build output"
 	@echo "Pick the tier with GLASSTORCH_TIER=reference|fast (default: fast)."
 
@@ -88,6 +89,13 @@ $(BENCH_STAMP): $(INSTALL_DEPS) | $(PY)
 .PHONY: bench
 bench: $(BENCH_STAMP)
 	$(PY) -m glasstorch.bench --other-tier --interleave --json bench-results.json --plot bench-results.png $(BENCH_ARGS)
+
+# ------------------------------------------------------------------ classroom
+# Every assignment of glasstorch/classroom/course.toml: dist/classroom/<id>/student/
+# and autograder.zip (docs/guide/classroom-teachers.md). Not part of `make test`.
+.PHONY: assignments
+assignments: $(TEST_STAMP)
+	$(PY) -m glasstorch.classroom build
 
 # ------------------------------------------------------------------------ docs
 docs: $(DOCS_STAMP)

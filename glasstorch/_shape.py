@@ -206,6 +206,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     Shapes are aligned at their last dimension; each result size is the one
     size that is not 1 (or 1). Two different sizes, neither 1, are an error.
     """
+    # -- solution: strides/broadcast
     ndim = max((len(s) for s in shapes), default=0)
     result = [1] * ndim
     for shape in shapes:
@@ -221,6 +222,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
                 f"({size}) at non-singleton dimension {dim}"
             )
     return tuple(result)
+    # -- end solution
 
 
 def dense_strides(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, ...]:
@@ -258,11 +260,13 @@ def expand_strides(
     New leading dimensions and size-1 dimensions stretched to a larger size get
     stride 0: every index along them reads the same element.
     """
+    # -- solution: strides/broadcast
     lead = len(target) - len(shape)
     result = [0] * lead
     for size, stride, target_size in zip(shape, strides, target[lead:]):
         result.append(stride if size == target_size else 0)
     return tuple(result)
+    # -- end solution
 
 
 def infer_size(shape: Sequence[int], count: int) -> tuple[int, ...]:
@@ -298,6 +302,7 @@ def view_strides(
     the next one's stride times its size). The old dimensions are walked in
     chunks; each chunk is split among the new dimensions that fill it.
     """
+    # -- solution: strides/view
     if numel(old_shape) == 0 or len(old_shape) == 0:
         return contiguous_strides(new_shape)  # nothing to keep in place
     result = [0] * len(new_shape)
@@ -324,3 +329,4 @@ def view_strides(
     if new_dim != -1:
         return None
     return tuple(result)
+    # -- end solution

@@ -42,6 +42,7 @@ class ConvKernels:
     # image. Which taps those are, and where they read, depends only on
     # (oh, ow): _tap_table works it out once per call (see there).
     def conv2d(self, out, input, weight, bias, stride, padding, dilation, groups):
+        # -- solution: conv/conv
         b = memory(bias) if bias is not None else None
         x, w = memory(input), memory(weight)
         table = _tap_table(input, weight, out.shape, stride, padding, dilation)
@@ -53,10 +54,12 @@ class ConvKernels:
                 total += x[x_start + x_at] * w[w_start + w_at]
             values.append(total)
         _write_all(out, values)
+        # -- end solution
 
     def conv2d_backward_input(
         self, grad_input, grad_output, weight, stride, padding, dilation, groups
     ):
+        # -- solution: conv/conv
         gy, w = memory(grad_output), memory(weight)
         table = _tap_table(grad_input, weight, grad_output.shape, stride, padding, dilation)
         sums = [0.0] * numel(grad_input.shape)
@@ -71,10 +74,12 @@ class ConvKernels:
             for x_at, w_at in taps:
                 sums[x_start + x_at] += g * w[w_start + w_at]
         _write_all(grad_input, sums)
+        # -- end solution
 
     def conv2d_backward_weight(
         self, grad_weight, grad_output, input, stride, padding, dilation, groups
     ):
+        # -- solution: conv/conv
         gy, x = memory(grad_output), memory(input)
         table = _tap_table(input, grad_weight, grad_output.shape, stride, padding, dilation)
         sums = [0.0] * numel(grad_weight.shape)
@@ -89,6 +94,7 @@ class ConvKernels:
             for x_at, w_at in taps:
                 sums[w_start + w_at] += g * x[x_start + x_at]
         _write_all(grad_weight, sums)
+        # -- end solution
 
     def im2col(self, out, input, kernel_size, stride, padding, dilation):
         n_size, c_size, h_size, w_size = input.shape
@@ -137,6 +143,7 @@ class ConvKernels:
 
     # ---------------------------------------------------------------- pooling
     def max_pool2d(self, out, indices, input, kernel_size, stride, padding, dilation):
+        # -- solution: conv/pool
         n_size, c_size, oh_size, ow_size = out.shape
         h_size, w_size = input.shape[2], input.shape[3]
         x = memory(input)
@@ -156,8 +163,10 @@ class ConvKernels:
             where.append(best_at)
         _write_all(out, values)
         _write_all(indices, where)
+        # -- end solution
 
     def max_pool2d_backward(self, grad_input, grad_output, indices):
+        # -- solution: conv/pool
         n_size, c_size, h_size, w_size = grad_input.shape
         oh_size, ow_size = grad_output.shape[2], grad_output.shape[3]
         gy, idx = memory(grad_output), memory(indices)
@@ -170,10 +179,12 @@ class ConvKernels:
                 sums[plane + where] += gy[grad_output.offset + out_position]
                 out_position += 1
         _write_all(grad_input, sums)
+        # -- end solution
 
     def avg_pool2d(
         self, out, input, kernel_size, stride, padding, count_include_pad, divisor_override
     ):
+        # -- solution: conv/pool
         n_size, c_size, oh_size, ow_size = out.shape
         h_size, w_size = input.shape[2], input.shape[3]
         x = memory(input)
@@ -187,6 +198,7 @@ class ConvKernels:
             total = sum(x[plane + ih * w_size + iw] for ih in rows for iw in cols)
             values.append(total / divisor if rows and cols else 0.0)
         _write_all(out, values)
+        # -- end solution
 
     def avg_pool2d_backward(
         self,
@@ -198,6 +210,7 @@ class ConvKernels:
         count_include_pad,
         divisor_override,
     ):
+        # -- solution: conv/pool
         n_size, c_size, h_size, w_size = grad_input.shape
         oh_size, ow_size = grad_output.shape[2], grad_output.shape[3]
         gy = memory(grad_output)
@@ -215,6 +228,7 @@ class ConvKernels:
                 for iw in cols:
                     sums[plane + ih * w_size + iw] += share
         _write_all(grad_input, sums)
+        # -- end solution
 
     # ---------------------------------------------------- batch normalisation
     def batch_norm_stats(self, mean, var, input):

@@ -36,6 +36,7 @@ class OptimKernels:
         maximize,
         first_step,
     ) -> None:
+        # -- solution: nn/optimizers
         store = converter(param.buffer.dtype)
         p, po = _cells(param)
         g, go = _cells(grad)
@@ -53,6 +54,7 @@ class OptimKernels:
                 b = buf[bo + i]  # the stored (rounded) value, as the fast tier sees it
                 d = d + momentum * b if nesterov else b
             p[po + i] = store(p[po + i] - lr * d)
+        # -- end solution
 
     def adam_step(
         self,
@@ -71,6 +73,7 @@ class OptimKernels:
         amsgrad,
         maximize,
     ) -> None:
+        # -- solution: nn/optimizers
         store = converter(param.buffer.dtype)
         p, po = _cells(param)
         g, go = _cells(grad)
@@ -93,6 +96,7 @@ class OptimKernels:
                 used = vmax[xo + i]
             denom = _div(_sqrt(used), bias2_sqrt) + eps
             p[po + i] = store(p[po + i] - _div(_div(lr, bias1) * m[mo + i], denom))
+        # -- end solution
 
     def rmsprop_step(
         self,

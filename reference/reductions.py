@@ -23,6 +23,7 @@ def slice_view(a: Strided, index: tuple[int, ...], dims: tuple[int, ...]) -> Str
     The slice keeps only the reduced ``dims``; every other dimension is fixed at
     ``index``, which moves the offset.
     """
+    # -- solution: kernels/reduce
     offset = a.offset
     for d, i in enumerate(index):
         if d not in dims:
@@ -33,6 +34,7 @@ def slice_view(a: Strided, index: tuple[int, ...], dims: tuple[int, ...]) -> Str
         tuple(a.strides[d] for d in dims),
         offset,
     )
+    # -- end solution
 
 
 def _max(values):
@@ -64,6 +66,7 @@ class ReductionKernels:
     """reduce, arg_reduce, cumsum and softmax."""
 
     def reduce(self, op: str, out: Strided, a: Strided, dims: tuple[int, ...]) -> None:
+        # -- solution: kernels/reduce
         floating = is_floating(a.buffer.dtype)
         reducers = {
             "sum": lambda values: _sum(values, floating),
@@ -78,8 +81,10 @@ class ReductionKernels:
         for index, p_out in zip(row_major_indices(out.shape), positions(out)):
             part = slice_view(a, index, dims)
             out_mem[p_out] = store(reducer([a_mem[p] for p in positions(part)]))
+        # -- end solution
 
     def arg_reduce(self, op: str, values: Strided, indices: Strided, a: Strided, dim: int) -> None:
+        # -- solution: kernels/reduce
         better = (lambda x, y: x > y) if op == "max" else (lambda x, y: x < y)
         v_mem, i_mem, a_mem = memory(values), memory(indices), memory(a)
         store = converter(values.buffer.dtype)
@@ -95,8 +100,10 @@ class ReductionKernels:
                     best_at = k
             v_mem[p_value] = store(part[best_at])
             i_mem[p_index] = best_at
+        # -- end solution
 
     def cumsum(self, out: Strided, a: Strided, dim: int) -> None:
+        # -- solution: kernels/softmax
         store = converter(out.buffer.dtype)
         out_mem, a_mem = memory(out), memory(a)
         size, a_stride, out_stride = a.shape[dim], a.strides[dim], out.strides[dim]
@@ -106,8 +113,10 @@ class ReductionKernels:
             for k in range(size):
                 total += a_mem[start_a + k * a_stride]
                 out_mem[start_out + k * out_stride] = store(total)
+        # -- end solution
 
     def softmax(self, out: Strided, a: Strided, dim: int, log: bool) -> None:
+        # -- solution: kernels/softmax
         store = converter(out.buffer.dtype)
         out_mem, a_mem = memory(out), memory(a)
         size, a_stride, out_stride = a.shape[dim], a.strides[dim], out.strides[dim]
@@ -125,3 +134,4 @@ class ReductionKernels:
                 else:
                     value = _div(exps[k], total)
                 out_mem[start_out + k * out_stride] = store(value)
+        # -- end solution

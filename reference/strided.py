@@ -32,10 +32,12 @@ def numel(shape: tuple[int, ...]) -> int:
 
 def index_to_position(index: tuple[int, ...], strides: tuple[int, ...], offset: int) -> int:
     """Buffer position of the element at ``index``: offset + sum(index * strides)."""
+    # -- solution: strides/walk
     position = offset
     for i, stride in zip(index, strides):
         position += i * stride
     return position
+    # -- end solution
 
 
 def row_major_indices(shape: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
@@ -44,6 +46,7 @@ def row_major_indices(shape: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
     >>> list(row_major_indices((2, 2)))
     [(0, 0), (0, 1), (1, 0), (1, 1)]
     """
+    # -- solution: strides/walk
     if numel(shape) == 0:
         return
     index = [0] * len(shape)
@@ -59,6 +62,7 @@ def row_major_indices(shape: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
             dim -= 1
         if dim < 0:
             return
+    # -- end solution
 
 
 def positions(view: Strided) -> Iterator[int]:
@@ -69,6 +73,7 @@ def positions(view: Strided) -> Iterator[int]:
     ``size * stride`` back when it wraps) instead of recomputing the whole sum
     for each element. The innermost dimension is a plain arithmetic sequence.
     """
+    # -- solution: strides/walk
     shape, strides = view.shape, view.strides
     if numel(shape) == 0:
         return
@@ -93,6 +98,7 @@ def positions(view: Strided) -> Iterator[int]:
             dim -= 1
         if dim < 0:
             return
+    # -- end solution
 
 
 def drop_dim(view: Strided, dim: int) -> Strided:

@@ -22,7 +22,7 @@ import os
 import sys
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 # The helpers (oracle.py, strategies.py) are imported by plain module name from
 # the test files, whatever pytest's import mode is.
@@ -54,6 +54,7 @@ TOPICS: dict[str, str] = {
     "programs": "public-style PyTorch programs (tutorials, examples, courses) run unchanged",
     "cuda": "the GPU runtime: devices, streams, the caching allocator and the CUDA simulator",
     "profiler": "glasstorch.profiler: operation spans, record_function, tables, Chrome traces",
+    "classroom": "the classroom tools: solution markers, releases, the autograder",
 }
 
 _SUITE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -76,6 +77,15 @@ settings.register_profile(
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     print_blob=True,
+)
+# The classroom's grader (glasstorch.classroom): the same examples, but a failing
+# test is reported at once instead of being shrunk to a minimal example, which
+# on a half-written kernel can take minutes.
+settings.register_profile(
+    "classroom",
+    parent=settings.get_profile("glasstorch"),
+    derandomize=True,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
 )
 settings.load_profile(os.environ.get("GLASSTORCH_HYPOTHESIS_PROFILE", "glasstorch"))
 

@@ -82,6 +82,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
           bias: ``(out_features,)``.
         - output: ``(*, out_features)``.
     """
+    # -- solution: nn/layers
     if (
         input.dim() == 2
         and bias is not None
@@ -96,6 +97,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         return Addmm.apply(bias, input, weight)
     output = input.matmul(weight.t())
     return output if bias is None else output + bias
+    # -- end solution
 
 
 def _same_dtype(*tensors: Tensor) -> bool:
@@ -572,8 +574,10 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
 
 
 def _mse_formula(input: Tensor, target: Tensor, reduction: str) -> Tensor:
+    # -- solution: nn/losses
     difference = input - target
     return _reduce(difference * difference, reduction)
+    # -- end solution
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:

@@ -179,10 +179,12 @@ class Mul(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        # -- solution: autograd/pointwise
         a, b = _operands(ctx)
         grad_a = grad * b if _needs(ctx, 0) else None
         grad_b = grad * a if _needs(ctx, 1) else None
         return grad_a, grad_b
+        # -- end solution
 
 
 class Div(Function):
@@ -199,10 +201,12 @@ class Div(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        # -- solution: autograd/pointwise
         a, b = _operands(ctx)
         grad_a = grad / b if _needs(ctx, 0) else None
         grad_b = -grad * a / (b * b) if _needs(ctx, 1) else None
         return grad_a, grad_b
+        # -- end solution
 
 
 class Pow(Function):
@@ -225,11 +229,13 @@ class Pow(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        # -- solution: autograd/pointwise
         (a,) = ctx.saved_tensors
         p = ctx.exponent
         if p == 0:
             return grad * 0, None
         return grad * p * a ** (p - 1), None
+        # -- end solution
 
 
 class PowTensor(Function):
@@ -287,10 +293,12 @@ class Maximum(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        # -- solution: autograd/pointwise
         a, b = ctx.saved_tensors
         # Where both are equal the gradient is split in half, as in PyTorch.
         a_wins = (a > b).to(grad.dtype) + (a == b).to(grad.dtype) * 0.5
         return grad * a_wins, grad * (1 - a_wins)
+        # -- end solution
 
 
 class Minimum(Function):
@@ -303,9 +311,11 @@ class Minimum(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        # -- solution: autograd/pointwise
         a, b = ctx.saved_tensors
         a_wins = (a < b).to(grad.dtype) + (a == b).to(grad.dtype) * 0.5
         return grad * a_wins, grad * (1 - a_wins)
+        # -- end solution
 
 
 class Remainder(Function):

@@ -50,9 +50,11 @@ def compute_reduce(op: str, a: Tensor, dims, keepdim: bool, dtype=None) -> Tenso
 
 def _expand_back(grad: Tensor, input_shape, dims, keepdim: bool) -> Tensor:
     """Undo a reduction's shape: put the reduced dims back as size 1, then expand."""
+    # -- solution: autograd/reduction
     if not keepdim:
         grad = grad.reshape(_keepdim_shape(input_shape, dims))
     return grad.expand(input_shape)
+    # -- end solution
 
 
 def _dims_arg(input: Tensor, dim) -> tuple[int, ...]:
@@ -116,8 +118,10 @@ class Mean(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        # -- solution: autograd/reduction
         grad = _expand_back(grad, ctx.input_shape, ctx.dims, ctx.keepdim)
         return grad / ctx.count, None, None, None
+        # -- end solution
 
 
 class MeanDim(Mean):

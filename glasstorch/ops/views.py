@@ -138,17 +138,21 @@ class Permute(Function):
 
     @staticmethod
     def forward(ctx, a, dims):
+        # -- solution: strides/permute
         ctx.dims = dims
         shape = tuple(a.shape[d] for d in dims)
         strides = tuple(a.stride()[d] for d in dims)
         return _raw_view(a, shape, strides)
+        # -- end solution
 
     @staticmethod
     def backward(ctx, grad):
+        # -- solution: autograd/views
         inverse = [0] * len(ctx.dims)
         for i, d in enumerate(ctx.dims):
             inverse[d] = i
         return grad.permute(inverse), None
+        # -- end solution
 
 
 def permute(input: Tensor, *dims) -> Tensor:
@@ -171,6 +175,7 @@ class Transpose(Function):
 
     @staticmethod
     def forward(ctx, a, dim0, dim1):
+        # -- solution: strides/permute
         ctx.dims = (dim0, dim1)
         shape, strides = list(a.shape), list(a.stride())
         if dim0 == dim1:
@@ -178,10 +183,13 @@ class Transpose(Function):
         shape[dim0], shape[dim1] = shape[dim1], shape[dim0]
         strides[dim0], strides[dim1] = strides[dim1], strides[dim0]
         return _raw_view(a, shape, strides)
+        # -- end solution
 
     @staticmethod
     def backward(ctx, grad):
+        # -- solution: autograd/views
         return grad.transpose(*ctx.dims), None, None
+        # -- end solution
 
 
 class T(Transpose):
@@ -189,7 +197,9 @@ class T(Transpose):
 
     @staticmethod
     def backward(ctx, grad):
+        # -- solution: autograd/views
         return grad.t(), None, None
+        # -- end solution
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -229,7 +239,9 @@ class Expand(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        # -- solution: autograd/views
         return grad.sum_to_size(ctx.input_shape), None
+        # -- end solution
 
 
 def expand(input: Tensor, *sizes) -> Tensor:

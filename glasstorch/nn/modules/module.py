@@ -308,6 +308,7 @@ class Module:
 
     def _named_members(self, registry: str, prefix: str, recurse: bool, remove_duplicate: bool):
         """Entries of one registry over the tree, each tensor once (shared weights)."""
+        # -- solution: nn/module
         seen = set()
         if recurse:
             owners = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
@@ -319,6 +320,7 @@ class Module:
                     continue
                 seen.add(id(value))
                 yield (f"{owner_prefix}.{name}" if owner_prefix else name), value
+        # -- end solution
 
     def named_parameters(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True

@@ -95,6 +95,7 @@ def collate(batch, *, collate_fn_map: dict | None = None):
         TypeError: for a sample type nothing knows how to collate.
         RuntimeError: for sequences of different lengths.
     """
+    # -- solution: data/collate
     elem = batch[0]
     elem_type = type(elem)
     if collate_fn_map is not None:
@@ -135,6 +136,7 @@ def collate(batch, *, collate_fn_map: dict | None = None):
         except TypeError:
             return [collate(s, collate_fn_map=collate_fn_map) for s in transposed]
     raise TypeError(_ERROR.format(elem_type))
+    # -- end solution
 
 
 def default_collate(batch):

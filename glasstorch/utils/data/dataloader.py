@@ -499,6 +499,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     def _try_put_index(self) -> None:
         """Hand the next task to the next active worker, round-robin."""
+        # -- solution: data/workers
         try:
             index = self._next_index()
         except StopIteration:
@@ -514,6 +515,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._task_info[self._send_idx] = (worker_id,)
         self._tasks_outstanding += 1
         self._send_idx += 1
+        # -- end solution
 
     def _check_workers(self) -> None:
         """Raise if a worker that should be alive has died."""
@@ -557,6 +559,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             return self._pool.channels[worker_id].loads(count, payload)
 
     def _next_data(self):
+        # -- solution: data/workers
         while True:
             # Skip tasks whose worker has stopped (its iterable shard ended) and has no data.
             while self._rcvd_idx < self._send_idx:
@@ -586,6 +589,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 continue
             del self._task_info[task_id]
             return self._process_data(data)
+        # -- end solution
 
     def _process_data(self, data):
         self._rcvd_idx += 1

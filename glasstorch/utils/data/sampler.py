@@ -87,6 +87,7 @@ class RandomSampler(Sampler[int]):
         return self._num_samples
 
     def __iter__(self) -> Iterator[int]:
+        # -- solution: data/samplers
         n = len(self.data_source)
         generator = self.generator if self.generator is not None else _fresh_generator()
         if self.replacement:
@@ -102,6 +103,7 @@ class RandomSampler(Sampler[int]):
             rest = self.num_samples % n
             if rest:
                 yield from randperm(n, generator=generator).tolist()[:rest]
+        # -- end solution
 
     def __len__(self) -> int:
         return self.num_samples
@@ -155,6 +157,7 @@ class BatchSampler(Sampler[list[int]]):
         self.drop_last = drop_last
 
     def __iter__(self) -> Iterator[list[int]]:
+        # -- solution: data/samplers
         batch: list[int] = []
         for index in self.sampler:
             batch.append(index)
@@ -163,6 +166,7 @@ class BatchSampler(Sampler[list[int]]):
                 batch = []
         if batch and not self.drop_last:
             yield batch
+        # -- end solution
 
     def __len__(self) -> int:
         if self.drop_last:

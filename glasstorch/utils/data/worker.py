@@ -156,6 +156,7 @@ class _MapDatasetFetcher:
         self.drop_last = drop_last
 
     def fetch(self, index):
+        # -- solution: data/fetch
         if self.auto_collation:
             getitems = getattr(self.dataset, "__getitems__", None)
             if getitems:
@@ -165,6 +166,7 @@ class _MapDatasetFetcher:
         else:
             data = self.dataset[index]
         return self.collate_fn(data)
+        # -- end solution
 
 
 class _IterableDatasetFetcher:

@@ -1,0 +1,461 @@
+"""The classroom tools (glasstorch.classroom): markers, releases, the leak check, the grader.
+
+The grader is exercised on a tiny synthetic course (two assignments, three
+short kernels, a handful of tests) so that a build takes seconds; the real
+course is built by ``make assignments``, never by the suite. Hostile
+submissions (an early ``exit(0)``, a patched pytest, a forged results file, an
+endless loop, ``os.abort()``, a test that prints a hidden test's source) must
+earn nothing they did not earn.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.classroom
+
+if sys.version_info < (3, 11):  # the course file is TOML (tomllib)
+    pytest.skip("the classroom tools need Python 3.11", allow_module_level=True)
+
+from glasstorch.classroom.check import check, sync  # noqa: E402
+from glasstorch.classroom.course import CourseError, load_course, parse_course  # noqa: E402
+from glasstorch.classroom.grade import grade  # noqa: E402
+from glasstorch.classroom.leaks import find_leaks  # noqa: E402
+from glasstorch.classroom.markers import MarkerError, find_regions, strip_regions  # noqa: E402
+from glasstorch.classroom.release import (  # noqa: E402
+    build,
+    is_region_file,
+    repository_files,
+    scan_regions,
+)
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Written with a join so that this file itself holds no marker line.
+BEGIN, END = "# -- " + "solution:", "# -- " + "end solution"
+
+
+def _function(tag: str, body: str = "return a + b", name: str = "f") -> str:
+    return f"def {name}(a, b):\n    '''Add.'''\n    {BEGIN} {tag}\n    {body}\n    {END}\n"
+
+
+# ------------------------------------------------------------------ markers
+def test_regions_are_found_with_their_tags_and_lines():
+    source = _function("basics/add") + "\n\n" + _function("basics/scale", name="g")
+    regions = find_regions(source, "k.py", {"basics/add", "basics/scale"})
+    assert [(r.tag, r.begin, r.end, r.indent) for r in regions] == [
+        ("basics/add", 3, 5, "    "),
+        ("basics/scale", 10, 12, "    "),
+    ]
+    assert regions[0].assignment == "basics" and regions[0].task == "add"
+
+
+@pytest.mark.parametrize(
+    "source, words",
+    [
+        (f"def f():\n    {BEGIN} a/b\n    return 1\n", "never closed"),
+        (f"def f():\n    return 1\n    {END}\n", "without an opening"),
+        (f"def f():\n    {BEGIN}\n    return 1\n    {END}\n", "without a tag"),
+        (f"def f():\n    {BEGIN} Not A Tag\n    return 1\n    {END}\n", "malformed tag"),
+        (f"def f():\n    {BEGIN} a/zzz\n    return 1\n    {END}\n", "names no task"),
+        (
+            f"def f():\n    {BEGIN} a/b\n    {BEGIN} a/b\n    return 1\n    {END}\n    {END}\n",
+            "inside the one opened",
+        ),
+        (f"{BEGIN} a/b\nx = 1\n{END}\n", "not inside one function"),
+        ("def f():\n    # --solution a/b\n    return 1\n", "malformed solution marker"),
+        (f"def f():\n    {BEGIN} a/b\n    {END}\n    return 1\n", "empty"),
+    ],
+)
+def test_marker_errors_name_the_problem(source, words):
+    with pytest.raises(MarkerError, match=words):
+        find_regions(source, "k.py", {"a/b"})
+
+
+def test_a_marker_inside_a_string_is_not_a_region():
+    source = f'def f():\n    """Example:\n\n    {BEGIN} a/b\n    """\n    return 1\n'
+    assert find_regions(source, "k.py", {"a/b"}) == []
+
+
+def test_stripping_leaves_valid_python_whose_stub_names_the_task():
+    source = _function("basics/add", "total = a + b\n    return total")
+    text, removed = strip_regions(source, "k.py", {"basics/add"}, {"basics/add": "add them"})
+    assert [r.tag for r in removed] == ["basics/add"]
+    assert "total" not in text and BEGIN in text and END in text  # markers stay for the student
+    namespace = {}
+    exec(compile(text, "k.py", "exec"), namespace)
+    with pytest.raises(NotImplementedError, match="basics/add: add them"):
+        namespace["f"](1, 2)
+    kept, nothing = strip_regions(source, "k.py", set(), {})
+    assert kept == source and nothing == []
+
+
+def test_every_region_of_the_repository_is_valid_and_strips_to_valid_python():
+    course = load_course()
+    files = [f for f in repository_files(REPO) if is_region_file(f)]
+    regions = scan_regions(REPO, files, course)  # raises on any marker problem
+    assert {r.tag for found in regions.values() for r in found} == course.tags()
+    for path in regions:
+        with open(os.path.join(REPO, path), encoding="utf-8") as file:
+            text, removed = strip_regions(file.read(), path, course.tags(), course.hints())
+        ast.parse(text)
+        assert removed
+
+
+def test_the_course_has_six_assignments_in_order():
+    course = load_course()
+    ids = [a.id for a in course.assignments]
+    assert ids == ["strides", "kernels", "autograd", "nn", "data", "conv"]
+    assert all(task.hint for a in course.assignments for task in a.tasks)
+
+
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        ({}, "no assignments"),
+        ({"assignment": [{"id": "a", "task": [{"id": "t"}]}]}, "no tests grade it"),
+        (
+            {
+                "assignment": [
+                    {"id": "a", "task": [{"id": "t", "tests": [{"select": "x", "pts": 1}]}]}
+                ]
+            },
+            "unknown key",
+        ),
+        (
+            {"assignment": [{"id": "a", "task": [{"id": "t", "tests": ["x"]}]}] * 2},
+            "two assignments",
+        ),
+        ({"course": {"hidden_visibility": "never"}, "assignment": []}, "hidden_visibility"),
+    ],
+)
+def test_course_errors_say_what_is_wrong(data, words):
+    with pytest.raises(CourseError, match=words):
+        parse_course(data)
+
+
+# ------------------------------------------------------------------ leak check
+SOLUTION = "total = 0\nfor value in values:\n    total += value * value * weight\nreturn total\n"
+
+
+def _release(tmp_path, name: str, text: str) -> str:
+    root = tmp_path / "release"
+    root.mkdir(exist_ok=True)
+    (root / name).write_text(text)
+    return str(root)
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("copy.py", "def g(values, weight):\n" + textwrap.indent(SOLUTION, "    ")),
+        ("doc.py", f'"""Hint:\n{SOLUTION}"""\n'),
+        ("comment.py", "".join(f"# {line}\n" for line in SOLUTION.splitlines())),
+        ("guide.md", f"Look:\n\n```python\n{SOLUTION}```\n"),
+        (
+            "reflowed.py",
+            "def g(values, weight):\n    total = 0\n    for value in values: total += (value * value * weight)\n    return total\n",
+        ),
+    ],
+)
+def test_leak_check_finds_solution_text_however_it_is_laid_out(tmp_path, name, text):
+    if name == "reflowed.py":  # extra parentheses change the tokens: not the same text
+        assert find_leaks(_release(tmp_path, name, text), [("a/t", SOLUTION)]) == []
+        return
+    leaks = find_leaks(_release(tmp_path, name, text), [("a/t", SOLUTION)])
+    assert [(leak.tag, leak.path) for leak in leaks] == [("a/t", name)]
+
+
+def test_leak_check_ignores_code_the_library_shares_outside_regions(tmp_path):
+    root = _release(
+        tmp_path, "other.py", "def h(values, weight):\n" + textwrap.indent(SOLUTION, "    ")
+    )
+    assert find_leaks(root, [("a/t", SOLUTION)], background=[SOLUTION]) == []
+    assert find_leaks(_release(tmp_path, "x.py", "x = 1\n"), [("a/t", "return 1")]) == []
+
+
+# ------------------------------------------------------------------ a tiny course
+KERNELS = f'''"""Tiny kernels."""
+
+
+def add(a, b):
+    """a + b."""
+    {BEGIN} basics/add
+    total = a + b
+    return total
+    {END}
+
+
+def scale(values, factor):
+    """Every value times factor."""
+    {BEGIN} basics/scale
+    return [value * factor for value in values]
+    {END}
+
+
+def double(values):
+    """Every value twice."""
+    {BEGIN} more/double
+    return [value + value for value in values]
+    {END}
+'''
+
+TESTS = """import pytest
+from glasstorch.reference import add, double, scale
+
+pytestmark = pytest.mark.math
+
+
+@pytest.mark.parametrize("a", [1, 2])
+def test_add(a):
+    assert add(a, 1) == a + 1
+
+
+def test_scale():
+    assert scale([1, 2], 3) == [3, 6]
+
+
+def test_scale_hidden():
+    secret_expected_value = [2.0]
+    assert scale([4], 0.5) == secret_expected_value
+
+
+def test_double():
+    assert double([1, 5]) == [2, 10]
+
+
+def test_untouched():
+    assert add.__doc__ == "a + b."
+"""
+
+COURSE = """
+[course]
+title = "Tiny"
+time_limit = 30
+
+[[assignment]]
+id = "basics"
+title = "Basics"
+scope = ["shared_tests/test_tiny.py"]
+
+[[assignment.task]]
+id = "add"
+title = "Adding"
+hint = "add them"
+tests = [{ select = "shared_tests/test_tiny.py::test_add", points = 2 }]
+
+[[assignment.task]]
+id = "scale"
+title = "Scaling"
+hint = "multiply each"
+tests = [
+  { select = "shared_tests/test_tiny.py::test_scale" },
+  { select = "shared_tests/test_tiny.py::test_scale_hidden", hidden = true },
+]
+
+[[assignment]]
+id = "more"
+title = "More"
+scope = ["shared_tests/test_tiny.py"]
+
+[[assignment.task]]
+id = "double"
+title = "Doubling"
+hint = "add each to itself"
+tests = [{ select = "shared_tests/test_tiny.py", only_failing = true }]
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A tiny repository, its course and its build."""
+    root = tmp_path_factory.mktemp("tiny")
+    repo = root / "repo"
+    for folder in ("glasstorch", "reference", "shared_tests"):
+        (repo / folder).mkdir(parents=True)
+    (repo / "glasstorch" / "__init__.py").write_text(
+        '"""Stand-in."""\nfrom glasstorch import _tier, reference\n'
+    )
+    (repo / "glasstorch" / "_tier.py").write_text(
+        'import os\n\ntier = os.environ.get("GLASSTORCH_TIER", "fast")\n'
+    )
+    (repo / "reference" / "__init__.py").write_text(KERNELS)
+    (repo / "shared_tests" / "conftest.py").write_text(
+        'def pytest_configure(config):\n    config.addinivalue_line("markers", "math: topic")\n'
+    )
+    (repo / "shared_tests" / "test_tiny.py").write_text(TESTS)
+    (repo / "course.toml").write_text(COURSE)
+    course = load_course(str(repo / "course.toml"))
+    dist = root / "dist"
+    reports = build(course, str(repo), str(dist), log=lambda *a: None)
+    return {"repo": repo, "dist": dist, "reports": reports, "root": root}
+
+
+def _grade(tiny, submission, name, only=None, assignment="basics", time_limit=None):
+    out = tiny["root"] / f"{name}.json"
+    source = tiny["dist"] / assignment / "autograder" / "source"
+    results = grade(
+        str(source),
+        str(submission),
+        str(out),
+        log=lambda *a: None,
+        only=only,
+        time_limit=time_limit,
+    )
+    assert json.loads(out.read_text()) == results
+    return results
+
+
+def _submission(tiny, name, add_body):
+    """The student release of 'basics', solved, with ``add_body`` as the add region."""
+    target = tiny["root"] / name
+    shutil.copytree(tiny["dist"] / "basics" / "student", target)
+    path = target / "reference" / "__init__.py"
+    text = path.read_text()
+    text = text.replace("raise NotImplementedError('basics/add: add them')", add_body)
+    text = text.replace(
+        "raise NotImplementedError('basics/scale: multiply each')",
+        "return [value * factor for value in values]",
+    )
+    path.write_text(text)
+    return target
+
+
+def test_build_writes_releases_and_autograders(tiny):
+    by_id = {r.id: r for r in tiny["reports"]}
+    assert (by_id["basics"].tasks, by_id["basics"].graded, by_id["basics"].hidden) == (2, 3, 1)
+    assert by_id["more"].graded == 1 and by_id["basics"].excluded == 1  # test_double needs 'more'
+    student = tiny["dist"] / "basics" / "student"
+    kernels = (student / "reference" / "__init__.py").read_text()
+    assert "total = a + b" not in kernels and "value + value" not in kernels  # later ones too
+    assert "secret_expected_value" not in (student / "shared_tests" / "test_tiny.py").read_text()
+    assert (student / ".github" / "workflows" / "classroom.yml").read_text().count(
+        "python -m glasstorch.classroom check"
+    ) == 1
+    manifest = json.loads((student / "classroom.json").read_text())
+    assert [t["name"].split("::")[1] for t in manifest["tests"]] == ["test_add", "test_scale"]
+    later = (tiny["dist"] / "more" / "student" / "reference" / "__init__.py").read_text()
+    assert "total = a + b" in later and "value + value" not in later
+    run = (tiny["dist"] / "basics" / "autograder" / "run_autograder").read_text()
+    assert "python -m glasstorch.classroom grade" in run and "--assignment basics" in run
+    assert (tiny["dist"] / "basics" / "autograder.zip").stat().st_size > 0
+
+
+def test_build_refuses_a_release_that_leaves_a_graded_test_passing(tiny, tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(tiny["repo"], repo)
+    course = (
+        (repo / "course.toml")
+        .read_text()
+        .replace('test_tiny.py::test_scale" }', 'test_tiny.py::test_untouched" }')
+    )
+    (repo / "course.toml").write_text(course)
+    with pytest.raises(Exception, match="passes on the student release"):
+        build(
+            load_course(str(repo / "course.toml")),
+            str(repo),
+            str(tmp_path / "d"),
+            only=["basics"],
+            log=lambda *a: None,
+        )
+
+
+def test_reference_solution_gets_full_marks(tiny):
+    results = _grade(tiny, tiny["repo"], "solution")
+    assert results["score"] == results["max_score"] == 4
+    assert [t["status"] for t in results["tests"]] == ["passed"] * 3
+    hidden = [t for t in results["tests"] if t["visibility"] != "visible"]
+    assert [t["visibility"] for t in hidden] == ["after_published"]
+
+
+def test_student_release_gets_zero_with_the_stub_message(tiny):
+    results = _grade(tiny, tiny["dist"] / "basics" / "student", "stub")
+    assert results["score"] == 0 and results["max_score"] == 4
+    add = results["tests"][0]
+    assert (
+        add["status"] == "failed" and "NotImplementedError: basics/add: add them" in add["output"]
+    )
+    text = json.dumps(results)
+    assert "secret_expected_value" not in text
+
+
+@pytest.mark.parametrize(
+    "name, body, words",
+    [
+        ("early-exit", "import os; os._exit(0)", "ended before the tests finished"),
+        (
+            "patched-pytest",
+            "import _pytest.python; _pytest.python.Function.runtest = lambda self: None; "
+            "raise AssertionError('patched')",
+            "pytest) was modified",
+        ),
+        ("endless-loop", "while True: pass", "timed out"),
+        ("abort", "import os; os.abort()", "SIGABRT"),
+    ],
+)
+def test_hostile_submissions_earn_nothing(tiny, name, body, words):
+    submission = _submission(tiny, name, body)
+    limit = 3 if name == "endless-loop" else None  # the others finish on their own
+    results = _grade(
+        tiny, submission, name, only=["shared_tests/test_tiny.py::test_add"], time_limit=limit
+    )
+    (add,) = results["tests"]
+    assert add["score"] == 0 and add["status"] == "failed"
+    assert words in add["output"]
+
+
+def test_a_forged_results_file_is_replaced(tiny):
+    out = tiny["root"] / "forged.json"
+    forged = json.dumps({"score": 100, "tests": []})
+    body = f"open({str(out)!r}, 'w').write({forged!r}); import os; os._exit(0)"
+    submission = _submission(tiny, "forged", body)
+    results = _grade(tiny, submission, "forged", only=["shared_tests/test_tiny.py::test_add"])
+    assert results["score"] == 0 and json.loads(out.read_text())["score"] == 0
+
+
+def test_hidden_test_source_never_reaches_the_output(tiny):
+    submission = _submission(tiny, "snoop", "return a + b")
+    path = submission / "reference" / "__init__.py"
+    hidden_file = (
+        tiny["dist"] / "basics" / "autograder" / "source" / ".classroom" / "tests" / "test_tiny.py"
+    )
+    path.write_text(
+        path.read_text().replace(
+            "return [value * factor for value in values]",
+            f"raise AssertionError(open({str(hidden_file)!r}).read())",
+        )
+    )
+    results = _grade(tiny, submission, "snoop")
+    assert results["score"] == 2  # add only
+    assert "secret_expected_value" not in json.dumps(results)
+    assert "withheld" in results["tests"][1]["output"]
+
+
+def test_check_reports_tasks_and_sync_carries_regions_forward(tiny, tmp_path):
+    lines = []
+    student = tmp_path / "basics"
+    shutil.copytree(tiny["dist"] / "basics" / "student", student)
+    assert check(str(student), progress=False, log=lines.append) == 2
+    assert any("basics/add" in line and "not started" in line for line in lines)
+    solved = _submission(tiny, "solved-for-check", "return a + b + 0")
+    lines.clear()
+    assert check(str(solved), progress=False, log=lines.append) == 0
+    assert any("hidden test" in line for line in lines)
+    nxt = tmp_path / "more"
+    shutil.copytree(tiny["dist"] / "more" / "student", nxt)
+    assert sync(str(solved), str(nxt), log=lambda *a: None) == 2
+    assert "return a + b + 0" in (nxt / "reference" / "__init__.py").read_text()
+
+
+def test_every_assignment_has_a_page_naming_its_tasks():
+    for assignment in load_course().assignments:
+        with open(os.path.join(REPO, "docs", "classroom", f"{assignment.id}.md")) as file:
+            page = file.read()
+        for task in assignment.tasks:
+            assert f"`{task.tag}`" in page, (assignment.id, task.tag)
