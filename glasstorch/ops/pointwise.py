@@ -13,6 +13,7 @@ from glasstorch import _dtype
 from glasstorch._kernels import BOOL_RESULT_OPS
 from glasstorch._shape import row_major_strides
 from glasstorch._tier import kernels
+from glasstorch.autograd import function as _function
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import _state as _grad_state
 from glasstorch.ops.core import (
@@ -350,8 +351,11 @@ def _check_integer_divisor(a, b) -> None:
 
 
 def _records_nothing(a: Tensor, b) -> bool:
-    """Whether ``a op b`` would record no autograd node (grad mode off, or no
-    operand requiring grad): then the Function machinery has nothing to do."""
+    """Whether ``a op b`` would record nothing: no autograd node (grad mode off,
+    or no operand requiring grad) and no profiler span. Then the Function
+    machinery has nothing to do."""
+    if _function.profiler_hook is not None:
+        return False
     return not _grad_state.enabled or not (
         a._requires_grad or (isinstance(b, Tensor) and b._requires_grad)
     )
