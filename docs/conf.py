@@ -36,7 +36,8 @@ def _copy_tutorials() -> None:
 
 
 #: The course: (number, planned title, paper section). A chapter exists when
-#: ``tutorials/NN_*.md`` does; the landing page links those and lists the rest.
+#: ``tutorials/NN_*.md`` does; the landing page links those (under their own
+#: titles) and lists the rest under the planned ones.
 CHAPTERS = [
     (1, "Tensors, storage and strides", "§4.2, §5.1"),
     (2, "Autograd from the inside", "§4.3"),
@@ -58,8 +59,8 @@ def _write_course_path() -> None:
     lines = ["| | chapter | paper |", "| --- | --- | --- |"]
     for number, title, section in CHAPTERS:
         found = sorted((ROOT / "tutorials").glob(f"{number:02d}_*.md"))
-        if found:
-            entry = f"{{doc}}`{title} </tutorials/{found[0].stem}>`"
+        if found:  # linked under the chapter's own title
+            entry = f"{{doc}}`/tutorials/{found[0].stem}`"
         else:
             entry = f"{title} *(in preparation)*"
         lines.append(f"| {number} | {entry} | {section} |")
