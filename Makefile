@@ -67,7 +67,7 @@ test: lint
 	  echo "=================== conformance suite: GLASSTORCH_TIER=$$t ==================="; \
 	  GLASSTORCH_TIER=$$t $(PY) -m pytest shared_tests -q || failed="$$failed $$t"; \
 	done; \
-	if echo " $$tiers " | grep -q " fast "; then \
+	if echo $$tiers | tr ' ' '\n' | grep -qx fast; then \
 	  echo ""; \
 	  echo "========= device tests: GLASSTORCH_TIER=fast GLASSTORCH_CUDA=simulator ========="; \
 	  GLASSTORCH_TIER=fast GLASSTORCH_CUDA=simulator $(PY) -m pytest -m cuda shared_tests -q \

@@ -60,6 +60,10 @@ class CudaKernelsBase(Kernels):
 
     def __init__(self, driver) -> None:
         self.driver = driver
+        #: The grid cap of :meth:`launch`: :data:`MAX_GRID`, or less where the
+        #: driver says more blocks only cost (the simulator runs one block at a
+        #: time per stream, and starting a block's threads is its main cost).
+        self.max_grid = min(MAX_GRID, getattr(driver, "max_grid", MAX_GRID))
         self._local = threading.local()  # .keep: meta buffers of the launch being queued
 
     # ------------------------------------------------------------- launching
@@ -67,12 +71,13 @@ class CudaKernelsBase(Kernels):
         """A 1-D grid-stride launch covering ``n`` work items on the current stream.
 
         Blocks of :data:`BLOCK` threads, ``min(ceil(n / BLOCK), MAX_GRID)``
-        of them (at least 1). Does nothing when ``n == 0``.
+        of them (at least 1; the simulator caps the grid lower, see
+        ``max_grid``). Does nothing when ``n == 0``.
         """
         if n <= 0:
             self._drop_meta()
             return
-        grid = max(1, min((n + BLOCK - 1) // BLOCK, MAX_GRID))
+        grid = max(1, min((n + BLOCK - 1) // BLOCK, self.max_grid))
         self.launch_grid(source, name, grid, BLOCK, *args)
 
     def launch_grid(self, source: str, name: str, grid, block, *args) -> None:

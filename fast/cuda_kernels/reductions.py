@@ -49,7 +49,7 @@ class ReductionKernels:
             Strided(a.buffer, inner_shape, a.strides, a.offset),
         )
         name = f"reduce_{'bool_' if boolean else ''}{self.suffix(a)}"
-        grid = min(n_out, 4096)
+        grid = min(n_out, self.max_grid)  # blocks loop over the outputs beyond it
         self.launch_grid(
             "reduce.cu",
             name,

@@ -19,6 +19,12 @@ class SimulatorDriver(Driver):
 
     name = "simulator"
 
+    #: The most blocks of a 1-D grid-stride launch. The simulator runs a stream's
+    #: blocks one after another on one thread, so more blocks add only the cost
+    #: of starting their threads (a coroutine each); 64 blocks of 256 threads
+    #: keep every launch's threads few while still exercising a real grid.
+    max_grid = 64
+
     def __init__(self) -> None:
         from glasstorch.fast.cuda_sim import get_simulator
 

@@ -588,7 +588,6 @@ def fill_random(out: Tensor, kind: str, generator: Generator | None, *params) ->
     return out
 
 
-@_on_device()
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform random numbers in ``[0, 1)``."""
     dtype = _dtype_or_default(dtype)
@@ -599,7 +598,6 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     return _finish(out, requires_grad, device)
 
 
-@_on_device()
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Normal random numbers with mean 0 and standard deviation 1."""
     dtype = _dtype_or_default(dtype)
@@ -610,6 +608,12 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
         raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{dtype.title}'")
     out = fill_random(out, "normal", generator, 0.0, 1.0)
     return _finish(out, requires_grad, device)
+
+
+# Like every creation function here, rand and randn allocate on their device=
+# (wrapped after their definitions rather than decorated: the same thing).
+rand = _on_device()(rand)
+randn = _on_device()(randn)
 
 
 @_on_device()
