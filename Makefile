@@ -56,6 +56,9 @@ lint: $(TEST_STAMP)
 # device (GLASSTORCH_CUDA=simulator), over the fast tier only: the simulator
 # compiles the .cu kernels with the host C++ compiler, which the fast tier needs
 # anyway, and the device code is the same whichever CPU tier runs beside it.
+# Last, the conformance suite's device subset (the tests that take the `device`
+# fixture, see shared_tests/conftest.py) runs with its inputs on the simulated
+# device (--device=cuda); on a GPU run it with GLASSTORCH_CUDA=cupy.
 test: lint
 	@tiers="$$(GLASSTORCH_TIER=reference $(PY) -m glasstorch.tiers)" || exit 1; \
 	if [ -z "$$tiers" ]; then echo "no tier implements the whole kernel contract"; exit 1; fi; \
@@ -70,10 +73,14 @@ test: lint
 	  echo "========= device tests: GLASSTORCH_TIER=fast GLASSTORCH_CUDA=simulator ========="; \
 	  GLASSTORCH_TIER=fast GLASSTORCH_CUDA=simulator $(PY) -m pytest -m cuda shared_tests -q \
 	    || failed="$$failed fast+simulator"; \
+	  echo ""; \
+	  echo "== conformance suite on the device: GLASSTORCH_CUDA=simulator --device=cuda =="; \
+	  GLASSTORCH_TIER=fast GLASSTORCH_CUDA=simulator $(PY) -m pytest shared_tests -q \
+	    --device=cuda || failed="$$failed fast+simulator(device-suite)"; \
 	fi; \
 	echo ""; \
 	if [ -n "$$failed" ]; then echo "FAILED on tier(s):$$failed"; exit 1; fi; \
-	echo "conformance suite passed on tier(s):" $$tiers "(and the device tests on the simulator)"
+	echo "conformance suite passed on tier(s):" $$tiers "(and the device tests and the device suite on the simulator)"
 
 # ----------------------------------------------------------------------- bench
 # The benchmark harness (docs/bench.md): both tiers, NumPy and PyTorch, each in an

@@ -12,17 +12,18 @@ import weakref
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_same_error, needs_torch, torch
+from oracle import TEST_DEVICE, assert_close, assert_same_error, needs_torch, torch
 
 import glasstorch as gt
 
-pytestmark = pytest.mark.autograd
+# Every test makes its inputs on the device under test (conftest: --device).
+pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("device")]
 
 F64 = {"dtype": gt.float64}
 
 
 def leaf(values, dtype=None):
-    return gt.tensor(values, dtype=dtype or gt.float64, requires_grad=True)
+    return gt.tensor(values, dtype=dtype or gt.float64, requires_grad=True, device=TEST_DEVICE)
 
 
 # ------------------------------------------------------------------- backward()
@@ -39,20 +40,20 @@ def test_backward_returns_none():
     assert (x * 3).sum().backward() is None
 
 
-def test_backward_with_gradient_for_non_scalar():
+def test_backward_with_gradient_for_non_scalar(device):
     x = leaf([1.0, 2.0, 3.0])
     y = x * x
-    y.backward(gt.tensor([1.0, 0.5, -1.0], **F64))
+    y.backward(gt.tensor([1.0, 0.5, -1.0], **F64, device=device))
     assert_close(x.grad, np.array([2.0, 2.0, -6.0]))
 
     w = leaf([[1.0, 2.0], [3.0, 4.0]])
-    (w * 3).backward(gradient=gt.ones(2, 2, **F64))
+    (w * 3).backward(gradient=gt.ones(2, 2, **F64, device=device))
     assert_close(w.grad, np.full((2, 2), 3.0))
 
 
-def test_backward_on_0d_gradient_argument():
+def test_backward_on_0d_gradient_argument(device):
     x = leaf([1.0, 2.0])
-    (x.sum() * 2).backward(gt.tensor(0.5, **F64))
+    (x.sum() * 2).backward(gt.tensor(0.5, **F64, device=device))
     assert_close(x.grad, np.array([1.0, 1.0]))
 
 
@@ -163,9 +164,9 @@ def test_broadcast_gradients_reduce_to_input_shape():
     assert_close(row.grad, np.array([[3.0, 3.0, 3.0]]))
 
 
-def test_broadcast_of_0d_tensor_gradient():
-    s = gt.tensor(2.0, dtype=gt.float64, requires_grad=True)
-    m = gt.tensor([[1.0, 2.0], [3.0, 4.0]], **F64)
+def test_broadcast_of_0d_tensor_gradient(device):
+    s = gt.tensor(2.0, dtype=gt.float64, requires_grad=True, device=device)
+    m = gt.tensor([[1.0, 2.0], [3.0, 4.0]], **F64, device=device)
     (s * m).sum().backward()
     assert tuple(s.grad.shape) == ()
     assert_close(s.grad, np.float64(10.0))
@@ -177,28 +178,28 @@ def test_expand_gradient_sums_back():
     assert_close(v.grad, np.array([3.0, 3.0]))
 
 
-def test_grad_dtype_follows_leaf_under_promotion():
-    x = gt.tensor([1.0, 2.0], dtype=gt.float32, requires_grad=True)
-    d = gt.tensor([0.5, 4.0], dtype=gt.float64)
+def test_grad_dtype_follows_leaf_under_promotion(device):
+    x = gt.tensor([1.0, 2.0], dtype=gt.float32, requires_grad=True, device=device)
+    d = gt.tensor([0.5, 4.0], dtype=gt.float64, device=device)
     out = x * d
     assert out.dtype == gt.float64
     out.sum().backward()
     assert x.grad.dtype == gt.float32
     assert_close(x.grad, np.array([0.5, 4.0], dtype=np.float32))
 
-    z = gt.tensor([1.0, 2.0], dtype=gt.float32, requires_grad=True)
+    z = gt.tensor([1.0, 2.0], dtype=gt.float32, requires_grad=True, device=device)
     z.to(gt.float64).sum().backward()
     assert z.grad.dtype == gt.float32
     assert_close(z.grad, np.array([1.0, 1.0], dtype=np.float32))
 
-    w = gt.tensor([1.0, 2.0], dtype=gt.float64, requires_grad=True)
+    w = gt.tensor([1.0, 2.0], dtype=gt.float64, requires_grad=True, device=device)
     (w.float() * 3).sum().backward()
     assert w.grad.dtype == gt.float64
     assert_close(w.grad, np.array([3.0, 3.0]))
 
 
-def test_float32_grads_with_python_scalars_stay_float32():
-    x = gt.tensor([1.0, 2.0], requires_grad=True)
+def test_float32_grads_with_python_scalars_stay_float32(device):
+    x = gt.tensor([1.0, 2.0], requires_grad=True, device=device)
     (x * 2.5 + 1).sum().backward()
     assert x.grad.dtype == gt.float32
     assert_close(x.grad, np.array([2.5, 2.5], dtype=np.float32))
@@ -214,11 +215,13 @@ def test_autograd_grad_returns_tuple_and_leaves_dot_grad_alone():
     assert x.grad is None
 
 
-def test_autograd_grad_multiple_inputs_and_grad_outputs():
+def test_autograd_grad_multiple_inputs_and_grad_outputs(device):
     x = leaf([1.0, 2.0])
     w = leaf([3.0, 5.0])
     y = x * w
-    gx, gw = gt.autograd.grad([y], [x, w], grad_outputs=[gt.tensor([1.0, -1.0], **F64)])
+    gx, gw = gt.autograd.grad(
+        [y], [x, w], grad_outputs=[gt.tensor([1.0, -1.0], **F64, device=device)]
+    )
     assert_close(gx, np.array([3.0, -5.0]))
     assert_close(gw, np.array([1.0, -2.0]))
     assert x.grad is None and w.grad is None
@@ -264,7 +267,7 @@ def test_autograd_grad_unused_input_raises():
     )
 
 
-def test_autograd_grad_retain_graph_and_create_graph():
+def test_autograd_grad_retain_graph_and_create_graph(device):
     x = leaf([1.0, 2.0])
     y = (x**3).sum()
     (g1,) = gt.autograd.grad(y, x, retain_graph=True)
@@ -276,7 +279,7 @@ def test_autograd_grad_retain_graph_and_create_graph():
     y = (x**3).sum()
     (g,) = gt.autograd.grad(y, x, create_graph=True)
     assert g.requires_grad
-    (gg,) = gt.autograd.grad(g, x, grad_outputs=gt.ones(2, **F64))
+    (gg,) = gt.autograd.grad(g, x, grad_outputs=gt.ones(2, **F64, device=device))
     assert_close(gg, np.array([6.0, 12.0]))
     assert x.grad is None
 
@@ -300,9 +303,12 @@ def test_autograd_grad_twice_without_retain_graph_raises():
 @needs_torch
 def test_mixed_program_matches_torch():
     def program(T):
-        x = T.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=T.float64, requires_grad=True)
-        w = T.tensor([[1.0, 0.5], [-0.5, 2.0], [0.25, 1.0]], dtype=T.float64, requires_grad=True)
-        b = T.tensor([0.1, -0.2], dtype=T.float64, requires_grad=True)
+        on = {"dtype": T.float64, "requires_grad": True}
+        if T is gt:
+            on["device"] = TEST_DEVICE
+        x = T.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], **on)
+        w = T.tensor([[1.0, 0.5], [-0.5, 2.0], [0.25, 1.0]], **on)
+        b = T.tensor([0.1, -0.2], **on)
         h = (x @ w + b).tanh()
         p = h.softmax(dim=1)
         loss = -(p[:, 0].log()).mean() + (w**2).sum() * 0.01
@@ -337,9 +343,9 @@ def test_a_gradient_nobody_else_holds_becomes_grad_without_a_copy():
     assert_close(x.grad, np.array([2.0, 2.0, 2.0]))
 
 
-def test_a_gradient_passed_to_backward_is_copied():
+def test_a_gradient_passed_to_backward_is_copied(device):
     x = leaf([1.0, 2.0])
-    g = gt.tensor([1.0, 1.0], **F64)
+    g = gt.tensor([1.0, 1.0], **F64, device=device)
     x.backward(g)
     g.add_(5.0)
     assert_close(x.grad, np.array([1.0, 1.0]))
@@ -406,14 +412,15 @@ class _DetachedGrad(gt.autograd.Function):
         return grad.detach()
 
 
-def test_a_gradient_sharing_storage_with_a_held_tensor_is_copied():
+def test_a_gradient_sharing_storage_with_a_held_tensor_is_copied(device):
     x = leaf([1.0, 2.0])
-    g = gt.tensor([1.0, 1.0], **F64)
+    g = gt.tensor([1.0, 1.0], **F64, device=device)
     _DetachedGrad.apply(x).backward(g)  # x's gradient is a detach() of g
     x.grad.add_(5.0)
     assert_close(g, np.array([1.0, 1.0]))
 
 
+@pytest.mark.cpu_only("NumPy shares the memory of CPU tensors only")
 def test_a_gradient_exported_to_numpy_by_a_hook_is_copied():
     x = leaf([1.0, 2.0])
     arrays = []

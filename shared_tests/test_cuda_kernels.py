@@ -643,6 +643,8 @@ def _train(device: str, optimizer: str, convolutional: bool) -> list:
 @pytest.mark.parametrize("optimizer", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta"])
 @pytest.mark.parametrize("convolutional", [False, True])
 def test_a_seeded_program_trains_on_the_device_as_on_the_cpu(optimizer, convolutional):
+    """Same seed, same numbers: the CPU tier's losses, recorded in this very process
+    (never hard-coded), against the device's. test_tiers_agree adds the reference tier."""
     on_cpu = _train("cpu", optimizer, convolutional)
     on_device = _train("cuda", optimizer, convolutional)
     assert on_device[:2] == pytest.approx(on_cpu[:2], rel=1e-5)  # the losses (with dropout)

@@ -18,7 +18,12 @@ from glasstorch.utils.data import (
     get_worker_info,
 )
 
-pytestmark = pytest.mark.data
+pytestmark = [
+    pytest.mark.data,
+    pytest.mark.cpu_only(
+        "the DataLoader produces CPU batches (a program moves them to the device)"
+    ),
+]
 
 
 class Range(IterableDataset):

@@ -28,7 +28,12 @@ from glasstorch.utils.data import (
     get_worker_info,
 )
 
-pytestmark = pytest.mark.data
+pytestmark = [
+    pytest.mark.data,
+    pytest.mark.cpu_only(
+        "DataLoader worker processes produce CPU batches (a program moves them to the device)"
+    ),
+]
 
 SAFETY = 20  # seconds: a loader that should never wait this long
 

@@ -7,14 +7,15 @@ import warnings
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_same_error, needs_torch, torch
+from oracle import TEST_DEVICE, assert_close, assert_same_error, needs_torch, torch
 
 import glasstorch as gt
 import glasstorch.nn as gnn
 import glasstorch.nn.functional as F
 from glasstorch.autograd import gradcheck
 
-pytestmark = pytest.mark.nn
+# Every test makes its inputs on the device under test (conftest: --device).
+pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("device")]
 
 RNG = np.random.default_rng(99)
 REDUCTIONS = ["none", "mean", "sum"]
@@ -25,14 +26,16 @@ def compare(call, arrays, *, grad_of=(0,), rtol=None, atol=None):
 
     ``arrays`` are NumPy arrays; those at positions ``grad_of`` require grad.
     """
-    gt_in = [gt.tensor(a, requires_grad=i in grad_of) for i, a in enumerate(arrays)]
+    gt_in = [
+        gt.tensor(a, requires_grad=i in grad_of, device=TEST_DEVICE) for i, a in enumerate(arrays)
+    ]
     t_in = [torch.tensor(a, requires_grad=i in grad_of) for i, a in enumerate(arrays)]
     yg = call(gt, F, *gt_in)
     yt = call(torch, torch.nn.functional, *t_in)
     assert_close(yg, yt, rtol=rtol, atol=atol)
     seed = RNG.standard_normal(tuple(yt.shape))
     yt.backward(torch.tensor(seed, dtype=yt.dtype))
-    yg.backward(gt.tensor(seed).to(yg.dtype))
+    yg.backward(gt.tensor(seed, device=TEST_DEVICE).to(yg.dtype))
     for i in grad_of:
         assert_close(gt_in[i].grad, t_in[i].grad, rtol=rtol, atol=atol)
     return yg
@@ -82,10 +85,10 @@ def test_regression_losses_match_torch(name, reduction, dtype):
     )
 
 
-def test_regression_closed_forms():
+def test_regression_closed_forms(device):
     a, b = floats(5, dtype=np.float64), floats(5, dtype=np.float64)
     d = a - b
-    ga, gb = gt.tensor(a), gt.tensor(b)
+    ga, gb = gt.tensor(a, device=device), gt.tensor(b, device=device)
     assert_close(F.mse_loss(ga, gb), np.mean(d**2))
     assert_close(F.l1_loss(ga, gb, reduction="sum"), np.sum(np.abs(d)))
     smooth = np.where(np.abs(d) < 0.5, 0.5 * d**2 / 0.5, np.abs(d) - 0.25)
@@ -95,26 +98,26 @@ def test_regression_closed_forms():
 
 
 @pytest.mark.parametrize("name", sorted(REGRESSION))
-def test_regression_gradcheck(name):
-    a = gt.tensor(floats(2, 3, dtype=np.float64), requires_grad=True)
-    b = gt.tensor(floats(2, 3, dtype=np.float64), requires_grad=True)
+def test_regression_gradcheck(name, device):
+    a = gt.tensor(floats(2, 3, dtype=np.float64), requires_grad=True, device=device)
+    b = gt.tensor(floats(2, 3, dtype=np.float64), requires_grad=True, device=device)
     assert gradcheck(lambda a, b: REGRESSION[name](_GT_WITH_NN, F, a, b, "mean"), (a, b))
 
 
 @needs_torch
-def test_broadcasting_target_warns_like_torch():
+def test_broadcasting_target_warns_like_torch(device):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        F.mse_loss(gt.ones(3, 1), gt.ones(3))
+        F.mse_loss(gt.ones(3, 1, device=device), gt.ones(3, device=device))
         torch.nn.functional.mse_loss(torch.ones(3, 1), torch.ones(3))
     messages = [str(w.message) for w in caught]
     assert len(messages) == 2 and messages[0] == messages[1]
 
 
 @needs_torch
-def test_bad_reduction_error_matches_torch():
+def test_bad_reduction_error_matches_torch(device):
     assert_same_error(
-        lambda: F.mse_loss(gt.ones(2), gt.ones(2), reduction="foo"),
+        lambda: F.mse_loss(gt.ones(2, device=device), gt.ones(2, device=device), reduction="foo"),
         lambda: torch.nn.functional.mse_loss(torch.ones(2), torch.ones(2), reduction="foo"),
         match="foo is not a valid value for reduction",
     )
@@ -199,13 +202,13 @@ def test_cross_entropy_unbatched_matches_torch():
     compare(_ce_call({}, "none"), [floats(4, dtype=np.float64), np.array(1)])
 
 
-def test_cross_entropy_closed_form_and_gradient():
+def test_cross_entropy_closed_form_and_gradient(device):
     logits = floats(3, 4, dtype=np.float64)
     target = np.array([0, 3, 1])
     log_probs = logits - np.log(np.exp(logits).sum(1, keepdims=True))
     expected = -log_probs[np.arange(3), target]
-    x = gt.tensor(logits, requires_grad=True)
-    losses = F.cross_entropy(x, gt.tensor(target), reduction="none")
+    x = gt.tensor(logits, requires_grad=True, device=device)
+    losses = F.cross_entropy(x, gt.tensor(target, device=device), reduction="none")
     assert_close(losses.detach(), expected)
     assert losses.grad_fn.name() == "NllLossBackward0"
     losses.sum().backward()
@@ -214,40 +217,44 @@ def test_cross_entropy_closed_form_and_gradient():
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_cross_entropy_gradient_with_create_graph_matches_the_kernel(reduction):
+def test_cross_entropy_gradient_with_create_graph_matches_the_kernel(reduction, device):
     """Under create_graph the backward is built from operations: same numbers."""
     logits = floats(5, 4, dtype=np.float64)
-    target = gt.tensor([0, 3, -100, 1, 3])
-    weight = gt.tensor(RNG.uniform(0.5, 2, size=4))
+    target = gt.tensor([0, 3, -100, 1, 3], device=device)
+    weight = gt.tensor(RNG.uniform(0.5, 2, size=4), device=device)
     grads = []
     for create_graph in (False, True):
-        x = gt.tensor(logits, requires_grad=True)
+        x = gt.tensor(logits, requires_grad=True, device=device)
         loss = F.cross_entropy(x, target, weight, reduction=reduction)
-        scale = gt.tensor(1.5, dtype=gt.float64, requires_grad=True)
-        weighted = loss * scale if reduction != "none" else loss * gt.arange(5.0) * scale
+        scale = gt.tensor(1.5, dtype=gt.float64, requires_grad=True, device=device)
+        weighted = (
+            loss * scale if reduction != "none" else loss * gt.arange(5.0, device=device) * scale
+        )
         (grad,) = gt.autograd.grad(weighted.sum(), x, create_graph=create_graph)
         # the gradient joins the graph through the incoming gradient (it depends on scale)
         assert grad.requires_grad is create_graph
         grads.append(grad.detach())
-    assert_close(grads[1], grads[0].numpy())
+    assert_close(grads[1], grads[0].cpu().numpy())
     assert_close(grads[0][2], np.zeros(4))  # the ignored row
 
 
-def test_cross_entropy_all_ignored_mean_is_nan():
-    loss = F.cross_entropy(gt.ones(2, 3), gt.tensor([-100, -100]))
+def test_cross_entropy_all_ignored_mean_is_nan(device):
+    loss = F.cross_entropy(gt.ones(2, 3, device=device), gt.tensor([-100, -100], device=device))
     assert np.isnan(loss.item())
 
 
 @pytest.mark.parametrize(
     "options", [{}, {"weight": True}, {"label_smoothing": 0.2}, {"soft": True}]
 )
-def test_cross_entropy_gradcheck(options):
-    logits = gt.tensor(floats(3, 4, dtype=np.float64), requires_grad=True)
-    weight = gt.tensor(RNG.uniform(0.5, 2, size=4)) if options.get("weight") else None
+def test_cross_entropy_gradcheck(options, device):
+    logits = gt.tensor(floats(3, 4, dtype=np.float64), requires_grad=True, device=device)
+    weight = (
+        gt.tensor(RNG.uniform(0.5, 2, size=4), device=device) if options.get("weight") else None
+    )
     if options.get("soft"):
-        target = gt.tensor(RNG.dirichlet(np.ones(4), size=3))
+        target = gt.tensor(RNG.dirichlet(np.ones(4), size=3), device=device)
     else:
-        target = gt.tensor([0, 2, 3])
+        target = gt.tensor([0, 2, 3], device=device)
     smoothing = options.get("label_smoothing", 0.0)
     assert gradcheck(
         lambda x: F.cross_entropy(x, target, weight, label_smoothing=smoothing), (logits,)
@@ -301,15 +308,22 @@ def test_nll_loss_matches_torch(reduction, weighted, shape):
     compare(call, arrays)
 
 
-def test_nll_loss_closed_form_and_gradcheck():
+def test_nll_loss_closed_form_and_gradcheck(device):
     log_probs = floats(3, 4, dtype=np.float64, low=-3, high=0)
     target = np.array([1, 0, 3])
     weight = np.array([0.5, 1.0, 2.0, 1.5])
     picked = log_probs[np.arange(3), target] * weight[target]
-    loss = F.nll_loss(gt.tensor(log_probs), gt.tensor(target), gt.tensor(weight))
+    loss = F.nll_loss(
+        gt.tensor(log_probs, device=device),
+        gt.tensor(target, device=device),
+        gt.tensor(weight, device=device),
+    )
     assert_close(loss, -picked.sum() / weight[target].sum())
-    x = gt.tensor(log_probs, requires_grad=True)
-    assert gradcheck(lambda x: F.nll_loss(x, gt.tensor(target), gt.tensor(weight)), (x,))
+    x = gt.tensor(log_probs, requires_grad=True, device=device)
+    assert gradcheck(
+        lambda x: F.nll_loss(x, gt.tensor(target, device=device), gt.tensor(weight, device=device)),
+        (x,),
+    )
 
 
 # ------------------------------------------------------------ binary losses
@@ -353,30 +367,38 @@ def test_bce_with_logits_matches_torch(reduction, options, dtype):
 
     def call(lib, F, x, t):
         nn = gnn if lib is gt else lib.nn
-        w = None if weight is None else lib.tensor(weight)
-        p = None if pos is None else lib.tensor(pos)
+        on = {"device": TEST_DEVICE} if lib is gt else {}
+        w = None if weight is None else lib.tensor(weight, **on)
+        p = None if pos is None else lib.tensor(pos, **on)
         return nn.BCEWithLogitsLoss(w, reduction=reduction, pos_weight=p)(x, t)
 
     compare(call, [logits, target], grad_of=(0, 1))
 
 
-def test_binary_losses_closed_form_and_gradcheck():
+def test_binary_losses_closed_form_and_gradcheck(device):
     x = RNG.uniform(-3, 3, size=4)
     t = RNG.uniform(0, 1, size=4)
     p = 1 / (1 + np.exp(-x))
     expected = -(t * np.log(p) + (1 - t) * np.log(1 - p))
     assert_close(
-        F.binary_cross_entropy_with_logits(gt.tensor(x), gt.tensor(t), reduction="none"),
+        F.binary_cross_entropy_with_logits(
+            gt.tensor(x, device=device), gt.tensor(t, device=device), reduction="none"
+        ),
         expected,
     )
-    assert_close(F.binary_cross_entropy(gt.tensor(p), gt.tensor(t), reduction="none"), expected)
-    xg = gt.tensor(x, requires_grad=True)
-    tg = gt.tensor(t, requires_grad=True)
-    pos = gt.tensor([2.0, 0.5, 1.0, 3.0], dtype=gt.float64, requires_grad=True)
+    assert_close(
+        F.binary_cross_entropy(
+            gt.tensor(p, device=device), gt.tensor(t, device=device), reduction="none"
+        ),
+        expected,
+    )
+    xg = gt.tensor(x, requires_grad=True, device=device)
+    tg = gt.tensor(t, requires_grad=True, device=device)
+    pos = gt.tensor([2.0, 0.5, 1.0, 3.0], dtype=gt.float64, requires_grad=True, device=device)
     assert gradcheck(
         lambda a, b, c: F.binary_cross_entropy_with_logits(a, b, pos_weight=c), (xg, tg, pos)
     )
-    pg = gt.tensor(p, requires_grad=True)
+    pg = gt.tensor(p, requires_grad=True, device=device)
     assert gradcheck(lambda a, b: F.binary_cross_entropy(a, b), (pg, tg))
 
 

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import assert_close, needs_torch, torch
+from oracle import TEST_DEVICE, assert_close, needs_torch, torch
 
 import glasstorch as gt
 import glasstorch.optim as gt_optim
 
-pytestmark = pytest.mark.optim
+# Every test makes its inputs on the device under test (conftest: --device).
+pytestmark = [pytest.mark.optim, pytest.mark.usefixtures("device")]
 
-STEPS = 200
+#: Training steps per run; fewer on a device, where the CUDA simulator runs each GPU
+#: thread as a coroutine (a step costs tens of milliseconds there).
+STEPS = 200 if TEST_DEVICE == "cpu" else 25
+FLOATS = ("float64", "float32")
 
 #: (optimizer name, keyword arguments): every configuration the suite trains with.
 CONFIGS = [
@@ -78,10 +82,11 @@ def train(lib, optim_module, name: str, kwargs: dict, arrays: dict, steps: int =
 
     Returns the loss curve (a list of floats) and the final weights.
     """
-    x, y = lib.tensor(arrays["x"]), lib.tensor(arrays["y"])
-    w1 = lib.tensor(arrays["w1"], requires_grad=True)
-    b1 = lib.tensor(arrays["b1"], requires_grad=True)
-    w2 = lib.tensor(np.ascontiguousarray(arrays["w2"].T)).t().detach().requires_grad_()
+    on = {"device": TEST_DEVICE} if lib is gt else {}  # PyTorch, the oracle, on its CPU
+    x, y = lib.tensor(arrays["x"], **on), lib.tensor(arrays["y"], **on)
+    w1 = lib.tensor(arrays["w1"], requires_grad=True, **on)
+    b1 = lib.tensor(arrays["b1"], requires_grad=True, **on)
+    w2 = lib.tensor(np.ascontiguousarray(arrays["w2"].T), **on).t().detach().requires_grad_()
     params = [w1, b1, w2]
     optimizer = getattr(optim_module, name)(params, **kwargs)
     sign = -1.0 if kwargs.get("maximize") else 1.0
@@ -102,6 +107,10 @@ FLOAT32_CONFIGS = [CONFIGS[i] for i in (1, 3, 6, 10, 15, 18, 21)]
 RUNS = [(name, kwargs, "float64") for name, kwargs in CONFIGS] + [
     (name, kwargs, "float32") for name, kwargs in FLOAT32_CONFIGS
 ]
+if TEST_DEVICE != "cpu":
+    # On a device, one or two configurations per optimizer in both dtypes: the
+    # device's kernels are the same whatever the options.
+    RUNS = [(name, kwargs, dtype) for name, kwargs in FLOAT32_CONFIGS for dtype in FLOATS]
 
 
 @needs_torch
@@ -120,7 +129,7 @@ def test_loss_curve_matches_pytorch(name, kwargs, dtype):
 
 @needs_torch
 @pytest.mark.parametrize(("name", "kwargs"), CONFIGS[1::3], ids=lambda v: str(v))
-def test_state_tensors_match_pytorch(name, kwargs):
+def test_state_tensors_match_pytorch(name, kwargs, device):
     """After some steps every state entry (buffers and the step count) equals PyTorch's."""
     arrays = initial_weights("float64", seed=1)
     gt_opt = _trained_optimizer(gt, gt_optim, name, kwargs, arrays)
@@ -131,12 +140,15 @@ def test_state_tensors_match_pytorch(name, kwargs):
     for pid, entries in torch_state.items():
         assert list(gt_state[pid]) == list(entries), f"state keys of param {pid}"
         for key, value in entries.items():
-            assert_close(gt_state[pid][key], value, rtol=1e-12, atol=1e-14)
+            # The step count stays a CPU tensor, as in PyTorch; the buffers follow the weights.
+            on_device = key != "step"
+            assert_close(gt_state[pid][key], value, rtol=1e-12, atol=1e-14, check_device=on_device)
 
 
 def _trained_optimizer(lib, optim_module, name, kwargs, arrays, steps: int = 5):
-    w = lib.tensor(arrays["w1"], requires_grad=True)
-    x = lib.tensor(arrays["x"])
+    on = {"device": TEST_DEVICE} if lib is gt else {}
+    w = lib.tensor(arrays["w1"], requires_grad=True, **on)
+    x = lib.tensor(arrays["x"], **on)
     optimizer = getattr(optim_module, name)([w], **kwargs)
     for _ in range(steps):
         optimizer.zero_grad()
@@ -148,12 +160,12 @@ def _trained_optimizer(lib, optim_module, name, kwargs, arrays, steps: int = 5):
 # ------------------------------------------------------ single steps, by hand
 def _one_step(name: str, kwargs: dict, p0: np.ndarray, grads: list[np.ndarray]) -> np.ndarray:
     """glasstorch's parameter after one step per gradient in ``grads``."""
-    p = gt.tensor(p0, requires_grad=True)
+    p = gt.tensor(p0, requires_grad=True, device=TEST_DEVICE)
     optimizer = getattr(gt_optim, name)([p], **kwargs)
     for g in grads:
-        p.grad = gt.tensor(g)
+        p.grad = gt.tensor(g, device=TEST_DEVICE)
         optimizer.step()
-    return p.detach().numpy().copy()
+    return p.detach().cpu().numpy().copy()
 
 
 P0 = np.array([0.5, -1.0, 2.0])
@@ -264,13 +276,13 @@ def test_zero_weight_decay_leaves_an_infinite_weight_infinite(name, kwargs, dtyp
                 param.grad = torch.tensor(grad)
                 optimizer.step()
             mine = _one_step(name, {"lr": 0.1, "weight_decay": decay, **kwargs}, p0, [grad] * 2)
-            expected = param.detach().numpy()
+            expected = param.detach().cpu().numpy()
             np.testing.assert_array_equal(np.isnan(mine), np.isnan(expected))
             np.testing.assert_allclose(mine, expected, rtol=1e-5 if dtype == "float32" else 1e-12)
 
 
-def test_defaults_are_pytorchs():
-    p = gt.zeros(2, requires_grad=True)
+def test_defaults_are_pytorchs(device):
+    p = gt.zeros(2, requires_grad=True, device=device)
     expected = {
         "SGD": {"lr": 1e-3, "momentum": 0, "dampening": 0, "weight_decay": 0, "nesterov": False},
         "Adam": {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0},

@@ -17,7 +17,10 @@ import glasstorch as gt
 from glasstorch import serialization
 from glasstorch.serialization import SerializationError, load, save
 
-pytestmark = pytest.mark.serialization
+pytestmark = [
+    pytest.mark.serialization,
+    pytest.mark.cpu_only("the file format's errors are checked on the CPU"),
+]
 
 
 def saved_bytes(obj) -> bytes:

@@ -15,7 +15,12 @@ import glasstorch as gt
 from glasstorch import _dtype
 from glasstorch.serialization import load, save
 
-pytestmark = pytest.mark.serialization
+pytestmark = [
+    pytest.mark.serialization,
+    pytest.mark.cpu_only(
+        "the file format is checked on the CPU; saving device tensors is covered by test_cuda_device"
+    ),
+]
 
 
 def roundtrip(obj):

@@ -12,7 +12,12 @@ from strategies import ALL_DTYPES
 
 import glasstorch as gt
 
-pytestmark = pytest.mark.interop
+pytestmark = [
+    pytest.mark.interop,
+    pytest.mark.cpu_only(
+        "NumPy interop shares the memory of CPU tensors (numpy(), from_numpy, __array__); device tensors are covered by test_cuda_device"
+    ),
+]
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,10 @@ The program draws random tensors, initialises a model with dropout and trains it
 for a few steps. It runs once per complete tier, each in its own process (the
 tier is fixed at import), and the printed values must agree within float
 tolerance. Random draws must agree exactly: every tier runs the same Philox.
+
+With the fast tier built, the program runs a third time with every tensor on
+``"cuda"`` under the CUDA simulator (``GLASSTORCH_CUDA=simulator``,
+``set_default_device("cuda")``): the device's kernels give the CPU's numbers too.
 """
 
 from __future__ import annotations
@@ -22,9 +26,12 @@ pytestmark = pytest.mark.contract
 
 PROGRAM = r"""
 import json
+import os
 import glasstorch as torch
 from glasstorch import nn
 
+device = os.environ.get("SEEDED_PROGRAM_DEVICE", "cpu")
+torch.set_default_device(device)
 torch.manual_seed(1234)
 record = {
     "rand": torch.rand(5).tolist(),
@@ -45,16 +52,19 @@ for _ in range(8):
     losses.append(loss.item())
 record["losses"] = losses
 record["weight"] = model[0].weight.tolist()
+record["device"] = str(model[0].weight.device)
 print(json.dumps(record))
 """
 
 
-def _run(tier: str) -> dict:
-    env = dict(os.environ, GLASSTORCH_TIER=tier)
+def _run(tier: str, device: str = "cpu") -> dict:
+    """The program's record on ``tier``, its tensors on ``device`` (cuda: the simulator)."""
+    env = dict(os.environ, GLASSTORCH_TIER=tier, SEEDED_PROGRAM_DEVICE=device)
+    env["GLASSTORCH_CUDA"] = "simulator" if device == "cuda" else "off"
     done = subprocess.run(
         [sys.executable, "-c", PROGRAM], env=env, capture_output=True, text=True, timeout=300
     )
-    assert done.returncode == 0, f"the program failed on the {tier} tier:\n{done.stderr}"
+    assert done.returncode == 0, f"the program failed on {tier} ({device}):\n{done.stderr}"
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -65,7 +75,10 @@ def test_seeded_program_agrees_across_tiers():
         "(`pip install -e .` or `make install`) to compare tiers"
     )
     results = {tier: _run(tier) for tier in tiers}
-    first, *others = tiers
+    if "fast" in tiers:  # the simulator compiles the kernels with the fast tier's compiler
+        results["cuda"] = _run("fast", device="cuda")
+        assert results["cuda"]["device"] == "cuda:0"
+    first, *others = results
     for tier in others:
         a, b = results[first], results[tier]
         for key in ("rand", "randn", "randint", "randperm"):
