@@ -16,12 +16,14 @@ LINT_PATHS   := glasstorch reference fast shared_tests docs/conf.py setup.py
 .PHONY: help install demo test lint docs clean
 
 help:
-	@echo "make demo    train a classifier on the bundled 8x8 digits on the active tier"
-	@echo "make test    ruff, then the conformance suite once per complete tier"
-	@echo "make bench   time the workloads on both tiers, NumPy and PyTorch (BENCH_ARGS=... adds options)"
-	@echo "make docs    build the Sphinx site into docs/_build/html (warnings are errors)"
-	@echo "make assignments  build the classroom's student releases and autograders into dist/classroom"
-	@echo "make clean   remove .venv and every build output"
+	@echo "make demo         train a LeNet-style CNN on the bundled 8x8 digits (on 'cuda' when"
+	@echo "                  torch.cuda.is_available(), e.g. with GLASSTORCH_CUDA=simulator)"
+	@echo "make test         ruff, the conformance suite once per complete tier, then the device"
+	@echo "                  tests on the CUDA simulator"
+	@echo "make bench        time the workloads on both tiers, NumPy and PyTorch (BENCH_ARGS=... adds options)"
+	@echo "make docs         build the Sphinx site and run every chapter (warnings are errors)"
+	@echo "make assignments  build the classroom's student repositories and Gradescope autograders"
+	@echo "make clean        remove .venv and every build output"
 	@echo "Pick the tier with GLASSTORCH_TIER=reference|fast (default: fast)."
 
 # ------------------------------------------------------------------ environment
