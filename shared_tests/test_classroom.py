@@ -381,6 +381,7 @@ def test_student_release_gets_zero_with_the_stub_message(tiny):
     assert (
         add["status"] == "failed" and "NotImplementedError: basics/add: add them" in add["output"]
     )
+    assert "reference/__init__.py" in add["output"] and "pkg" not in add["output"]
     text = json.dumps(results)
     assert "secret_expected_value" not in text
 

@@ -143,6 +143,9 @@ def _student_text(text: str, work: str) -> str:
     text = text.replace(os.path.join(work, "pkg", "glasstorch", "reference") + os.sep, "reference/")
     text = text.replace(os.path.join(work, "pkg") + os.sep, "")
     text = text.replace(os.path.join(work, "tests") + os.sep, "shared_tests/")
+    # pytest names files outside the tests folder relative to it
+    text = text.replace("../pkg/glasstorch/reference/", "reference/").replace("../pkg/", "")
+    text = re.sub(r"(?m)^test_(\w+)\.py", r"shared_tests/test_\1.py", text)
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     if len(text) > OUTPUT_LIMIT:
         text = "[... trimmed ...]\n" + text[-OUTPUT_LIMIT:]
