@@ -471,3 +471,16 @@ def test_clamp_integer_input_in_result_dtype(expr):
         return eval(expr, {"T": lib, "x": x})  # noqa: S307 - a fixed expression
 
     assert_close(call(gt), call(torch))
+
+
+@pytest.mark.parametrize("name", ["logical_and_", "logical_or_", "logical_xor_"])
+def test_logical_inplace_checks_the_argument_type_before_the_overlap(name):
+    """A number as ``other`` is a TypeError, even on an expanded tensor (fuzz seed 372912505)."""
+    expanded = gt.tensor([2.637], dtype=gt.float64).expand(2)
+    with pytest.raises(TypeError, match=rf"{name}\(\): argument 'other' \(position 1\) must be"):
+        getattr(expanded, name)(True)
+    x = gt.tensor([1.0, 0.0, 2.0])
+    getattr(x, name)(gt.tensor([0.0, 0.0, 3.0]))
+    expected = {"logical_and_": [0.0, 0.0, 1.0], "logical_or_": [1.0, 0.0, 1.0]}
+    expected["logical_xor_"] = [1.0, 0.0, 0.0]
+    assert x.tolist() == expected[name]

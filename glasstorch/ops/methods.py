@@ -373,6 +373,30 @@ for _name, _function in {
     setattr(Tensor, _name, _inplace_binary(_function, _name))
 
 
+def _logical_inplace(function, name: str):
+    """``x.logical_and_(other)`` and its kind: ``other`` must be a tensor.
+
+    PyTorch checks the argument's type before anything else (even before it
+    refuses to write into an expanded tensor), so this method does too.
+    """
+
+    def method(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(
+                f"{name}(): argument 'other' (position 1) must be Tensor, "
+                f"not {type(other).__name__}"
+            )
+        return inplace.apply_inplace(self, lambda: function(self, other), (other,))
+
+    method.__name__ = name
+    method.__doc__ = f"In-place version of :meth:`{name[:-1]}`."
+    return method
+
+
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    setattr(Tensor, _name + "_", _logical_inplace(_METHODS[_name], _name + "_"))
+
+
 def _comparison_function(name: str, compare):
     """The Function behind ``x.<name>_(other)``: compare, cast to x's dtype, zero gradient.
 
