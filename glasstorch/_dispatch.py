@@ -62,15 +62,6 @@ def allocating_on(target):
         _creation.device = previous
 
 
-#: The random kernels, which are helper cudak's part of the CUDA tier. Until
-#: they exist there, the dispatcher draws the numbers with the CPU tier into a
-#: host array and copies them to the device (a documented bridge: the numbers
-#: are the same Philox streams either way). Once the CUDA kernels implement
-#: them, the bridge is no longer taken. No other kernel is bridged: a CUDA
-#: kernel that does not exist raises NotImplementedError.
-RANDOM_KERNELS = ("random_uniform", "random_normal", "random_integers", "randperm")
-
-
 class PendingBuffer:
     """The buffer of a storage whose device is decided by the first kernel that writes it.
 
@@ -116,12 +107,6 @@ class Dispatcher(Kernels):
         self.cpu = cpu
         self.cuda = cuda
         self.name = cpu.name
-        self.bridged = frozenset(
-            name
-            for name in RANDOM_KERNELS
-            if getattr(type(cuda), name).__name__ == name
-            and getattr(getattr(type(cuda), name), "_not_implemented", False)
-        )
 
     # ------------------------------------------------------------- storage
     def allocate(self, numel: int, dtype, device=None):
@@ -162,21 +147,6 @@ class Dispatcher(Kernels):
         self.cuda.copy_to_device(buffer.ptr, value)
         return Strided(buffer, view.shape, view.strides, 0)
 
-    def _random_on_host(self, name: str, args: tuple) -> None:
-        """The bridge of :data:`RANDOM_KERNELS`: draw on the CPU, copy to the device."""
-        out, rest = args[0], args[1:]
-        count = 1
-        for size in out.shape:
-            count *= size
-        host = np.empty(count, dtype=out.buffer.dtype)
-        strides, step = [], 1
-        for size in reversed(out.shape):
-            strides.append(step)
-            step *= max(size, 1)
-        staging = Strided(host, out.shape, tuple(reversed(strides)), 0)
-        getattr(self.cpu, name)(staging, *rest)
-        self.cuda.copy(out, staging)
-
     def dispatch(self, name: str, args: tuple, kwargs: dict):
         """Run contract kernel ``name`` on the device its arguments live on."""
         on_cuda = False
@@ -201,8 +171,6 @@ class Dispatcher(Kernels):
             self._place(pending, on_cuda)
         if not on_cuda:
             return getattr(self.cpu, name)(*args, **kwargs)
-        if name in self.bridged:
-            return self._random_on_host(name, args)
         if cpu_positions and name != "copy":
             if cpu_positions[0] == 0:  # the output (always first) cannot live elsewhere
                 raise RuntimeError(MIXED_DEVICES)
