@@ -46,7 +46,7 @@ class Distribution:
 
 
 class Categorical(Distribution):
-    """A choice among ``K`` categories, ``0 .. K-1``, with the given probabilities.
+    """A choice among ``K`` categories, ``0`` to ``K-1``, with the given probabilities.
 
     Args:
         probs: ``(*, K)`` non-negative weights (normalised along the last dimension).

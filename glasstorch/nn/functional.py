@@ -1194,7 +1194,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """``x1 . x2 / max(||x1|| * ||x2||, eps)`` along ``dim`` (the inputs broadcast)."""
+    """``dot(x1, x2) / max(||x1|| * ||x2||, eps)`` along ``dim`` (the inputs broadcast)."""
     dot = (x1 * x2).sum(dim)
     norms = x1.norm(2, dim) * x2.norm(2, dim)
     return dot / norms.clamp_min(eps)

@@ -111,8 +111,8 @@ class LazyConv1d(_LazyModule):
     """A :class:`Conv1d` whose ``in_channels`` is read from the first input.
 
     Args:
-        out_channels, kernel_size, stride, padding, dilation, groups, bias,
-            padding_mode: as for :class:`Conv1d`.
+        out_channels: as for :class:`Conv1d`, and so are the other arguments
+            (kernel_size, stride, padding, dilation, groups, bias, padding_mode).
     """
 
     cls_to_become = Conv1d
@@ -128,8 +128,8 @@ class LazyConv2d(_LazyModule):
     """A :class:`Conv2d` whose ``in_channels`` is read from the first input.
 
     Args:
-        out_channels, kernel_size, stride, padding, dilation, groups, bias,
-            padding_mode: as for :class:`Conv2d`.
+        out_channels: as for :class:`Conv2d`, and so are the other arguments
+            (kernel_size, stride, padding, dilation, groups, bias, padding_mode).
 
     Example::
 

@@ -251,8 +251,9 @@ class TransformerDecoderLayer(Module):
     With ``norm_first=True`` each norm moves inside its residual branch.
 
     Args:
-        d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-            batch_first, norm_first, bias: as for :class:`TransformerEncoderLayer`.
+        d_model: as for :class:`TransformerEncoderLayer`, and so are the other
+            arguments (nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+            batch_first, norm_first, bias).
 
     Forward arguments:
         tgt: the target sequence.
