@@ -296,7 +296,8 @@ static int share_items(int64_t items, int64_t work, int *gemm_threads)
 }
 
 /* The im2col tile buffers of a convolution: one of k x tile elements per
- * thread, in one allocation (NULL if it fails; the caller reports -2). */
+ * thread, in one allocation made before the parallel region, so that a failed
+ * allocation is reported (NULL; the caller returns -2), never dereferenced. */
 static char *tile_buffers(const conv_shape *s, int threads, int64_t size)
 {
     return malloc((size_t)(threads * s->k * s->tile * size));
@@ -327,9 +328,7 @@ int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const g
     const int threads = share_items(items, s.n * s.c_out * s.l * s.k, &gemm_threads);
     const int64_t plane = s.g.h * s.g.w;
 
-    /* One im2col tile buffer per thread, allocated before the parallel region so a
-     * failed allocation is reported, never dereferenced. */
-    char *all_cols = NULL;
+    char *all_cols = NULL; /* tile buffers, see tile_buffers() */
     if (!s.pointwise && (all_cols = tile_buffers(&s, threads, size)) == NULL) return -2;
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
@@ -383,9 +382,7 @@ int gt_conv2d_backward_input(gt_view *grad_input, const gt_view *grad_output,
     int gemm_threads;
     const int threads = share_items(items, s.n * s.c_out * s.l * s.k, &gemm_threads);
 
-    /* One im2col tile buffer per thread, allocated before the parallel region so a
-     * failed allocation is reported, never dereferenced. */
-    char *all_cols = NULL;
+    char *all_cols = NULL; /* tile buffers, see tile_buffers() */
     if (!s.pointwise && (all_cols = tile_buffers(&s, threads, size)) == NULL) return -2;
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
@@ -447,9 +444,7 @@ int gt_conv2d_backward_weight(gt_view *grad_weight, const gt_view *grad_output,
     char *copies = threads > 1 ? calloc((size_t)((threads - 1) * count), (size_t)size) : NULL;
     if (threads > 1 && copies == NULL) return -2;
 
-    /* One im2col tile buffer per thread, allocated before the parallel region so a
-     * failed allocation is reported, never dereferenced. */
-    char *all_cols = NULL;
+    char *all_cols = NULL; /* tile buffers, see tile_buffers() */
     if (!s.pointwise && (all_cols = tile_buffers(&s, threads, size)) == NULL) {
         free(copies);
         return -2;
