@@ -189,3 +189,64 @@ def result_type(*operands) -> dtype:
 def can_cast(from_: dtype, to: dtype) -> bool:
     """Whether an in-place result of ``from_`` may be written into ``to`` (``torch.can_cast``)."""
     return from_.category <= to.category
+
+
+# ------------------------------------------------- a Python number into a dtype
+#
+# PyTorch refuses to write a Python number that a tensor's dtype cannot hold
+# (full, fill_, x[i] = v, masked_fill, clamp's bounds) instead of wrapping it
+# around, and names the C type in its message.
+
+#: The C type name PyTorch's overflow message uses for each dtype.
+_C_TYPE_NAMES = {
+    "uint8": "uint8_t",
+    "int32": "int",
+    "int64": "int64_t",
+    "float32": "float",
+    "float64": "double",
+}
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def int_range(d: dtype) -> tuple[int, int]:
+    """The smallest and largest value of an integer dtype."""
+    info = np.iinfo(d.numpy)
+    return int(info.min), int(info.max)
+
+
+def check_scalar_fits(value, d: dtype) -> None:
+    """Refuse a Python number that ``d`` cannot hold, as PyTorch does.
+
+    Integer dtypes: a float must be finite and within the type's range; an
+    int too, except that an unsigned type takes a negative int down to minus
+    its largest value (it wraps around: -1 is 255 for uint8). Float dtypes: a
+    finite value beyond the type's largest overflows (inf and nan pass), and an
+    int must fit in int64. Bool takes anything.
+    """
+    if d is bool_ or isinstance(value, bool):
+        return
+    if d.is_floating_point:
+        if isinstance(value, int):
+            if not INT64_MIN <= value <= INT64_MAX:
+                raise OverflowError("int too big to convert")
+            return
+        if (
+            value == value
+            and abs(value) != float("inf")
+            and abs(value) > float(np.finfo(d.numpy).max)
+        ):
+            raise RuntimeError(_overflow_message(d))
+        return
+    low, high = int_range(d)
+    if isinstance(value, int):
+        if not d.is_signed:
+            low = -high  # a negative int of magnitude up to the largest wraps around
+        if not low <= value <= high:
+            raise RuntimeError(_overflow_message(d))
+    elif not (value == value and low <= value <= high):  # nan and inf fail
+        raise RuntimeError(_overflow_message(d))
+
+
+def _overflow_message(d: dtype) -> str:
+    return f"value cannot be converted to type {_C_TYPE_NAMES[d.name]} without overflow"

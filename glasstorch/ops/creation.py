@@ -105,54 +105,9 @@ def _finish(out: Tensor, requires_grad: bool, device=None) -> Tensor:
 #
 # PyTorch refuses to create a tensor whose values do not fit its dtype, rather
 # than wrapping them around; the rules (and the words) differ a little between
-# tensor(), full() and randint(), and each function below follows its own.
-
-#: The C type name PyTorch's full() and fill_() use in their overflow message.
-_FILL_TYPE_NAMES = {
-    "uint8": "uint8_t",
-    "int32": "int",
-    "int64": "int64_t",
-    "float32": "float",
-    "float64": "double",
-}
-
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def _int_range(dtype) -> tuple[int, int]:
-    """The smallest and largest value of an integer dtype."""
-    info = np.iinfo(dtype.numpy)
-    return int(info.min), int(info.max)
-
-
-def _check_fill_value(value, dtype) -> None:
-    """Refuse a ``full`` value that ``dtype`` cannot hold, as PyTorch does.
-
-    Integers: a float must be finite and within the type's range; an int too,
-    except that an unsigned type takes a negative int down to minus its largest
-    value, modulo 256. Floats: a
-    finite value beyond the type's largest overflows (inf and nan pass).
-    """
-    if dtype is _dtype.bool_ or isinstance(value, bool):
-        return
-    message = f"value cannot be converted to type {_FILL_TYPE_NAMES[dtype.name]} without overflow"
-    if dtype.is_floating_point:
-        if isinstance(value, int):
-            if not _INT64_MIN <= value <= _INT64_MAX:
-                raise OverflowError("int too big to convert")
-            return
-        largest = float(np.finfo(dtype.numpy).max)
-        if math.isfinite(value) and abs(value) > largest:
-            raise RuntimeError(message)
-        return
-    low, high = _int_range(dtype)
-    if isinstance(value, int):
-        if not dtype.is_signed:
-            low = -high  # a negative int of magnitude up to the largest wraps around
-        if not low <= value <= high:
-            raise RuntimeError(message)
-    elif not (math.isfinite(value) and low <= value <= high):
-        raise RuntimeError(message)
+# tensor(), full() and randint(). One Python number is checked by
+# _dtype.check_scalar_fits (full, fill_, x[i] = v, masked_fill share it); data
+# and randint's bounds by the functions below.
 
 
 def _check_data_values(array: np.ndarray, dtype) -> None:
@@ -171,13 +126,13 @@ def _check_data_values(array: np.ndarray, dtype) -> None:
         raise ValueError("Overflow when unpacking long long")
     if dtype.is_floating_point:
         return
-    low, high = _int_range(dtype)
+    low, high = _dtype.int_range(dtype)
     if not dtype.is_signed:
         low = -high  # an unsigned type takes a negative int of magnitude up to its largest
     message = f"value cannot be converted to type {dtype.name} without overflow"
     if array.dtype.kind == "f":
         finite = bool(np.isfinite(array).all())
-        if not finite or array.min() < _int_range(dtype)[0] or array.max() > high:
+        if not finite or array.min() < _dtype.int_range(dtype)[0] or array.max() > high:
             raise RuntimeError(message)
     elif array.max() > high or array.min() < low:
         raise RuntimeError(message)
@@ -410,7 +365,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dtype = dtype or _dtype.scalar_dtype(fill_value)
-    _check_fill_value(fill_value, dtype)
+    _dtype.check_scalar_fits(fill_value, dtype)
     return _finish(_filled(_size_arg((size,)), fill_value, dtype), requires_grad, device)
 
 
@@ -461,7 +416,7 @@ def full_like(
     """``fill_value`` everywhere, shaped like ``input``."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    _check_fill_value(fill_value, dtype or input.dtype)
+    _dtype.check_scalar_fits(fill_value, dtype or input.dtype)
     return _finish(_filled_like(input, fill_value, dtype), requires_grad, device)
 
 
@@ -513,7 +468,7 @@ def _integer_range(start, end, step, allow_zero_step=False) -> tuple[int, int, i
     step (``arange(0, 1, 0.5, dtype=int32)`` is ``[0, 0]``): ``allow_zero_step``.
     """
     for value in (start, end, step):
-        if not _INT64_MIN <= value <= _INT64_MAX:
+        if not _dtype.INT64_MIN <= value <= _dtype.INT64_MAX:
             raise RuntimeError("value cannot be converted to type int64_t without overflow")
     start, end, step = int(start), int(end), int(step)
     if step == 0 and not allow_zero_step:
@@ -542,8 +497,8 @@ def _as_integer(value, dtype) -> int:
     """``value`` as ``dtype`` holds it, checked as ``full`` checks it: linspace of an
     integer dtype spaces the converted ends (PyTorch's rule), so ``linspace(-2.5,
     3.5, 5, dtype=int64)`` runs from -2 to 3 and ``-3`` as uint8 is 253."""
-    _check_fill_value(value, dtype)
-    low, high = _int_range(dtype)
+    _dtype.check_scalar_fits(value, dtype)
+    low, high = _dtype.int_range(dtype)
     return (int(value) - low) % (high - low + 1) + low  # a negative int wraps (unsigned)
 
 
@@ -647,7 +602,9 @@ def randint(
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
     low, high = int(low), int(high)
-    if not (_INT64_MIN <= low <= _INT64_MAX and _INT64_MIN <= high <= _INT64_MAX):
+    if not (
+        _dtype.INT64_MIN <= low <= _dtype.INT64_MAX and _dtype.INT64_MIN <= high <= _dtype.INT64_MAX
+    ):
         raise ValueError("Overflow when unpacking long long")
     if high <= low:
         raise RuntimeError(
@@ -655,7 +612,7 @@ def randint(
         )
     dtype = dtype or _dtype.int64
     if not dtype.is_floating_point:  # both ends must be values of the dtype
-        smallest, largest = (0, 1) if dtype is _dtype.bool_ else _int_range(dtype)
+        smallest, largest = (0, 1) if dtype is _dtype.bool_ else _dtype.int_range(dtype)
         if not smallest <= low <= largest:
             raise RuntimeError(f"from is out of bounds for {dtype.c_name}")
         if not smallest <= high - 1 <= largest:

@@ -788,8 +788,10 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
 
 
 def _full_like_scalar(value, dtype) -> Tensor:
+    from glasstorch._dtype import check_scalar_fits
     from glasstorch.tensor import wrap_scalar
 
+    check_scalar_fits(value, dtype)
     return wrap_scalar(value, dtype)
 
 

@@ -300,8 +300,10 @@ def fill_(target: Tensor, value) -> Tensor:
                 f"fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value.dim()} dimensions."
             )
-        value = value.item()
-    elif not (target.requires_grad and is_grad_enabled()):
+        value = value.item()  # converted as a cast would: no overflow check
+        return assign_inplace(target, lambda: Fill.apply(target, value))
+    _dtype.check_scalar_fits(value, target.dtype)
+    if not (target.requires_grad and is_grad_enabled()):
         owned = _fill_target(target)
         assign_inplace(owned, lambda: Fill.apply(owned, value))
         return target

@@ -801,35 +801,16 @@ class Clamp(Function):
         return grad * inside, None, None
 
 
-#: The C type PyTorch names when a bound does not fit an integer dtype.
-_INTEGER_C_TYPES = {_dtype.uint8: "uint8_t", _dtype.int32: "int", _dtype.int64: "int64_t"}
-
-
-def _check_integer_bound(bound, dtype) -> None:
-    """clamp converts an int bound to an integer input's dtype with PyTorch's
-    overflow check: it must fit the type, except that an unsigned type also
-    takes negatives down to ``-max`` (they wrap around: -1 is 255 for uint8)."""
-    if dtype not in _INTEGER_C_TYPES or not isinstance(bound, int) or isinstance(bound, bool):
-        return
-    bits = {_dtype.uint8: 8, _dtype.int32: 32, _dtype.int64: 64}[dtype]
-    if dtype is _dtype.uint8:
-        low, high = -(2**bits - 1), 2**bits - 1
-    else:
-        low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
-    if not low <= bound <= high:
-        raise RuntimeError(
-            f"value cannot be converted to type {_INTEGER_C_TYPES[dtype]} without overflow"
-        )
-
-
 def _check_clamp_numbers(input: Tensor, min, max) -> None:  # noqa: A002
     """PyTorch's errors for number bounds: none on a bool result, overflowing ints."""
     dtype = _dtype.result_type(input, *(b for b in (min, max) if b is not None))
     if dtype is _dtype.bool_:
         kind = "clamp_min" if max is None else "clamp_max" if min is None else "clamp"
         raise NotImplementedError(f"\"{kind}_scalar_cpu\" not implemented for 'Bool'")
-    for bound in (min, max):
-        _check_integer_bound(bound, dtype)
+    if not dtype.is_floating_point:  # an int bound must fit an integer input's dtype
+        for bound in (min, max):
+            if isinstance(bound, int):
+                _dtype.check_scalar_fits(bound, dtype)
 
 
 def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
@@ -953,6 +934,8 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
             "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
             f"{value.dim()} dimension(s)."
         )
+    if not isinstance(value, Tensor):
+        _dtype.check_scalar_fits(value, input.dtype)
     return MaskedFill.apply(input, mask, value)
 
 
