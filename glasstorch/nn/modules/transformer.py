@@ -63,6 +63,49 @@ def _activation_function(activation: str | Callable) -> Callable:
     return activation
 
 
+def _add_feed_forward_and_norms(
+    layer: Module,
+    d_model: int,
+    dim_feedforward: int,
+    dropout: float,
+    layer_norm_eps: float,
+    bias: bool,
+    residuals: int,
+    make: dict,
+) -> None:
+    """Give ``layer`` the parts every Transformer layer has, after its attention.
+
+    ``linear1``, ``dropout``, ``linear2``, then one ``norm<i>`` and one
+    ``dropout<i>`` per residual branch. They are made in PyTorch's order, which
+    fixes the order of the parameters and of their random initialisation.
+    """
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, **make)
+    layer.dropout = Dropout(dropout)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, **make)
+    for i in range(1, residuals + 1):
+        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **make))
+    for i in range(1, residuals + 1):
+        setattr(layer, f"dropout{i}", Dropout(dropout))
+
+
+def _attend(attention, x, memory, attn_mask, key_padding_mask, is_causal) -> Tensor:
+    """``attention`` from ``x`` (the queries) to ``memory`` (keys and values), without weights."""
+    return attention(
+        x,
+        memory,
+        memory,
+        attn_mask=attn_mask,
+        key_padding_mask=key_padding_mask,
+        need_weights=False,
+        is_causal=is_causal,
+    )[0]
+
+
+def _feed_forward(layer: Module, x: Tensor) -> Tensor:
+    """``linear2(dropout(activation(linear1(x))))``: the position-wise network."""
+    return layer.linear2(layer.dropout(layer.activation(layer.linear1(x))))
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention and a feed-forward network, each with a residual connection and a norm.
 
@@ -127,14 +170,10 @@ class TransformerEncoderLayer(Module):
         self.self_attn = MultiheadAttention(
             d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **make
         )
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **make)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **make)
+        _add_feed_forward_and_norms(
+            self, d_model, dim_feedforward, dropout, layer_norm_eps, bias, 2, make
+        )
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **make)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **make)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
         self.activation_relu_or_gelu = {"relu": 1, "gelu": 2}.get(activation, 0)
         self.activation = _activation_function(activation)
 
@@ -155,22 +194,12 @@ class TransformerEncoderLayer(Module):
         return x
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal) -> Tensor:
-        """Self-attention (without returning the weights), then dropout."""
-        x = self.self_attn(
-            x,
-            x,
-            x,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            need_weights=False,
-            is_causal=is_causal,
-        )[0]
-        return self.dropout1(x)
+        """Self-attention, then dropout."""
+        return self.dropout1(_attend(self.self_attn, x, x, attn_mask, key_padding_mask, is_causal))
 
     def _ff_block(self, x: Tensor) -> Tensor:
-        """``linear2(dropout(activation(linear1(x))))``, then dropout."""
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout2(x)
+        """The feed-forward network, then dropout."""
+        return self.dropout2(_feed_forward(self, x))
 
 
 class TransformerEncoder(Module):
@@ -297,16 +326,10 @@ class TransformerDecoderLayer(Module):
         self.multihead_attn = MultiheadAttention(
             d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **make
         )
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **make)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **make)
+        _add_feed_forward_and_norms(
+            self, d_model, dim_feedforward, dropout, layer_norm_eps, bias, 3, make
+        )
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **make)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **make)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **make)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
         self.activation = _activation_function(activation)
 
     def forward(
@@ -338,34 +361,16 @@ class TransformerDecoderLayer(Module):
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal) -> Tensor:
         """Self-attention over the target, then dropout."""
-        x = self.self_attn(
-            x,
-            x,
-            x,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            need_weights=False,
-            is_causal=is_causal,
-        )[0]
-        return self.dropout1(x)
+        return self.dropout1(_attend(self.self_attn, x, x, attn_mask, key_padding_mask, is_causal))
 
     def _mha_block(self, x, memory, attn_mask, key_padding_mask, is_causal) -> Tensor:
         """Attention from the target (queries) to the memory (keys and values), then dropout."""
-        x = self.multihead_attn(
-            x,
-            memory,
-            memory,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            need_weights=False,
-            is_causal=is_causal,
-        )[0]
-        return self.dropout2(x)
+        attended = _attend(self.multihead_attn, x, memory, attn_mask, key_padding_mask, is_causal)
+        return self.dropout2(attended)
 
     def _ff_block(self, x: Tensor) -> Tensor:
-        """``linear2(dropout(activation(linear1(x))))``, then dropout."""
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout3(x)
+        """The feed-forward network, then dropout."""
+        return self.dropout3(_feed_forward(self, x))
 
 
 class TransformerDecoder(Module):
