@@ -389,3 +389,31 @@ def test_gather_on_layouts(data, device):
         index_layout.build(device=device) % layout.shape[dim]
     )  # a non-contiguous index, too
     assert_close(gt.gather(layout.build(device=device), dim, index_view), expected)
+
+
+@pytest.mark.parametrize("key", [1, "tensor", (slice(0, 2), 1)], ids=["int", "0-d", "slices"])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_augmented_assignment_through_a_key(key, requires_grad, device):
+    """``x[key] += v`` adds in place and writes back; versions and gradients as PyTorch's."""
+
+    def run(lib, on):
+        x = lib.arange(6.0, device=on).reshape(3, 2)
+        w = lib.ones(3, 2, device=on, requires_grad=requires_grad)
+        y = x * w if requires_grad else x
+        before = y._version
+        k = lib.tensor(1, device=on) if key == "tensor" else key
+        y[k] += lib.tensor(30.0, device=on)
+        if requires_grad:
+            (y * lib.arange(6.0, device=on).reshape(3, 2)).sum().backward()
+            return y, y._version - before, w.grad
+        return y, y._version - before, None
+
+    y, bumps, grad = run(gt, device)
+    expected = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    expected[(1 if key == "tensor" else key)] += 30.0
+    assert_close(y, expected)
+    if torch is not None:
+        t_y, t_bumps, t_grad = run(torch, "cpu")
+        assert bumps == t_bumps
+        if requires_grad:
+            assert_close(grad, t_grad)

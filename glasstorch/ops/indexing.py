@@ -15,6 +15,7 @@ from glasstorch import _dtype
 from glasstorch._shape import broadcast_shapes, contiguous_strides, normalize_dim, normalize_dims
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
+from glasstorch.autograd.grad_mode import is_grad_enabled
 from glasstorch.ops.core import cast, contiguous_copy, contiguous_raw, is_number
 from glasstorch.tensor import Tensor, empty_tensor
 
@@ -762,11 +763,11 @@ def setitem(x: Tensor, key, value) -> None:
     index = _single_integer(key) if x._shape else None
     if index is not None and -x._shape[0] <= index < x._shape[0]:
         view = x.select(0, index)  # the commonest key first (see _single_integer)
-        view.copy_(value) if isinstance(value, Tensor) else view.fill_(value)
+        _write_view(view, value)
         return
     view, advanced = _apply_basic(x, _normalize_key(key))
     if not advanced:
-        view.copy_(value) if isinstance(value, Tensor) else view.fill_(value)
+        _write_view(view, value)
         return
     out_shape, positions = _advanced_plan(view, advanced)
     values = value if isinstance(value, Tensor) else _full_like_scalar(value, view.dtype)
@@ -778,6 +779,34 @@ def setitem(x: Tensor, key, value) -> None:
             f"indexing result of shape {list(out_shape)}"
         ) from None
     assign_inplace(view, lambda: IndexPutAdvanced.apply(view, values, positions, False), (values,))
+
+
+def _write_view(view: Tensor, value) -> None:
+    """``view.copy_(value)`` for a tensor, ``view.fill_(value)`` for a number."""
+    if not isinstance(value, Tensor):
+        view.fill_(value)
+    elif _is_write_back(view, value):
+        view._bump_version()  # what the copy would have done; the values are already there
+    else:
+        view.copy_(value)
+
+
+def _is_write_back(view: Tensor, value: Tensor) -> bool:
+    """Whether ``x[key] = value`` only writes ``x[key]``'s own elements back onto themselves.
+
+    A speed trick, "augmented assignment write-back": Python runs ``x[i] += v``
+    as ``t = x[i]; t += v; x[i] = t``. The in-place add has already written
+    the new values into ``x``, so the final assignment copies every element
+    onto itself. Without autograd history to record, that copy changes
+    nothing but the version counter, and is skipped.
+    """
+    return (
+        value._storage is view._storage
+        and value._offset == view._offset
+        and value._shape == view._shape
+        and value.stride() == view.stride()
+        and not (is_grad_enabled() and (value.requires_grad or view.requires_grad))
+    )
 
 
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:

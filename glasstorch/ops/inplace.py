@@ -59,13 +59,14 @@ def _same_elements_in_order(target: Tensor, other: Tensor) -> bool:
     """Whether ``other``, broadcast to ``target``'s shape, reads each element
     exactly where ``target`` writes it (``x.add_(x)``): a pure elementwise
     update, which is safe."""
-    from glasstorch._shape import is_expandable_to
+    from glasstorch._shape import expand_strides, is_expandable_to
 
-    if not is_expandable_to(tuple(other.shape), tuple(target.shape)):
+    shape = tuple(target.shape)
+    if not is_expandable_to(tuple(other.shape), shape):
         return False
-    expanded = other.expand(tuple(target.shape))
-    return expanded.storage_offset() == target.storage_offset() and all(
-        size == 1 or a == b for size, a, b in zip(target.shape, expanded.stride(), target.stride())
+    strides = expand_strides(tuple(other.shape), other.stride(), shape)  # other.expand(shape)'s
+    return other.storage_offset() == target.storage_offset() and all(
+        size == 1 or a == b for size, a, b in zip(shape, strides, target.stride())
     )
 
 
