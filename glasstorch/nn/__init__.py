@@ -191,3 +191,26 @@ __all__ += [
     "Unfold",
     "Upsample",
 ]
+
+# More layers public programs use.
+from glasstorch.nn.modules import (  # noqa: E402
+    _MORE_LAYERS,
+    AdaptiveAvgPool1d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    Bilinear,
+    ConvTranspose1d,
+    CosineEmbeddingLoss,
+    EmbeddingBag,
+    HingeEmbeddingLoss,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    MarginRankingLoss,
+    ParameterDict,
+    ParameterList,
+    TripletMarginLoss,
+)
+
+__all__ += _MORE_LAYERS

@@ -1313,3 +1313,27 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 
 
 __all__ += ["pixel_shuffle", "pixel_unshuffle"]
+
+
+# The layers of glasstorch.nn._more_functional (instance norm, 1-D and adaptive max
+# pooling, embedding bags, bilinear, ranking and embedding losses).
+from glasstorch.nn._more_functional import (  # noqa: E402
+    __all__ as _more_names,
+)
+from glasstorch.nn._more_functional import (  # noqa: E402
+    adaptive_avg_pool1d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    bilinear,
+    conv_transpose1d,
+    cosine_embedding_loss,
+    embedding_bag,
+    hinge_embedding_loss,
+    instance_norm,
+    margin_ranking_loss,
+    pairwise_distance,
+    triplet_margin_loss,
+)
+
+__all__ += _more_names
