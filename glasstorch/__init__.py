@@ -338,3 +338,23 @@ from glasstorch.utils.dlpack import from_dlpack  # noqa: E402
 # glasstorch.multiprocessing (torch.multiprocessing, which registers the
 # pickling rules that send tensors as shared memory) is imported with
 # utils.data, whose DataLoader uses it.
+
+# Counting, binning, searching and distances (glasstorch/ops/counting.py).
+from glasstorch.ops.counting import (  # noqa: E402
+    bincount,
+    block_diag,
+    bucketize,
+    cartesian_prod,
+    cdist,
+    count_nonzero,
+    diff,
+    histc,
+    isfinite,
+    isinf,
+    logcumsumexp,
+    nan_to_num,
+    nan_to_num_,
+    searchsorted,
+    unique,
+    unique_consecutive,
+)
