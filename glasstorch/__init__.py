@@ -227,6 +227,23 @@ from glasstorch.ops.composites import (  # noqa: E402
     take_along_dim,
     var_mean,
 )
+from glasstorch.ops.counting import (  # noqa: E402
+    bincount,
+    block_diag,
+    bucketize,
+    cartesian_prod,
+    cdist,
+    diff,
+    histc,
+    isfinite,
+    isinf,
+    logcumsumexp,
+    nan_to_num,
+    nan_to_num_,
+    searchsorted,
+    unique,
+    unique_consecutive,
+)
 from glasstorch.ops.einsum import einsum  # noqa: E402
 from glasstorch.ops.legacy import (  # noqa: E402
     BoolTensor,
@@ -338,23 +355,3 @@ from glasstorch.utils.dlpack import from_dlpack  # noqa: E402
 # glasstorch.multiprocessing (torch.multiprocessing, which registers the
 # pickling rules that send tensors as shared memory) is imported with
 # utils.data, whose DataLoader uses it.
-
-# Counting, binning, searching and distances (glasstorch/ops/counting.py).
-from glasstorch.ops.counting import (  # noqa: E402
-    bincount,
-    block_diag,
-    bucketize,
-    cartesian_prod,
-    cdist,
-    count_nonzero,
-    diff,
-    histc,
-    isfinite,
-    isinf,
-    logcumsumexp,
-    nan_to_num,
-    nan_to_num_,
-    searchsorted,
-    unique,
-    unique_consecutive,
-)

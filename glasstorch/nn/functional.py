@@ -1320,7 +1320,7 @@ __all__ += ["pixel_shuffle", "pixel_unshuffle"]
 from glasstorch.nn._more_functional import (  # noqa: E402
     __all__ as _more_names,
 )
-from glasstorch.nn._more_functional import (  # noqa: E402
+from glasstorch.nn._more_functional import (  # noqa: E402, F401 - re-exported
     adaptive_avg_pool1d,
     adaptive_max_pool1d,
     adaptive_max_pool2d,

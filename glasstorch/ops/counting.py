@@ -1,6 +1,6 @@
 """Counting, binning, searching and distances: ``unique``, ``bincount``, ``histc``,
 ``searchsorted``, ``bucketize``, ``cdist``, ``cartesian_prod``, ``block_diag``,
-``count_nonzero``, ``nan_to_num``, ``logcumsumexp``, ``diff``, ``isinf``, ``isfinite``.
+``nan_to_num``, ``logcumsumexp``, ``diff``, ``isinf``, ``isfinite``.
 
 Each is a composition of operations glasstorch already has (``sort``,
 comparisons, ``cumsum``, ``index_add``, ``where``, ``cat``), so it runs on every
@@ -25,7 +25,6 @@ __all__ = [
     "bucketize",
     "cartesian_prod",
     "cdist",
-    "count_nonzero",
     "diff",
     "histc",
     "isfinite",
@@ -108,18 +107,6 @@ def nan_to_num_(
 ) -> Tensor:
     """In-place :func:`nan_to_num`."""
     return input.copy_(nan_to_num(input, nan, posinf, neginf))
-
-
-def count_nonzero(input: Tensor, dim=None) -> Tensor:
-    """The number of elements that are not zero, over ``dim`` (an int, a tuple, or all).
-
-    Example::
-
-        >>> torch.count_nonzero(torch.tensor([[0, 1], [2, 3]]), dim=0)
-        tensor([1, 2])
-    """
-    nonzero = input != 0
-    return nonzero.sum() if dim is None else nonzero.sum(dim)
 
 
 # ================================================================== unique

@@ -49,7 +49,7 @@ Tensor.cumprod_ = _running_inplace(shaping.cumprod, "cumprod")
 from glasstorch.ops import counting  # noqa: E402
 
 for _name in [
-    "bincount", "count_nonzero", "diff", "histc", "isfinite", "isinf", "logcumsumexp",
+    "bincount", "diff", "histc", "isfinite", "isinf", "logcumsumexp",
     "nan_to_num", "nan_to_num_", "unique", "unique_consecutive",
 ]:  # fmt: skip
     setattr(Tensor, _name, getattr(counting, _name))
