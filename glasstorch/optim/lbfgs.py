@@ -70,9 +70,7 @@ class LBFGS(Optimizer):
             raise ValueError(f"Invalid learning rate: {lr}")
         if max_eval is None:
             max_eval = max_iter * 5 // 4
-        if line_search_fn is not None and line_search_fn != "strong_wolfe":
-            raise RuntimeError("only 'strong_wolfe' is supported")
-        if line_search_fn is not None:
+        if line_search_fn == "strong_wolfe":
             raise NotImplementedError(
                 "LBFGS: line_search_fn='strong_wolfe' is not supported in glasstorch; use "
                 "line_search_fn=None (fixed steps of length lr)"
@@ -88,9 +86,7 @@ class LBFGS(Optimizer):
         }
         super().__init__(params, defaults)
         if len(self.param_groups) != 1:
-            raise ValueError(
-                "LBFGS doesn't support per-parameter options (parameter groups)"
-            )
+            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
 
     # ------------------------------------------------------- the flat vector
@@ -129,6 +125,8 @@ class LBFGS(Optimizer):
         """Run up to ``max_iter`` iterations; return the loss of the first closure call."""
         if closure is None:
             raise RuntimeError("LBFGS requires a closure that reevaluates the model")
+        if self.param_groups[0]["line_search_fn"] is not None:
+            raise RuntimeError("only 'strong_wolfe' is supported")
         with no_grad():
             return self._iterate(closure)
 
