@@ -152,6 +152,34 @@ def test_pooling_gradchecks(device):
     assert gradcheck(lambda y: F.adaptive_max_pool1d(y, 3), (y,))
 
 
+POOL3D_CASES = [
+    dict(kernel_size=2),
+    dict(kernel_size=(2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0)),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+]
+
+
+@pytest.mark.parametrize("kwargs", POOL3D_CASES)
+def test_pool3d_matches_pytorch(device, kwargs):
+    x = values(2, 2, 5, 6, 5)
+    run_both(gnn.MaxPool3d(**kwargs), torch.nn.MaxPool3d(**kwargs), [x])
+    for include in (True, False):
+        run_both(
+            gnn.AvgPool3d(**kwargs, count_include_pad=include),
+            torch.nn.AvgPool3d(**kwargs, count_include_pad=include),
+            [x],
+        )
+    assert repr(gnn.MaxPool3d(**kwargs)) == repr(torch.nn.MaxPool3d(**kwargs))
+    assert repr(gnn.AvgPool3d(**kwargs)) == repr(torch.nn.AvgPool3d(**kwargs))
+
+
+@pytest.mark.gradcheck
+def test_pool3d_gradcheck(device):
+    x = on_test_device(values(2, 3, 4, 3, dtype=np.float64), requires_grad=True)
+    assert gradcheck(lambda x: F.max_pool3d(x, 2, 1, padding=1), (x,))
+    assert gradcheck(lambda x: F.avg_pool3d(x, (2, 2, 3), padding=1, ceil_mode=True), (x,))
+
+
 @pytest.mark.errors
 def test_pooling_errors():
     assert_same_error(

@@ -23,6 +23,7 @@ __all__ = [
     "adaptive_max_pool1d",
     "adaptive_max_pool2d",
     "avg_pool1d",
+    "avg_pool3d",
     "bilinear",
     "conv_transpose1d",
     "cosine_embedding_loss",
@@ -30,6 +31,7 @@ __all__ = [
     "hinge_embedding_loss",
     "instance_norm",
     "margin_ranking_loss",
+    "max_pool3d",
     "pairwise_distance",
     "triplet_margin_loss",
 ]
@@ -86,8 +88,7 @@ def instance_norm(
             spatial *= size
         if spatial <= 1:
             raise ValueError(
-                f"Expected more than 1 spatial element when training, got input size "
-                f"{input.shape}"
+                f"Expected more than 1 spatial element when training, got input size {input.shape}"
             )
     batch, channels = input.shape[0], input.shape[1]
     folded = input.reshape(1, batch * channels, *input.shape[2:])
@@ -265,6 +266,126 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
     return (out, indices) if return_indices else out
 
 
+def _triple(value, name: str) -> tuple[int, int, int]:
+    """An int or a triple of ints as a triple: ``2`` -> ``(2, 2, 2)``."""
+    if isinstance(value, int):
+        return (value, value, value)
+    value = tuple(value)
+    if len(value) == 1:
+        return (value[0],) * 3
+    if len(value) != 3:
+        raise RuntimeError(f"{name} must either be a single int, or a tuple of three ints")
+    return value
+
+
+def _pool3d(input, kernel_size, stride, padding, pool2d, pool1d):
+    """3-D pooling as 2-D pooling of each depth slice, then 1-D pooling across depth.
+
+    Both pooling kinds are *separable*: the maximum (or mean) of a
+    ``kd x kh x kw`` box is the maximum (or mean) over depth of the maxima (or
+    means) of its ``kh x kw`` slices, with the padding and window counts of
+    each dimension on their own. ``pool2d`` and ``pool1d`` pool with the
+    height-width and the depth parts of the arguments.
+    """
+    conv._check_pool_input(input, 3)
+    batched = input if input.dim() == 5 else input.unsqueeze(0)
+    kernel = _triple(kernel_size, "kernel_size")
+    stride = kernel if stride is None or stride == [] else _triple(stride, "stride")
+    padding = _triple(padding, "padding")
+    n, c, depth, height, width = batched.shape
+    slices = pool2d(batched.reshape(n, c * depth, height, width), kernel, stride, padding)
+    out_h, out_w = slices.shape[-2], slices.shape[-1]
+    columns = slices.reshape(n * c, depth, out_h * out_w).transpose(1, 2)
+    pooled = pool1d(columns, kernel, stride, padding)  # (N * C, OH * OW, OD)
+    out = pooled.transpose(1, 2).reshape(n, c, pooled.shape[-1], out_h, out_w)
+    return out if input.dim() == 5 else out.squeeze(0)
+
+
+def max_pool3d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor:
+    """3-D max pooling, as :class:`nn.MaxPool3d`: 2-D max pooling of each depth slice, then
+    1-D max pooling across depth (the maximum of a box is separable).
+
+    Args:
+        input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        kernel_size: the window, an int or ``(kd, kh, kw)``.
+        stride: the step between windows. Default: ``kernel_size``.
+        padding: implicit ``-inf`` on every side, at most half the window.
+        dilation: the step between a window's elements.
+        ceil_mode: round the output size up.
+        return_indices: not supported in glasstorch (``NotImplementedError``).
+
+    Shape:
+        - Output: ``(N, C, OD, OH, OW)``,
+          ``OD = (D + 2 * padding - dilation * (kd - 1) - 1) // stride + 1`` (OH, OW alike).
+
+    Examples::
+
+        >>> F.max_pool3d(torch.randn(1, 2, 4, 8, 8), 2).shape
+        torch.Size([1, 2, 2, 4, 4])
+    """
+    if return_indices:
+        raise NotImplementedError("max_pool3d: return_indices is not supported in glasstorch")
+    dil = _triple(dilation, "dilation")
+
+    def plane(x, k, s, p):
+        return conv.max_pool2d(x, k[1:], s[1:], p[1:], dil[1:], ceil_mode)
+
+    def across(x, k, s, p):
+        return conv.max_pool1d(x, k[0], s[0], p[0], dil[0], ceil_mode)
+
+    return _pool3d(input, kernel_size, stride, padding, plane, across)
+
+
+def avg_pool3d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """3-D average pooling, as :class:`nn.AvgPool3d`: 2-D average pooling of each depth
+    slice, then 1-D average pooling across depth (a box's mean, and its divisor, are
+    separable).
+
+    Args:
+        input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        kernel_size: the window, an int or ``(kd, kh, kw)``.
+        stride: the step between windows. Default: ``kernel_size``.
+        padding: implicit zeros on every side, at most half the window.
+        ceil_mode: round the output size up.
+        count_include_pad: count the padding zeros in each window's divisor.
+        divisor_override: not supported in glasstorch (``NotImplementedError``).
+
+    Shape:
+        - Output: ``(N, C, OD, OH, OW)``, ``OD = (D + 2 * padding - kd) // stride + 1``.
+
+    Examples::
+
+        >>> F.avg_pool3d(torch.randn(1, 2, 4, 8, 8), 2).shape
+        torch.Size([1, 2, 2, 4, 4])
+    """
+    if divisor_override is not None:
+        raise NotImplementedError("avg_pool3d: divisor_override is not supported in glasstorch")
+
+    def plane(x, k, s, p):
+        return conv.avg_pool2d(x, k[1:], s[1:], p[1:], ceil_mode, count_include_pad)
+
+    def across(x, k, s, p):
+        return avg_pool1d(x, k[0], s[0], p[0], ceil_mode, count_include_pad)
+
+    return _pool3d(input, kernel_size, stride, padding, plane, across)
+
+
 # ============================================================== convolution
 
 
@@ -341,7 +462,9 @@ def _check_bag_arguments(input, weight, offsets, mode, per_sample_weights, paddi
     if input.dim() == 1 and (offsets is None or offsets.dim() != 1):
         raise ValueError(f"offsets has to be a 1D Tensor but got {offsets}")
     if input.dim() not in (1, 2):
-        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}"
+        )
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
@@ -397,8 +520,7 @@ def embedding_bag(
 
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError(
-            "embedding_bag: max_norm, scale_grad_by_freq and sparse are not supported in "
-            "glasstorch"
+            "embedding_bag: max_norm, scale_grad_by_freq and sparse are not supported in glasstorch"
         )
     _check_bag_arguments(input, weight, offsets, mode, per_sample_weights, padding_idx)
     if input.dim() == 2:
@@ -437,9 +559,7 @@ def embedding_bag(
         vectors = vectors * per_sample_weights.unsqueeze(1)
     if not ids:
         return zeros(out_shape, dtype=weight.dtype, device=device)
-    out = zeros(out_shape, dtype=weight.dtype, device=device).index_add(
-        0, bag_of, vectors * keep_t
-    )
+    out = zeros(out_shape, dtype=weight.dtype, device=device).index_add(0, bag_of, vectors * keep_t)
     if mode == "mean":
         counts = [0.0] * bags
         for bag, kept in zip(ids, keep):
@@ -673,4 +793,3 @@ def triplet_margin_loss(
         to_negative = where(other < to_negative, other, to_negative)
     losses = (to_positive - to_negative + margin).clamp_min(0)
     return _reduce(losses, reduction)
-

@@ -1325,6 +1325,7 @@ from glasstorch.nn._more_functional import (  # noqa: E402, F401 - re-exported
     adaptive_max_pool1d,
     adaptive_max_pool2d,
     avg_pool1d,
+    avg_pool3d,
     bilinear,
     conv_transpose1d,
     cosine_embedding_loss,
@@ -1332,6 +1333,7 @@ from glasstorch.nn._more_functional import (  # noqa: E402, F401 - re-exported
     hinge_embedding_loss,
     instance_norm,
     margin_ranking_loss,
+    max_pool3d,
     pairwise_distance,
     triplet_margin_loss,
 )

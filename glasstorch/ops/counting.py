@@ -129,7 +129,9 @@ def _runs(values: Tensor, return_inverse: bool, return_counts: bool):
     counts = None
     if return_counts:
         counts = zeros((firsts.shape[0],), dtype=_dtype.int64, device=values.device)
-        counts = counts.index_add(0, run_of, ones(run_of.shape, dtype=_dtype.int64, device=values.device))
+        counts = counts.index_add(
+            0, run_of, ones(run_of.shape, dtype=_dtype.int64, device=values.device)
+        )
     return firsts, run_of, counts
 
 
@@ -266,7 +268,9 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         tensor([1, 2, 0, 1])
     """
     if input.dtype not in _INTEGRAL and input.dtype is not _dtype.bool_:
-        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_type_name(input.dtype)}'")
+        raise NotImplementedError(
+            f"\"bincount_cpu\" not implemented for '{_type_name(input.dtype)}'"
+        )
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if input.dim() != 1 or (input.numel() and int(input.min().item()) < 0):
@@ -313,7 +317,9 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     kept = flat[inside]
     position = ((kept - low) * (bins / (high - low))).floor().long().clamp(0, bins - 1)
     counts = zeros((bins,), dtype=input.dtype, device=input.device)
-    return counts.index_add(0, position, ones(position.shape, dtype=input.dtype, device=input.device))
+    return counts.index_add(
+        0, position, ones(position.shape, dtype=input.dtype, device=input.device)
+    )
 
 
 # ================================================================ searching
@@ -404,14 +410,21 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
         tensor([1, 3, 4])
     """
     if boundaries.dim() != 1:
-        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})")
+        raise RuntimeError(
+            f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})"
+        )
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
 # ================================================================ distances
 
 
-def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+def cdist(
+    x1: Tensor,
+    x2: Tensor,
+    p: float = 2.0,
+    compute_mode: str = "use_mm_for_euclid_dist_if_necessary",
+) -> Tensor:
     """The ``p``-norm distance between each row of ``x1`` and each row of ``x2``.
 
     ``out[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p``, from the
@@ -437,8 +450,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.dim()}D")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(
-            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
-            f"X2: {x2.shape[-1]}"
+            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
         )
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")

@@ -806,9 +806,7 @@ class ConstantLR(LRScheduler):
         last_epoch: int = -1,
     ):
         if factor > 1.0 or factor < 0:
-            raise ValueError(
-                "Constant multiplicative factor expected to be between 0 and 1."
-            )
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
         self.factor = factor
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
@@ -923,7 +921,8 @@ class MultiplicativeLR(LRScheduler):
         groups = self.optimizer.param_groups
         if self.last_epoch > 0:
             return [
-                group["lr"] * lmbda(self.last_epoch) for lmbda, group in zip(self.lr_lambdas, groups)
+                group["lr"] * lmbda(self.last_epoch)
+                for lmbda, group in zip(self.lr_lambdas, groups)
             ]
         return _group_values(self.optimizer, "lr")
 

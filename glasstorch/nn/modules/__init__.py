@@ -150,6 +150,8 @@ from glasstorch.nn.modules.pooling import (  # noqa: E402
     AdaptiveMaxPool1d,
     AdaptiveMaxPool2d,
     AvgPool1d,
+    AvgPool3d,
+    MaxPool3d,
 )
 from glasstorch.nn.modules.sparse import EmbeddingBag  # noqa: E402
 
@@ -158,6 +160,7 @@ _MORE_LAYERS = [
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
     "AvgPool1d",
+    "AvgPool3d",
     "Bilinear",
     "ConvTranspose1d",
     "CosineEmbeddingLoss",
@@ -167,6 +170,7 @@ _MORE_LAYERS = [
     "InstanceNorm2d",
     "InstanceNorm3d",
     "MarginRankingLoss",
+    "MaxPool3d",
     "ParameterDict",
     "ParameterList",
     "TripletMarginLoss",

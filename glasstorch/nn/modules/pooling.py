@@ -299,3 +299,80 @@ class AdaptiveMaxPool2d(_AdaptivePool):
 
     def forward(self, input: Tensor):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """The maximum of each box of a volume: see :func:`F.max_pool3d <glasstorch.nn.functional.max_pool3d>`.
+
+    Args:
+        kernel_size: the box, an int or ``(kd, kh, kw)``.
+        stride: the step between boxes. Default: ``kernel_size``.
+        padding: implicit ``-inf`` on every side (at most half the box). Default: 0.
+        dilation: the step between a box's elements. Default: 1.
+        return_indices: not supported in glasstorch.
+        ceil_mode: round the output size up, keeping last partial boxes.
+
+    Shape:
+        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        - Output: ``(N, C, OD, OH, OW)``,
+          ``OD = (D + 2 * padding - dilation * (kd - 1) - 1) // stride + 1`` (OH, OW alike).
+
+    Examples::
+
+        >>> nn.MaxPool3d(2)(torch.randn(1, 3, 4, 8, 8)).shape
+        torch.Size([1, 3, 2, 4, 4])
+    """
+
+    def forward(self, input: Tensor):
+        return F.max_pool3d(
+            input, self.kernel_size, self.stride, self.padding, self.dilation,
+            ceil_mode=self.ceil_mode, return_indices=self.return_indices,
+        )  # fmt: skip
+
+
+class AvgPool3d(Module):
+    """The mean of each box of a volume: see :func:`F.avg_pool3d <glasstorch.nn.functional.avg_pool3d>`.
+
+    Args:
+        kernel_size: the box, an int or ``(kd, kh, kw)``.
+        stride: the step between boxes. Default: ``kernel_size``.
+        padding: implicit zeros on every side (at most half the box). Default: 0.
+        ceil_mode: round the output size up. Default: False.
+        count_include_pad: count the padding zeros in each box's divisor. Default: True.
+        divisor_override: not supported in glasstorch.
+
+    Shape:
+        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        - Output: ``(N, C, OD, OH, OW)``, ``OD = (D + 2 * padding - kd) // stride + 1``.
+
+    Examples::
+
+        >>> nn.AvgPool3d(2)(torch.randn(1, 3, 4, 8, 8)).shape
+        torch.Size([1, 3, 2, 4, 4])
+    """
+
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool3d(
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+            self.count_include_pad, self.divisor_override,
+        )  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"

@@ -169,7 +169,9 @@ class EmbeddingBag(Module):
         self.include_last_offset = include_last_offset
         self.padding_idx = padding_idx
         if _weight is None:
-            self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=dtype, device=device))
+            self.weight = Parameter(
+                empty(num_embeddings, embedding_dim, dtype=dtype, device=device)
+            )
             self.reset_parameters()
         else:
             if tuple(_weight.shape) != (num_embeddings, embedding_dim):

@@ -178,7 +178,9 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        draws = multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
+        draws = multinomial(
+            self.weights, self.num_samples, self.replacement, generator=self.generator
+        )
         yield from draws.tolist()
 
     def __len__(self) -> int:
