@@ -463,3 +463,46 @@ def test_loss_errors():
         ),
         match="expected to have the same number of dimensions",
     )
+
+
+# ========================================================= double backward
+
+
+@pytest.mark.autograd
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(padding=1), dict(stride=2, padding=1, dilation=2), dict(groups=2, stride=(1, 2))],
+)
+def test_conv2d_double_backward_matches_pytorch(device, kwargs):
+    """A gradient penalty through conv2d: the gradients of the gradients, as PyTorch."""
+    x0, b0 = values(2, 4, 6, 5, dtype=np.float64), values(4, dtype=np.float64)
+    w0 = values(4, 4 // kwargs.get("groups", 1), 3, 3, dtype=np.float64)
+    results = []
+    for lib, make in ((gt, on_test_device), (torch, torch.tensor)):
+        x, w, b = (make(a, requires_grad=True) for a in (x0, w0, b0))
+        y = lib.nn.functional.conv2d(x, w, b, **kwargs)
+        gx, gw = lib.autograd.grad((y**2).sum(), (x, w), create_graph=True)
+        (gx.pow(2).sum() + (gw * gw).sum()).backward()
+        results.append((x.grad, w.grad, b.grad))
+    for got, want in zip(*results):
+        assert_close(got, want, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.gradcheck
+def test_conv2d_gradgradcheck(device):
+    from glasstorch.autograd import gradgradcheck
+
+    x = on_test_device(values(1, 2, 4, 4, dtype=np.float64), requires_grad=True)
+    w = on_test_device(values(3, 2, 2, 2, dtype=np.float64), requires_grad=True)
+    assert gradgradcheck(lambda x, w: F.conv2d(x, w, padding=1), (x, w))
+    assert gradgradcheck(lambda x, w: F.conv2d(x, w, stride=2), (x, w))
+
+
+@pytest.mark.autograd
+@pytest.mark.errors
+def test_conv2d_double_backward_refuses_copied_operands():
+    x = gt.randn(1, 2, 5, 4, dtype=gt.float64, requires_grad=True)
+    w = gt.randn(3, 2, 3, 3, dtype=gt.float64, requires_grad=True)
+    y = F.conv2d(x.transpose(2, 3), w)
+    with pytest.raises(RuntimeError, match="need a contiguous input and weight"):
+        gt.autograd.grad(y.sum(), x, create_graph=True)
