@@ -506,3 +506,89 @@ def test_conv2d_double_backward_refuses_copied_operands():
     y = F.conv2d(x.transpose(2, 3), w)
     with pytest.raises(RuntimeError, match="need a contiguous input and weight"):
         gt.autograd.grad(y.sum(), x, create_graph=True)
+
+
+# ============================================================== activations
+
+ACTIVATIONS = [
+    ("ReLU6", (), {}),
+    ("Hardsigmoid", (), {}),
+    ("Hardswish", (), {}),
+    ("SELU", (), {}),
+    ("CELU", (), dict(alpha=1.7)),
+    ("Softsign", (), {}),
+    ("Tanhshrink", (), {}),
+    ("Softmin", (), dict(dim=1)),
+    ("GLU", (), dict(dim=1)),
+    ("Hardshrink", (0.3,), {}),
+    ("Softshrink", (0.3,), {}),
+    ("Threshold", (0.1, 2.0), {}),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "kwargs"), ACTIVATIONS)
+def test_activation_matches_pytorch(device, name, args, kwargs):
+    x = values(3, 4) * 4
+    gm, tm = getattr(gnn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+    run_both(gm, tm, [x])
+    assert repr(gm) == repr(tm)
+    x64 = on_test_device(values(2, 4, dtype=np.float64) * 4, requires_grad=True)
+    assert gradcheck(gm, (x64,))
+
+
+@pytest.mark.parametrize("name", ["ReLU6", "Hardswish", "SELU", "CELU", "Threshold"])
+def test_activation_inplace(device, name):
+    args = (0.1, 2.0) if name == "Threshold" else ()
+    x = values(3, 4) * 4
+    gx, tx = on_test_device(x), torch.tensor(x)
+    out = getattr(gnn, name)(*args, inplace=True)(gx)
+    getattr(torch.nn, name)(*args, inplace=True)(tx)
+    assert out is gx
+    assert_close(gx, tx, rtol=1e-6, atol=1e-6)
+
+
+def test_rms_norm_and_pairwise_distance(device):
+    tm = torch.nn.RMSNorm([3, 4], eps=1e-5)
+    with torch.no_grad():
+        tm.weight.uniform_(0.5, 1.5)
+    gm = copy_weights(gnn.RMSNorm([3, 4], eps=1e-5), tm, device)
+    run_both(gm, tm, [values(2, 3, 4)])
+    assert_close(gm.weight.grad, tm.weight.grad, rtol=1e-4, atol=1e-5)
+    assert repr(gm) == repr(tm)
+    run_both(
+        gnn.RMSNorm(4, elementwise_affine=False),
+        torch.nn.RMSNorm(4, elementwise_affine=False),
+        [values(5, 4)],
+    )
+    run_both(
+        lambda x: F.rms_norm(x, (4,)),
+        lambda x: torch.nn.functional.rms_norm(x, (4,)),
+        [values(2, 4)],
+    )
+    for p, keepdim in ((2.0, False), (1.0, True), (3.0, False)):
+        run_both(
+            gnn.PairwiseDistance(p, keepdim=keepdim),
+            torch.nn.PairwiseDistance(p, keepdim=keepdim),
+            [values(4, 5), values(4, 5)],
+        )
+    x = on_test_device(values(2, 4, dtype=np.float64), requires_grad=True)
+    assert gradcheck(lambda x: F.rms_norm(x, (4,)), (x,))
+
+
+@pytest.mark.errors
+def test_activation_errors():
+    assert_same_error(
+        lambda: F.glu(gt.zeros(2, 3), 1),
+        lambda: torch.nn.functional.glu(torch.zeros(2, 3), 1),
+        match="Halving dimension must be even, but dimension 1 is size 3",
+    )
+    assert_same_error(
+        lambda: F.rms_norm(gt.zeros(2, 3), [4]),
+        lambda: torch.nn.functional.rms_norm(torch.zeros(2, 3), [4]),
+        match=r"expected input with shape \[\*, 4\]|Given normalized_shape=\[4\]",
+    )
+    assert_same_error(
+        lambda: F.softshrink(gt.zeros(2, 3), -1.0),
+        lambda: torch.nn.functional.softshrink(torch.zeros(2, 3), -1.0),
+        match="lambda must be in range",
+    )

@@ -793,3 +793,230 @@ def triplet_margin_loss(
         to_negative = where(other < to_negative, other, to_negative)
     losses = (to_positive - to_negative + margin).clamp_min(0)
     return _reduce(losses, reduction)
+
+
+# =============================================================== activations
+# Each is a composition of clamps, comparisons and exponentials; autograd
+# differentiates the parts. ``inplace=True`` writes the result back into the input.
+
+
+def _inplace(input: Tensor, inplace: bool, compute) -> Tensor:
+    from glasstorch.nn.functional import _maybe_inplace
+
+    return _maybe_inplace(input, inplace, compute)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(0, x), 6)``.
+
+    Examples::
+
+        >>> F.relu6(torch.tensor([-1.0, 3.0, 8.0]))
+        tensor([0., 3., 6.])
+    """
+    return _inplace(input, inplace, lambda: input.clamp(0.0, 6.0))
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3) / 6``: a piecewise-linear sigmoid.
+
+    Examples::
+
+        >>> F.hardsigmoid(torch.tensor([-4.0, 0.0, 4.0]))
+        tensor([0.0000, 0.5000, 1.0000])
+    """
+    return _inplace(input, inplace, lambda: (input + 3.0).clamp(0.0, 6.0) / 6.0)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * relu6(x + 3) / 6`` (MobileNetV3's activation).
+
+    Examples::
+
+        >>> F.hardswish(torch.tensor([-4.0, 1.0, 4.0]))
+        tensor([-0.0000,  0.6667,  4.0000])
+    """
+    return _inplace(input, inplace, lambda: input * (input + 3.0).clamp(0.0, 6.0) / 6.0)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale * elu(x, alpha)`` with the self-normalising constants
+    ``alpha = 1.6733`` and ``scale = 1.0507``.
+
+    Examples::
+
+        >>> F.selu(torch.tensor([-1.0, 1.0]))
+        tensor([-1.1113,  1.0507])
+    """
+    from glasstorch.nn.functional import elu
+
+    return _inplace(input, inplace, lambda: elu(input, _SELU_ALPHA) * _SELU_SCALE)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere.
+
+    Examples::
+
+        >>> F.celu(torch.tensor([-1.0, 1.0]), alpha=2.0)
+        tensor([-0.7869,  1.0000])
+    """
+    from glasstorch.nn.functional import elu
+
+    return _inplace(input, inplace, lambda: elu(input / alpha) * alpha)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)``.
+
+    Examples::
+
+        >>> F.softsign(torch.tensor([-1.0, 3.0]))
+        tensor([-0.5000,  0.7500])
+    """
+    return input / (input.abs() + 1)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``softmax(-x)`` along ``dim``: small values get the large probabilities.
+
+    Examples::
+
+        >>> F.softmin(torch.tensor([1.0, 2.0]), dim=0)
+        tensor([0.7311, 0.2689])
+    """
+    from glasstorch.nn.functional import softmax
+
+    return softmax(-input, dim, dtype=dtype)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: the first half of ``dim`` times the sigmoid of the second half.
+
+    Shape:
+        - Input: ``(*, 2N, *)``; Output: ``(*, N, *)``.
+
+    Examples::
+
+        >>> F.glu(torch.randn(4, 6)).shape
+        torch.Size([4, 3])
+    """
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    size = input.shape[dim]
+    if size % 2:
+        position = dim % input.dim()
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {position} is size {size}"
+        )
+    first, second = input.chunk(2, dim)
+    return first * second.sigmoid()
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)``.
+
+    Examples::
+
+        >>> F.tanhshrink(torch.tensor([0.0, 1.0]))
+        tensor([0.0000, 0.2384])
+    """
+    return input - input.tanh()
+
+
+def _check_lambda(input: Tensor, lambd: float) -> None:
+    if lambd < 0:
+        from glasstorch.ops.composites import finfo
+
+        top = finfo(input.dtype).max
+        raise RuntimeError(
+            f"lambda must be in range [0, {top:g}] for input dtype "
+            f"{input.dtype.legacy_name[:-6]}, but found {lambd:g}"
+        )
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0.
+
+    Examples::
+
+        >>> F.hardshrink(torch.tensor([-1.0, 0.2, 0.7]))
+        tensor([-1.0000,  0.0000,  0.7000])
+    """
+    return where(input.abs() > lambd, input, input * 0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0.
+
+    Examples::
+
+        >>> F.softshrink(torch.tensor([-1.0, 0.2, 0.7]))
+        tensor([-0.5000,  0.0000,  0.2000])
+    """
+    _check_lambda(input, lambd)
+    zero = input * 0
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, zero))
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > threshold``, else ``value``.
+
+    Examples::
+
+        >>> F.threshold(torch.tensor([0.05, 0.5]), 0.1, 20.0)
+        tensor([20.0000,  0.5000])
+    """
+    return _inplace(input, inplace, lambda: where(input > threshold, input, value))
+
+
+def rms_norm(
+    input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None
+) -> Tensor:
+    """Root-mean-square normalisation over the last dimensions: ``x / sqrt(mean(x^2) + eps) * weight``.
+
+    Unlike :func:`layer_norm` nothing is subtracted. ``eps=None`` takes the
+    machine epsilon of the input's dtype, as PyTorch does.
+
+    Shape:
+        - Input: ``(*, *normalized_shape)``; Output: the same.
+
+    Examples::
+
+        >>> F.rms_norm(torch.randn(2, 5, 8), (8,)).shape
+        torch.Size([2, 5, 8])
+    """
+    from glasstorch.nn.functional import _check_normalized_shape
+
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    _check_normalized_shape(input, normalized_shape)
+    if eps is None:
+        from glasstorch.ops.composites import finfo
+
+        eps = finfo(input.dtype).eps
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return out if weight is None else out * weight
+
+
+__all__ += [
+    "celu",
+    "glu",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "relu6",
+    "rms_norm",
+    "selu",
+    "softmin",
+    "softshrink",
+    "softsign",
+    "tanhshrink",
+    "threshold",
+]

@@ -1327,15 +1327,31 @@ from glasstorch.nn._more_functional import (  # noqa: E402, F401 - re-exported
     avg_pool1d,
     avg_pool3d,
     bilinear,
+    celu,
     conv_transpose1d,
     cosine_embedding_loss,
     embedding_bag,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
     hinge_embedding_loss,
     instance_norm,
     margin_ranking_loss,
     max_pool3d,
     pairwise_distance,
+    relu6,
+    rms_norm,
+    selu,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
     triplet_margin_loss,
 )
+from glasstorch.nn._more_functional import threshold as _threshold  # noqa: E402
+
+# F.threshold: bound by name, as ``threshold`` is also a parameter of softplus above.
+globals()["threshold"] = _threshold
 
 __all__ += _more_names

@@ -131,6 +131,21 @@ __all__ += [
 
 # More layers public programs use (instance norm, 1-D and adaptive pooling,
 # embedding bags, bilinear, parameter containers, ranking and embedding losses).
+from glasstorch.nn.modules.activation import (  # noqa: E402
+    CELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    PairwiseDistance,
+    ReLU6,
+    Softmin,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from glasstorch.nn.modules.container import ParameterDict, ParameterList  # noqa: E402
 from glasstorch.nn.modules.conv import ConvTranspose1d  # noqa: E402
 from glasstorch.nn.modules.linear import Bilinear  # noqa: E402
@@ -144,6 +159,7 @@ from glasstorch.nn.modules.normalization import (  # noqa: E402
     InstanceNorm1d,
     InstanceNorm2d,
     InstanceNorm3d,
+    RMSNorm,
 )
 from glasstorch.nn.modules.pooling import (  # noqa: E402
     AdaptiveAvgPool1d,
@@ -162,17 +178,31 @@ _MORE_LAYERS = [
     "AvgPool1d",
     "AvgPool3d",
     "Bilinear",
+    "CELU",
     "ConvTranspose1d",
     "CosineEmbeddingLoss",
     "EmbeddingBag",
+    "GLU",
+    "Hardshrink",
+    "Hardsigmoid",
+    "Hardswish",
     "HingeEmbeddingLoss",
     "InstanceNorm1d",
     "InstanceNorm2d",
     "InstanceNorm3d",
     "MarginRankingLoss",
     "MaxPool3d",
+    "PairwiseDistance",
     "ParameterDict",
     "ParameterList",
+    "RMSNorm",
+    "ReLU6",
+    "SELU",
+    "Softmin",
+    "Softshrink",
+    "Softsign",
+    "Tanhshrink",
+    "Threshold",
     "TripletMarginLoss",
 ]
 __all__ += _MORE_LAYERS

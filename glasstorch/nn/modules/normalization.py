@@ -303,3 +303,55 @@ class InstanceNorm3d(_InstanceNorm):
     """
 
     _dims = 3
+
+
+class RMSNorm(Module):
+    """``y = x / sqrt(mean(x^2) + eps) * weight`` over the last dimensions (no mean is subtracted):
+    see :func:`F.rms_norm <glasstorch.nn.functional.rms_norm>`.
+
+    Args:
+        normalized_shape: the trailing shape to normalise over (an int for one dimension).
+        eps: added to the mean square; None takes the input dtype's machine epsilon.
+        elementwise_affine: learn a ``weight`` (ones) of shape ``normalized_shape``. Default: True.
+
+    Shape:
+        - Input: ``(*, *normalized_shape)``; Output: the same.
+
+    Examples::
+
+        >>> nn.RMSNorm(8)(torch.randn(2, 5, 8)).shape
+        torch.Size([2, 5, 8])
+    """
+
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(empty(*self.normalized_shape, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """The weight to ones."""
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
