@@ -227,6 +227,23 @@ from glasstorch.ops.composites import (  # noqa: E402
     take_along_dim,
     var_mean,
 )
+from glasstorch.ops.counting import (  # noqa: E402
+    bincount,
+    block_diag,
+    bucketize,
+    cartesian_prod,
+    cdist,
+    diff,
+    histc,
+    isfinite,
+    isinf,
+    logcumsumexp,
+    nan_to_num,
+    nan_to_num_,
+    searchsorted,
+    unique,
+    unique_consecutive,
+)
 from glasstorch.ops.einsum import einsum  # noqa: E402
 from glasstorch.ops.legacy import (  # noqa: E402
     BoolTensor,

@@ -191,3 +191,42 @@ __all__ += [
     "Unfold",
     "Upsample",
 ]
+
+# More layers public programs use.
+from glasstorch.nn.modules import (  # noqa: E402
+    _MORE_LAYERS,
+    CELU,
+    GLU,
+    SELU,
+    AdaptiveAvgPool1d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool3d,
+    Bilinear,
+    ConvTranspose1d,
+    CosineEmbeddingLoss,
+    EmbeddingBag,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    HingeEmbeddingLoss,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    MarginRankingLoss,
+    MaxPool3d,
+    PairwiseDistance,
+    ParameterDict,
+    ParameterList,
+    ReLU6,
+    RMSNorm,
+    Softmin,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+    TripletMarginLoss,
+)
+
+__all__ += _MORE_LAYERS

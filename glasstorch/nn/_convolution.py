@@ -19,7 +19,8 @@ import math
 from glasstorch import _dtype
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
-from glasstorch.autograd.grad_mode import no_grad
+from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
+from glasstorch.nn._conv_double_backward import conv2d_grads_as_nodes
 from glasstorch.ops.creation import full, rand, tensor
 from glasstorch.ops.views import cat, stack
 from glasstorch.tensor import Tensor, empty_tensor
@@ -157,6 +158,7 @@ class Conv2dFunction(Function):
 
     @staticmethod
     def forward(ctx, input, weight, bias, stride, padding, dilation, groups):
+        ctx.operands_copied = not (input.is_contiguous() and weight.is_contiguous())
         input, weight = input.contiguous(), weight.contiguous()
         n, _, h, w = input.shape
         out_h = _conv_output_size(h, weight.shape[2], stride[0], padding[0], dilation[0])
@@ -179,6 +181,8 @@ class Conv2dFunction(Function):
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
+        if is_grad_enabled():  # create_graph=True: gradients that can be differentiated again
+            return conv2d_grads_as_nodes(ctx, grad, input, weight)
         grad = grad.contiguous()
         grad_input = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:

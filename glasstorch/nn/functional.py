@@ -1313,3 +1313,45 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 
 
 __all__ += ["pixel_shuffle", "pixel_unshuffle"]
+
+
+# The layers of glasstorch.nn._more_functional (instance norm, 1-D and adaptive max
+# pooling, embedding bags, bilinear, ranking and embedding losses).
+from glasstorch.nn._more_functional import (  # noqa: E402
+    __all__ as _more_names,
+)
+from glasstorch.nn._more_functional import (  # noqa: E402, F401 - re-exported
+    adaptive_avg_pool1d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool3d,
+    bilinear,
+    celu,
+    conv_transpose1d,
+    cosine_embedding_loss,
+    embedding_bag,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hinge_embedding_loss,
+    instance_norm,
+    margin_ranking_loss,
+    max_pool3d,
+    pairwise_distance,
+    relu6,
+    rms_norm,
+    selu,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
+    triplet_margin_loss,
+)
+from glasstorch.nn._more_functional import threshold as _threshold  # noqa: E402
+
+# F.threshold: bound by name, as ``threshold`` is also a parameter of softplus above.
+globals()["threshold"] = _threshold
+
+__all__ += _more_names

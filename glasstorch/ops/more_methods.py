@@ -44,3 +44,12 @@ _INPLACE = ["tril", "triu", "log2", "log10"]
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name], _name + "_"))
 Tensor.cumprod_ = _running_inplace(shaping.cumprod, "cumprod")
+
+# Counting, binning and scanning (glasstorch/ops/counting.py).
+from glasstorch.ops import counting  # noqa: E402
+
+for _name in [
+    "bincount", "diff", "histc", "isfinite", "isinf", "logcumsumexp",
+    "nan_to_num", "nan_to_num_", "unique", "unique_consecutive",
+]:  # fmt: skip
+    setattr(Tensor, _name, getattr(counting, _name))

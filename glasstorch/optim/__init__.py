@@ -3,7 +3,8 @@
 Each optimizer keeps its bookkeeping (parameter groups, state, checkpoints) in
 Python and performs its update through one fused kernel of the kernel contract
 per parameter (``sgd_step``, ``adam_step``, ``rmsprop_step``, ``adagrad_step``,
-``adadelta_step``), so every tier can make the update fast.
+``adadelta_step``), so every tier can make the update fast. ``Adamax``, ``NAdam``,
+``RAdam`` and ``LBFGS`` are written with tensor operations instead (no fused kernel).
 
 Example::
 
@@ -23,8 +24,12 @@ from glasstorch.optim import lr_scheduler
 from glasstorch.optim.adadelta import Adadelta
 from glasstorch.optim.adagrad import Adagrad
 from glasstorch.optim.adam import Adam
+from glasstorch.optim.adamax import Adamax
 from glasstorch.optim.adamw import AdamW
+from glasstorch.optim.lbfgs import LBFGS
+from glasstorch.optim.nadam import NAdam
 from glasstorch.optim.optimizer import Optimizer
+from glasstorch.optim.radam import RAdam
 from glasstorch.optim.rmsprop import RMSprop
 from glasstorch.optim.sgd import SGD
 
@@ -33,7 +38,11 @@ __all__ = [
     "Adagrad",
     "Adam",
     "AdamW",
+    "Adamax",
+    "LBFGS",
+    "NAdam",
     "Optimizer",
+    "RAdam",
     "RMSprop",
     "SGD",
     "lr_scheduler",

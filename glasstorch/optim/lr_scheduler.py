@@ -752,3 +752,597 @@ class ReduceLROnPlateau(LRScheduler):
         """Restore attributes saved by :meth:`state_dict`."""
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+# ====================================================== more schedulers
+# Warm-up and decay shapes, and schedulers that combine other schedulers.
+
+
+def _initial_step(scheduler: LRScheduler) -> None:
+    """Take a scheduler's first step (epoch 0) again, as building it did."""
+    scheduler._step_count = 0
+    scheduler._is_initial = True
+    try:
+        scheduler.step()
+    finally:
+        scheduler._is_initial = False
+
+
+def _jump_to(scheduler: LRScheduler, epoch: int) -> None:
+    """Set ``scheduler`` to ``epoch`` by its closed form (its formula in ``epoch``), silently."""
+    scheduler.last_epoch = epoch
+    scheduler._get_lr_called_within_step = True
+    try:
+        closed_form = getattr(scheduler, "_get_closed_form_lr", None)
+        values = closed_form() if closed_form is not None else scheduler.get_lr()
+    finally:
+        scheduler._get_lr_called_within_step = False
+    for group, lr in zip(scheduler.optimizer.param_groups, values):
+        _set_group_value(group, "lr", lr)
+    scheduler._last_lr = _group_values(scheduler.optimizer, "lr")
+
+
+class ConstantLR(LRScheduler):
+    """Multiply each group's rate by ``factor`` until epoch ``total_iters``, then restore it.
+
+    ``lr = initial_lr * factor`` for ``epoch < total_iters``, ``initial_lr`` after.
+
+    Args:
+        optimizer: the optimizer.
+        factor: the factor, in ``[0, 1]`` (default 1/3).
+        total_iters: how many epochs the factor applies (default 5).
+        last_epoch: see :class:`LRScheduler`.
+
+    Example::
+
+        >>> sched = ConstantLR(opt, factor=0.5, total_iters=4)  # 0.025 for 4 epochs, then 0.05
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        factor: float = 1.0 / 3,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ):
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        """The current rates, times ``factor`` at epoch 0, divided by it at ``total_iters``."""
+        self._warn_if_called_outside_step()
+        groups = self.optimizer.param_groups
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in groups]
+        if self.last_epoch != self.total_iters:
+            return _group_values(self.optimizer, "lr")
+        return [group["lr"] * (1.0 / self.factor) for group in groups]
+
+    def _get_closed_form_lr(self) -> list:
+        done = self.last_epoch >= self.total_iters
+        return [base_lr * (self.factor + done * (1 - self.factor)) for base_lr in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """Change each group's rate linearly from ``start_factor`` to ``end_factor`` times its
+    initial rate over ``total_iters`` epochs (a linear warm-up, or a linear decay).
+
+    ``lr = initial_lr * (start + (end - start) * min(epoch, total_iters) / total_iters)``.
+
+    Args:
+        optimizer: the optimizer.
+        start_factor: the factor at epoch 0, in ``(0, 1]`` (default 1/3).
+        end_factor: the factor from ``total_iters`` on, in ``[0, 1]`` (default 1).
+        total_iters: how many epochs the change takes (default 5).
+        last_epoch: see :class:`LRScheduler`.
+
+    Example::
+
+        >>> warmup = LinearLR(opt, start_factor=0.1, total_iters=10)
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ):
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError(
+                "Starting multiplicative factor expected to be greater than 0 and less or "
+                "equal to 1."
+            )
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        """The current rates, moved one step along the line (chainable form)."""
+        self._warn_if_called_outside_step()
+        groups = self.optimizer.param_groups
+        start, end, total = self.start_factor, self.end_factor, self.total_iters
+        if self.last_epoch == 0:
+            return [group["lr"] * start for group in groups]
+        if self.last_epoch > total:
+            return _group_values(self.optimizer, "lr")
+        ratio = 1.0 + (end - start) / (total * start + (self.last_epoch - 1) * (end - start))
+        return [group["lr"] * ratio for group in groups]
+
+    def _get_closed_form_lr(self) -> list:
+        start, end, total = self.start_factor, self.end_factor, self.total_iters
+        return [
+            base_lr * (start + (end - start) * min(total, self.last_epoch) / total)
+            for base_lr in self.base_lrs
+        ]
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiply each group's rate by ``lr_lambda(epoch)`` every epoch after the first.
+
+    Args:
+        optimizer: the optimizer.
+        lr_lambda: a function of the epoch giving the factor, or a list of them, one per group.
+        last_epoch: see :class:`LRScheduler`.
+
+    Example::
+
+        >>> sched = MultiplicativeLR(opt, lr_lambda=lambda epoch: 0.95)
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+        last_epoch: int = -1,
+    ):
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(
+                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
+                )
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        """The current rates times ``lr_lambda(last_epoch)`` (unchanged at epoch 0)."""
+        self._warn_if_called_outside_step()
+        groups = self.optimizer.param_groups
+        if self.last_epoch > 0:
+            return [
+                group["lr"] * lmbda(self.last_epoch)
+                for lmbda, group in zip(self.lr_lambdas, groups)
+            ]
+        return _group_values(self.optimizer, "lr")
+
+    # Functions are not saved, the attributes of callable objects are (as LambdaLR).
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
+
+
+class PolynomialLR(LRScheduler):
+    """Decay each group's rate polynomially to zero over ``total_iters`` epochs.
+
+    ``lr = initial_lr * (1 - min(epoch, total_iters) / total_iters) ** power``.
+
+    Args:
+        optimizer: the optimizer.
+        total_iters: how many epochs the decay takes (default 5).
+        power: the polynomial's power (default 1: linear).
+        last_epoch: see :class:`LRScheduler`.
+
+    Example::
+
+        >>> sched = PolynomialLR(opt, total_iters=4, power=2.0)
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1
+    ):
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        """The current rates times the ratio of two consecutive values of the polynomial."""
+        self._warn_if_called_outside_step()
+        t, total = self.last_epoch, self.total_iters
+        if t == 0 or t > total:
+            return _group_values(self.optimizer, "lr")
+        factor = ((1.0 - t / total) / (1.0 - (t - 1) / total)) ** self.power
+        return [group["lr"] * factor for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        left = 1.0 - min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base_lr * left**self.power for base_lr in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from the initial rate down to ``eta_min``, restarting every period
+    (SGDR, Loshchilov and Hutter).
+
+    ``lr = eta_min + (initial_lr - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2``, where
+    ``T_cur`` counts the epochs since the last restart and ``T_i`` is the current
+    period: ``T_0``, then ``T_0 * T_mult``, ``T_0 * T_mult**2``, ...
+    ``step(epoch)`` accepts a fractional epoch (``epoch + i / iters`` per batch).
+
+    Args:
+        optimizer: the optimizer.
+        T_0: the first period, in epochs (a positive int).
+        T_mult: the factor by which each period grows (an int, at least 1; default 1).
+        eta_min: the lowest rate (default 0).
+        last_epoch: see :class:`LRScheduler`.
+
+    Example::
+
+        >>> sched = CosineAnnealingWarmRestarts(opt, T_0=10, T_mult=2)
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_0: int,  # noqa: N803 - PyTorch's argument names
+        T_mult: int = 1,  # noqa: N803
+        eta_min: float = 0.0,
+        last_epoch: int = -1,
+    ):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(
+                f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}"
+            )
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        """``eta_min + (initial_lr - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2`` per group."""
+        self._warn_if_called_outside_step()
+        angle = math.pi * self.T_cur / self.T_i
+        return [
+            self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(angle)) / 2
+            for base_lr in self.base_lrs
+        ]
+
+    def step(self, epoch: float | None = None) -> None:
+        """Advance one epoch, or go to ``epoch`` (which may be fractional)."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur - self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            self._place(epoch)
+        self._step_count += 1
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            _set_group_value(group, "lr", lr)
+        self._last_lr = _group_values(self.optimizer, "lr")
+
+    def _place(self, epoch: float) -> None:
+        """Set ``T_cur`` and ``T_i`` for an epoch counted from the start."""
+        if epoch < self.T_0:
+            self.T_i, self.T_cur = self.T_0, epoch
+        elif self.T_mult == 1:
+            self.T_cur = epoch % self.T_0
+        else:
+            restarts = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+            self.T_cur = epoch - self.T_0 * (self.T_mult**restarts - 1) / (self.T_mult - 1)
+            self.T_i = self.T_0 * self.T_mult**restarts
+
+
+class CyclicLR(LRScheduler):
+    """Cycle each group's rate between ``base_lr`` and ``max_lr`` (Smith's cyclical rates),
+    stepped once per *batch*.
+
+    Each cycle rises linearly for ``step_size_up`` steps and falls for
+    ``step_size_down``. The amplitude is scaled by ``scale_fn`` of the cycle
+    number (``scale_mode="cycle"``) or of the step (``"iterations"``):
+    ``"triangular"`` keeps it, ``"triangular2"`` halves it every cycle,
+    ``"exp_range"`` multiplies it by ``gamma ** step``. With ``cycle_momentum``
+    the momentum (or Adam's ``beta1``) cycles the other way, between
+    ``max_momentum`` and ``base_momentum``.
+
+    Args:
+        optimizer: the optimizer.
+        base_lr: the lowest rate, or one per group.
+        max_lr: the highest rate, or one per group.
+        step_size_up: steps in the rising half (default 2000).
+        step_size_down: steps in the falling half (default ``step_size_up``).
+        mode: ``"triangular"``, ``"triangular2"`` or ``"exp_range"``.
+        gamma: the factor of ``"exp_range"`` (default 1).
+        scale_fn: a function of one argument to use instead of ``mode``.
+        scale_mode: ``"cycle"`` or ``"iterations"``, the argument of ``scale_fn``.
+        cycle_momentum: cycle the momentum too (default True).
+        base_momentum: the lowest momentum, or one per group (default 0.8).
+        max_momentum: the highest momentum, or one per group (default 0.9).
+        last_epoch: see :class:`LRScheduler`.
+
+    Example::
+
+        >>> opt = glasstorch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        >>> sched = CyclicLR(opt, base_lr=0.01, max_lr=0.1, step_size_up=4)
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr,
+        max_lr,
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Callable[[float], float] | None = None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum=0.8,
+        max_momentum=0.9,
+        last_epoch: int = -1,
+    ):
+        _check_optimizer(optimizer)
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                _set_group_value(group, "lr", lr)
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        if scale_fn is None:
+            self.scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self._setup_momentum(optimizer, base_momentum, max_momentum, last_epoch)
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _setup_momentum(self, optimizer, base_momentum, max_momentum, last_epoch) -> None:
+        if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+            raise ValueError(
+                "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+            )
+        self.use_beta1 = "betas" in optimizer.defaults
+        self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+        self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+        if last_epoch == -1:
+            for top, bottom, group in zip(
+                self.max_momentums, self.base_momentums, optimizer.param_groups
+            ):
+                self._set_momentum(group, top)
+                group["max_momentum"] = top
+                group["base_momentum"] = bottom
+
+    def _set_momentum(self, group: dict[str, Any], momentum: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (momentum, *group["betas"][1:])
+        else:
+            group["momentum"] = momentum
+
+    def scale_fn(self, x: float) -> float:
+        """The amplitude's scale at ``x`` (a cycle number or a step, see ``scale_mode``)."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def get_lr(self) -> list:
+        """The rates (and, with ``cycle_momentum``, the momenta) for step ``last_epoch``."""
+        self._warn_if_called_outside_step()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [
+            base_lr + (max_lr - base_lr) * scale_factor * scale
+            for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)
+        ]
+        if self.cycle_momentum:
+            for group, bottom, top in zip(
+                self.optimizer.param_groups, self.base_momentums, self.max_momentums
+            ):
+                self._set_momentum(group, top - (top - bottom) * scale_factor * scale)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        """The scheduler's attributes; a custom ``scale_fn`` function is not saved."""
+        state = super().state_dict()
+        state.pop("_scale_fn_custom", None)
+        return state
+
+
+class SequentialLR(LRScheduler):
+    """Run several schedulers one after the other, switching at the ``milestones`` epochs.
+
+    Scheduler ``i`` runs from ``milestones[i - 1]`` on; at a switch it starts
+    from its own epoch 0.
+
+    Args:
+        optimizer: the optimizer (all the schedulers must be built on it).
+        schedulers: the schedulers, in order.
+        milestones: the switching epochs, one fewer than the schedulers.
+        last_epoch: see :class:`LRScheduler`.
+
+    Example::
+
+        >>> warmup = LinearLR(opt, start_factor=0.1, total_iters=5)
+        >>> decay = ExponentialLR(opt, gamma=0.9)
+        >>> sched = SequentialLR(opt, schedulers=[warmup, decay], milestones=[5])
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        schedulers: list[LRScheduler],
+        milestones: list[int],
+        last_epoch: int = -1,
+    ):
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{type(self).__name__} expects at least one scheduler, but got no scheduler."
+            )
+        for index, scheduler in enumerate(schedulers):
+            if not hasattr(scheduler, "optimizer"):
+                raise TypeError(
+                    f"{type(self).__name__} at index {index} should have `optimizer` as its "
+                    "attribute."
+                )
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(
+                    f"{type(self).__name__} does not support `ReduceLROnPlateau` scheduler as "
+                    "it requires additional kwargs to be specified when calling `step`, but got "
+                    f"one at index {index} in the given schedulers sequence."
+                )
+            if optimizer != scheduler.optimizer:
+                raise ValueError(
+                    f"{type(self).__name__} expects all schedulers to belong to the same "
+                    f"optimizer, but got scheduler {type(scheduler).__name__} at index {index} "
+                    f"has {scheduler.optimizer}, which is different from "
+                    f"{type(optimizer).__name__}."
+                )
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more "
+                f"than the number of milestone points, but got number of schedulers "
+                f"{len(schedulers)} and the number of milestones to be equal to {len(milestones)}"
+            )
+        self._schedulers = list(schedulers)
+        self._milestones = list(milestones)
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        for group in optimizer.param_groups:
+            _set_group_value(group, "lr", group["initial_lr"])
+        for scheduler in self._schedulers:  # undo the first step each took when built
+            scheduler.last_epoch -= 1
+        first = self._schedulers[bisect_right(self._milestones, 0)]
+        _initial_step(first)
+        self._last_lr = first.get_last_lr()
+
+    def step(self) -> None:  # type: ignore[override]
+        """Advance one epoch with the scheduler in charge of it."""
+        self.last_epoch += 1
+        index = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[index]
+        if index > 0 and self._milestones[index - 1] == self.last_epoch:
+            _jump_to(scheduler, 0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    def state_dict(self) -> dict[str, Any]:
+        """The attributes, with each scheduler's own state dict in ``_schedulers``."""
+        state = {
+            key: value
+            for key, value in self.__dict__.items()
+            if key not in ("optimizer", "_schedulers")
+        }
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the attributes and each scheduler's state."""
+        state_dict = dict(state_dict)
+        saved = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        for scheduler, state in zip(self._schedulers, saved):
+            scheduler.load_state_dict(state)
+
+
+class ChainedScheduler(LRScheduler):
+    """Step several schedulers together each epoch, so that their effects multiply.
+
+    Args:
+        schedulers: the schedulers (built on the same optimizer).
+        optimizer: that optimizer (default: the first scheduler's).
+
+    Example::
+
+        >>> sched = ChainedScheduler([ConstantLR(opt, factor=0.1, total_iters=2),
+        ...                           ExponentialLR(opt, gamma=0.9)])
+    """
+
+    def __init__(self, schedulers: list[LRScheduler], optimizer: Optimizer | None = None):
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{type(self).__name__} expects at least one scheduler to be chained, but got "
+                "no scheduler."
+            )
+        optimizer = optimizer or schedulers[0].optimizer
+        for index, scheduler in enumerate(schedulers):
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(
+                    f"{type(self).__name__} does not support `ReduceLROnPlateau` scheduler as "
+                    "it requires additional kwargs to be specified when calling `step`, but got "
+                    f"one at index {index} in the given schedulers sequence."
+                )
+            if optimizer != scheduler.optimizer:
+                raise ValueError(
+                    f"{type(self).__name__} expects all schedulers to belong to the same "
+                    f"optimizer, but got scheduler {type(scheduler).__name__} at index {index} "
+                    f"has {scheduler.optimizer}, which is different from "
+                    f"{type(optimizer).__name__}."
+                )
+        self._schedulers = list(schedulers)
+        self.optimizer = optimizer
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
+
+    def step(self) -> None:  # type: ignore[override]
+        """Step every scheduler once."""
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
+
+    state_dict = SequentialLR.state_dict
+    load_state_dict = SequentialLR.load_state_dict
+
+
+__all__ += [
+    "ChainedScheduler",
+    "ConstantLR",
+    "CosineAnnealingWarmRestarts",
+    "CyclicLR",
+    "LinearLR",
+    "MultiplicativeLR",
+    "PolynomialLR",
+    "SequentialLR",
+]

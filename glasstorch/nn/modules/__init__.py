@@ -128,3 +128,81 @@ __all__ += [
     "Unfold",
     "Upsample",
 ]
+
+# More layers public programs use (instance norm, 1-D and adaptive pooling,
+# embedding bags, bilinear, parameter containers, ranking and embedding losses).
+from glasstorch.nn.modules.activation import (  # noqa: E402
+    CELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    PairwiseDistance,
+    ReLU6,
+    Softmin,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
+from glasstorch.nn.modules.container import ParameterDict, ParameterList  # noqa: E402
+from glasstorch.nn.modules.conv import ConvTranspose1d  # noqa: E402
+from glasstorch.nn.modules.linear import Bilinear  # noqa: E402
+from glasstorch.nn.modules.loss import (  # noqa: E402
+    CosineEmbeddingLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    TripletMarginLoss,
+)
+from glasstorch.nn.modules.normalization import (  # noqa: E402
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    RMSNorm,
+)
+from glasstorch.nn.modules.pooling import (  # noqa: E402
+    AdaptiveAvgPool1d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool3d,
+    MaxPool3d,
+)
+from glasstorch.nn.modules.sparse import EmbeddingBag  # noqa: E402
+
+_MORE_LAYERS = [
+    "AdaptiveAvgPool1d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AvgPool1d",
+    "AvgPool3d",
+    "Bilinear",
+    "CELU",
+    "ConvTranspose1d",
+    "CosineEmbeddingLoss",
+    "EmbeddingBag",
+    "GLU",
+    "Hardshrink",
+    "Hardsigmoid",
+    "Hardswish",
+    "HingeEmbeddingLoss",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "MarginRankingLoss",
+    "MaxPool3d",
+    "PairwiseDistance",
+    "ParameterDict",
+    "ParameterList",
+    "RMSNorm",
+    "ReLU6",
+    "SELU",
+    "Softmin",
+    "Softshrink",
+    "Softsign",
+    "Tanhshrink",
+    "Threshold",
+    "TripletMarginLoss",
+]
+__all__ += _MORE_LAYERS

@@ -385,3 +385,310 @@ class CosineSimilarity(Module):
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class _InplaceActivation(Module):
+    """An activation with only ``inplace`` as option: see the matching ``F`` function."""
+
+    _function = None
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._function(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class ReLU6(_InplaceActivation):
+    """``min(max(0, x), 6)``: see :func:`F.relu6 <glasstorch.nn.functional.relu6>`.
+
+    Args:
+        inplace: overwrite the input. Default: ``False``.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Examples::
+
+        >>> nn.ReLU6()(torch.tensor([-1.0, 3.0, 8.0]))
+        tensor([0., 3., 6.])
+    """
+
+    _function = staticmethod(F.relu6)
+
+
+class Hardsigmoid(_InplaceActivation):
+    """``relu6(x + 3) / 6``: see :func:`F.hardsigmoid <glasstorch.nn.functional.hardsigmoid>`.
+
+    Args:
+        inplace: overwrite the input. Default: ``False``.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Examples::
+
+        >>> nn.Hardsigmoid()(torch.tensor([-4.0, 0.0, 4.0]))
+        tensor([0.0000, 0.5000, 1.0000])
+    """
+
+    _function = staticmethod(F.hardsigmoid)
+
+
+class Hardswish(_InplaceActivation):
+    """``x * relu6(x + 3) / 6``: see :func:`F.hardswish <glasstorch.nn.functional.hardswish>`.
+
+    Args:
+        inplace: overwrite the input. Default: ``False``.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Examples::
+
+        >>> nn.Hardswish()(torch.tensor([-4.0, 1.0, 4.0]))
+        tensor([-0.0000,  0.6667,  4.0000])
+    """
+
+    _function = staticmethod(F.hardswish)
+
+
+class SELU(_InplaceActivation):
+    """Scaled ELU with self-normalising constants: see :func:`F.selu <glasstorch.nn.functional.selu>`.
+
+    Args:
+        inplace: overwrite the input. Default: ``False``.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Examples::
+
+        >>> nn.SELU()(torch.tensor([-1.0, 1.0]))
+        tensor([-1.1113,  1.0507])
+    """
+
+    _function = staticmethod(F.selu)
+
+
+class CELU(Module):
+    """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere:
+    see :func:`F.celu <glasstorch.nn.functional.celu>`.
+
+    Args:
+        alpha: the limit for very negative inputs is ``-alpha``. Default: 1.0.
+        inplace: overwrite the input. Default: ``False``.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Examples::
+
+        >>> nn.CELU(alpha=2.0)(torch.tensor([-1.0, 1.0]))
+        tensor([-0.7869,  1.0000])
+    """
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        suffix = ", inplace=True" if self.inplace else ""
+        return f"alpha={self.alpha}{suffix}"
+
+
+class Softsign(Module):
+    """``x / (1 + |x|)``: see :func:`F.softsign <glasstorch.nn.functional.softsign>`.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Examples::
+
+        >>> nn.Softsign()(torch.tensor([-1.0, 3.0]))
+        tensor([-0.5000,  0.7500])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)``: see :func:`F.tanhshrink <glasstorch.nn.functional.tanhshrink>`.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Examples::
+
+        >>> nn.Tanhshrink()(torch.tensor([0.0, 1.0]))
+        tensor([0.0000, 0.2384])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.tanhshrink(input)
+
+
+class Softmin(Module):
+    """``softmax(-x)`` along ``dim``: see :func:`F.softmin <glasstorch.nn.functional.softmin>`.
+
+    Args:
+        dim: the dimension that sums to 1.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Examples::
+
+        >>> nn.Softmin(dim=0)(torch.tensor([1.0, 2.0]))
+        tensor([0.7311, 0.2689])
+    """
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmin(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class GLU(Module):
+    """Gated linear unit: see :func:`F.glu <glasstorch.nn.functional.glu>`.
+
+    Args:
+        dim: the dimension split in halves. Default: -1.
+
+    Shape:
+        - Input: ``(*, 2N, *)``; Output: ``(*, N, *)``.
+
+    Examples::
+
+        >>> nn.GLU()(torch.randn(4, 6)).shape
+        torch.Size([4, 3])
+    """
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Hardshrink(Module):
+    """``x`` where ``|x| > lambd``, else 0: see :func:`F.hardshrink <glasstorch.nn.functional.hardshrink>`.
+
+    Args:
+        lambd: the threshold. Default: 0.5.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Examples::
+
+        >>> nn.Hardshrink()(torch.tensor([-1.0, 0.2, 0.7]))
+        tensor([-1.0000,  0.0000,  0.7000])
+    """
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """``x`` moved ``lambd`` toward 0, and 0 within ``lambd`` of it:
+    see :func:`F.softshrink <glasstorch.nn.functional.softshrink>`.
+
+    Args:
+        lambd: the threshold, at least 0. Default: 0.5.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Examples::
+
+        >>> nn.Softshrink()(torch.tensor([-1.0, 0.2, 0.7]))
+        tensor([-0.5000,  0.0000,  0.2000])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softshrink(input, self.lambd)
+
+
+class Threshold(Module):
+    """``x`` where ``x > threshold``, else ``value``: see :func:`F.threshold <glasstorch.nn.functional.threshold>`.
+
+    Args:
+        threshold: the threshold.
+        value: what replaces the values at or below it.
+        inplace: overwrite the input. Default: ``False``.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Examples::
+
+        >>> nn.Threshold(0.1, 20.0)(torch.tensor([0.05, 0.5]))
+        tensor([20.0000,  0.5000])
+    """
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        suffix = ", inplace=True" if self.inplace else ""
+        return f"threshold={self.threshold}, value={self.value}{suffix}"
+
+
+class PairwiseDistance(Module):
+    """The ``p``-norm of ``x1 - x2 + eps`` along the last dimension:
+    see :func:`F.pairwise_distance <glasstorch.nn.functional.pairwise_distance>`.
+
+    Args:
+        p: the norm. Default: 2.
+        eps: added to the difference. Default: 1e-6.
+        keepdim: keep the reduced dimension. Default: False.
+
+    Shape:
+        - Input1, Input2: ``(N, D)`` or ``(D)``; Output: ``(N)`` or ``()``.
+
+    Examples::
+
+        >>> nn.PairwiseDistance()(torch.zeros(2, 3), torch.ones(2, 3)).shape
+        torch.Size([2])
+    """
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        super().__init__()
+        self.norm = p
+        self.eps = eps
+        self.keepdim = keepdim
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)

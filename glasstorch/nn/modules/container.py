@@ -272,3 +272,161 @@ class ModuleDict(Module):
     def clear(self) -> None:
         """Remove every module."""
         self._modules.clear()
+
+
+def _as_parameter(value):
+    """A tensor that is not yet a :class:`Parameter` becomes one; anything else is kept."""
+    from glasstorch.nn.parameter import Parameter
+    from glasstorch.tensor import Tensor
+
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+def _describe(value) -> str:
+    """One repr line for a held value: a parameter's dtype and size, else its type."""
+    from glasstorch.tensor import Tensor
+
+    if isinstance(value, Tensor):
+        size = "x".join(str(s) for s in value.shape)
+        device = "" if value.device.type == "cpu" else f" ({value.device})"
+        return f"Parameter containing: [{value.dtype} of size {size}{device}]"
+    return f"Object of type: {type(value).__name__}"
+
+
+class ParameterList(Module):
+    """A list of parameters registered with the parent (as ``"0"``, ``"1"``, ...).
+
+    A tensor put in the list becomes a :class:`Parameter`; a plain Python list
+    would hide the parameters from ``parameters()`` and the optimizer.
+
+    Args:
+        values: an iterable of tensors (or parameters).
+
+    Example::
+
+        >>> weights = nn.ParameterList([nn.Parameter(torch.randn(4, 4)) for _ in range(3)])
+        >>> len(list(weights.parameters()))
+        3
+    """
+
+    def __init__(self, values: Iterable | None = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return ParameterList([self[i] for i in range(len(self))[index]])
+        return getattr(self, str(_position(index, len(self))))
+
+    def __setitem__(self, index, value) -> None:
+        setattr(self, str(_position(index, len(self))), _as_parameter(value))
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator:
+        return (self[i] for i in range(len(self)))
+
+    def __iadd__(self, values: Iterable) -> ParameterList:
+        return self.extend(values)
+
+    def append(self, value) -> ParameterList:
+        """Add ``value`` (made a Parameter if it is a tensor) at the end."""
+        index = self._size
+        self._size += 1
+        setattr(self, str(index), _as_parameter(value))
+        return self
+
+    def extend(self, values: Iterable) -> ParameterList:
+        """Append each of ``values``."""
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"({i}): {_describe(value)}" for i, value in enumerate(self))
+
+
+class ParameterDict(Module):
+    """A dictionary of parameters registered with the parent under their keys.
+
+    A tensor put in the dictionary becomes a :class:`Parameter`. Keys keep
+    their insertion order.
+
+    Args:
+        parameters: a mapping (or iterable of pairs) from names to tensors.
+
+    Example::
+
+        >>> scales = nn.ParameterDict({"a": nn.Parameter(torch.ones(3)), "b": torch.zeros(2)})
+        >>> sorted(name for name, _ in scales.named_parameters())
+        ['a', 'b']
+    """
+
+    def __init__(self, parameters=None) -> None:
+        super().__init__()
+        self._keys: dict[str, None] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str):
+        if key not in self._keys:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value) -> None:
+        self._keys[key] = None
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._keys
+
+    def keys(self):
+        """The names, in insertion order."""
+        return self._keys.keys()
+
+    def values(self):
+        """The parameters, in insertion order."""
+        return [self[key] for key in self._keys]
+
+    def items(self):
+        """``(name, parameter)`` pairs, in insertion order."""
+        return [(key, self[key]) for key in self._keys]
+
+    def get(self, key: str, default=None):
+        """The parameter under ``key``, or ``default``."""
+        return self[key] if key in self else default
+
+    def update(self, parameters) -> None:
+        """Add (or replace) entries from a mapping or an iterable of pairs."""
+        pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
+        for key, value in pairs:
+            self[key] = value
+
+    def pop(self, key: str):
+        """Remove and return the parameter under ``key``."""
+        value = self[key]
+        del self[key]
+        return value
+
+    def clear(self) -> None:
+        """Remove every entry."""
+        for key in list(self._keys):
+            del self[key]
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"({key}): {_describe(value)}" for key, value in self.items())

@@ -360,3 +360,80 @@ class ConvTranspose2d(_ConvNd):
                 )
             padding.append(extra)
         return tuple(padding)
+
+
+class ConvTranspose1d(_ConvNd):
+    """1-D transposed convolution: see :func:`F.conv_transpose1d <glasstorch.nn.functional.conv_transpose1d>`.
+
+    The gradient of a :class:`Conv1d` with respect to its input, used as a
+    layer: it lengthens a sequence (by ``stride``) where a convolution shortens it.
+
+    Args:
+        in_channels: channels ``C_in`` of the input.
+        out_channels: channels ``C_out`` the layer produces.
+        kernel_size: the kernel's length ``K``.
+        stride: the upsampling step. Default: 1.
+        padding: trims ``padding`` positions from each end of the output. Default: 0.
+        output_padding: extra positions at the end of the output. Default: 0.
+        groups: independent channel groups. Default: 1.
+        bias: learn a bias per output channel. Default: True.
+        dilation: spacing between kernel taps. Default: 1.
+        padding_mode: only ``"zeros"``.
+
+    Attributes:
+        weight: ``(C_in, C_out / groups, K)``, kaiming_uniform(a = sqrt(5)).
+        bias: ``(C_out,)``.
+
+    Shape:
+        - Input: ``(N, C_in, L)`` or ``(C_in, L)``.
+        - Output: ``(N, C_out, L_out)``,
+          ``L_out = (L - 1) * stride - 2 * padding + dilation * (K - 1) + output_padding + 1``.
+
+    Examples::
+
+        >>> up = nn.ConvTranspose1d(16, 8, kernel_size=2, stride=2)
+        >>> up(torch.randn(1, 16, 7)).shape
+        torch.Size([1, 8, 14])
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation=1,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        if isinstance(padding, str):
+            raise ValueError(f'padding="{padding}" is not supported by ConvTranspose1d')
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, True,
+            output_padding, groups, bias, padding_mode, 1, device, dtype,
+        )  # fmt: skip
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        output_padding = self.output_padding[0]
+        if output_size is not None:
+            smallest = (
+                (input.shape[-1] - 1) * self.stride[0] - 2 * self.padding[0]
+                + self.dilation[0] * (self.kernel_size[0] - 1) + 1
+            )  # fmt: skip
+            wanted = tuple(output_size)[-1]
+            output_padding = wanted - smallest
+            if not 0 <= output_padding < max(self.stride[0], self.dilation[0]):
+                raise ValueError(
+                    f"requested an output size of {[wanted]}, but valid sizes range from "
+                    f"{smallest} to {smallest + self.stride[0] - 1} (for an input of "
+                    f"{list(input.shape[-1:])})"
+                )
+        return F.conv_transpose1d(
+            input, self.weight, self.bias, self.stride[0], self.padding[0], output_padding,
+            self.groups, self.dilation[0],
+        )  # fmt: skip

@@ -1,4 +1,4 @@
-"""``Linear``, ``Identity``, ``Flatten`` and ``Unflatten``."""
+"""``Linear``, ``Bilinear``, ``Identity``, ``Flatten`` and ``Unflatten``."""
 
 from __future__ import annotations
 
@@ -141,3 +141,66 @@ class Unflatten(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class Bilinear(Module):
+    """The bilinear map ``y = x1^T A x2 + b``: see :func:`F.bilinear <glasstorch.nn.functional.bilinear>`.
+
+    Args:
+        in1_features: size of each first input sample.
+        in2_features: size of each second input sample.
+        out_features: size of each output sample.
+        bias: whether to learn an additive bias. Default: ``True``.
+
+    Shape:
+        - Input1: ``(*, in1_features)``; Input2: ``(*, in2_features)``.
+        - Output: ``(*, out_features)``.
+
+    Attributes:
+        weight: ``(out_features, in1_features, in2_features)``, uniform on
+            ``[-k, k]`` with ``k = 1 / sqrt(in1_features)``.
+        bias: ``(out_features,)``, uniform on the same ``[-k, k]``.
+
+    Examples::
+
+        >>> m = nn.Bilinear(20, 30, 40)
+        >>> m(torch.randn(128, 20), torch.randn(128, 30)).shape
+        torch.Size([128, 40])
+    """
+
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        shape = (out_features, in1_features, in2_features)
+        self.weight = Parameter(empty(*shape, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Weight and bias uniform on ``[-k, k]``, ``k = 1 / sqrt(in1_features)``."""
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )

@@ -322,3 +322,129 @@ class KLDivLoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class MarginRankingLoss(_Loss):
+    """``max(0, -y * (x1 - x2) + margin)``: see :func:`F.margin_ranking_loss <glasstorch.nn.functional.margin_ranking_loss>`.
+
+    Args:
+        margin: the gap asked between the two inputs. Default: 0.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+
+    Shape:
+        - Input1, Input2, Target (1 or -1): ``(N)`` or ``()``; Output: a scalar, or ``(N)``.
+
+    Examples::
+
+        >>> loss = nn.MarginRankingLoss(margin=0.5)
+        >>> loss(torch.randn(3), torch.randn(3), torch.tensor([1.0, -1.0, 1.0])).shape
+        torch.Size([])
+    """
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.margin_ranking_loss(
+            input1, input2, target, margin=self.margin, reduction=self.reduction
+        )
+
+
+class HingeEmbeddingLoss(_Loss):
+    """``x`` for similar pairs, ``max(0, margin - x)`` for dissimilar ones:
+    see :func:`F.hinge_embedding_loss <glasstorch.nn.functional.hinge_embedding_loss>`.
+
+    Args:
+        margin: the distance dissimilar pairs should exceed. Default: 1.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+
+    Shape:
+        - Input (a distance), Target (1 or -1): ``(*)``; Output: a scalar, or ``(*)``.
+
+    Examples::
+
+        >>> nn.HingeEmbeddingLoss()(torch.rand(4), torch.tensor([1.0, -1.0, 1.0, -1.0])).shape
+        torch.Size([])
+    """
+
+    def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """``1 - cos(x1, x2)`` for similar pairs, ``max(0, cos(x1, x2) - margin)`` for dissimilar ones:
+    see :func:`F.cosine_embedding_loss <glasstorch.nn.functional.cosine_embedding_loss>`.
+
+    Args:
+        margin: a cosine in ``[-1, 1]`` dissimilar pairs should stay below. Default: 0.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+
+    Shape:
+        - Input1, Input2: ``(N, D)`` or ``(D)``; Target (1 or -1): ``(N)`` or ``()``.
+        - Output: a scalar, or ``(N)``.
+
+    Examples::
+
+        >>> loss = nn.CosineEmbeddingLoss()
+        >>> loss(torch.randn(3, 5), torch.randn(3, 5), torch.tensor([1.0, -1.0, 1.0])).shape
+        torch.Size([])
+    """
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.cosine_embedding_loss(
+            input1, input2, target, margin=self.margin, reduction=self.reduction
+        )
+
+
+class TripletMarginLoss(_Loss):
+    """``max(0, d(a, p) - d(a, n) + margin)``:
+    see :func:`F.triplet_margin_loss <glasstorch.nn.functional.triplet_margin_loss>`.
+
+    Args:
+        margin: the gap asked between the two distances. Default: 1.
+        p: the norm of the distance. Default: 2.
+        eps: added to the differences before the norm. Default: 1e-6.
+        swap: use the smaller of ``d(a, n)`` and ``d(p, n)``. Default: False.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+
+    Shape:
+        - Anchor, Positive, Negative: ``(N, D)`` or ``(D)``; Output: a scalar, or ``(N)``.
+
+    Examples::
+
+        >>> a, p, n = torch.randn(4, 8), torch.randn(4, 8), torch.randn(4, 8)
+        >>> nn.TripletMarginLoss(margin=0.2)(a, p, n).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        margin: float = 1.0,
+        p: float = 2.0,
+        eps: float = 1e-6,
+        swap: bool = False,
+        size_average=None,
+        reduce=None,
+        reduction: str = "mean",
+    ):
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead"
+            )
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_loss(
+            anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
+            swap=self.swap, reduction=self.reduction,
+        )  # fmt: skip

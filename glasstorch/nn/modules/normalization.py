@@ -1,6 +1,8 @@
-"""``LayerNorm``: normalise each sample over its last dimensions."""
+"""``LayerNorm``, ``GroupNorm`` and the instance normalisations ``InstanceNorm1d/2d/3d``."""
 
 from __future__ import annotations
+
+import warnings
 
 from glasstorch.nn import functional as F
 from glasstorch.nn import init
@@ -142,4 +144,214 @@ class GroupNorm(Module):
         return (
             f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
             f"bias={self.bias is not None}"
+        )
+
+
+class _InstanceNorm(Module):
+    """What the instance normalisation layers share (``dims`` spatial dimensions)."""
+
+    _dims = 1
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(empty(num_features, dtype=dtype, device=device))
+            self.bias = Parameter(empty(num_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", empty(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", empty(num_features, dtype=dtype, device=device))
+            from glasstorch.ops.creation import tensor
+
+            self.register_buffer("num_batches_tracked", tensor(0, device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self) -> None:
+        """Running mean to zeros, running variance to ones."""
+        if self.track_running_stats:
+            init.zeros_(self.running_mean)
+            init.ones_(self.running_var)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        """The running statistics, and the weight to ones and the bias to zeros."""
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        dims = self._dims
+        if input.dim() not in (dims + 1, dims + 2):
+            raise ValueError(
+                f"expected {dims + 1}D or {dims + 2}D input (got {input.dim()}D input)"
+            )
+        unbatched = input.dim() == dims + 1
+        if unbatched:
+            input = input.unsqueeze(0)
+        if input.shape[1] != self.num_features:
+            if self.affine:
+                raise ValueError(
+                    f"expected input's size at dim=1 to match num_features "
+                    f"({self.num_features}), but got: {input.shape[1]}."
+                )
+            warnings.warn(
+                "input's size at dim=1 does not match num_features. You can silence this "
+                "warning by not passing in num_features, which is not used because "
+                "affine=False",
+                UserWarning,
+                stacklevel=2,
+            )
+        out = F.instance_norm(
+            input, self.running_mean, self.running_var, self.weight, self.bias,
+            self.training or not self.track_running_stats, self.momentum, self.eps,
+        )  # fmt: skip
+        return out.squeeze(0) if unbatched else out
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Normalise each channel of each sequence over its length: see
+    :func:`F.instance_norm <glasstorch.nn.functional.instance_norm>`.
+
+    Args:
+        num_features: channels ``C``.
+        eps: added to the variance. Default: 1e-5.
+        momentum: how far the running statistics move each step. Default: 0.1.
+        affine: learn a per-channel ``weight`` (ones) and ``bias`` (zeros). Default: False.
+        track_running_stats: keep running statistics, used in evaluation. Default: False.
+
+    Shape:
+        - Input: ``(N, C, L)`` or ``(C, L)``; Output: the same.
+
+    Examples::
+
+        >>> nn.InstanceNorm1d(3)(torch.randn(2, 3, 10)).shape
+        torch.Size([2, 3, 10])
+    """
+
+    _dims = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Normalise each channel of each image over its pixels (style transfer's normalisation):
+    see :func:`F.instance_norm <glasstorch.nn.functional.instance_norm>`.
+
+    Args:
+        num_features: channels ``C``.
+        eps: added to the variance. Default: 1e-5.
+        momentum: how far the running statistics move each step. Default: 0.1.
+        affine: learn a per-channel ``weight`` (ones) and ``bias`` (zeros). Default: False.
+        track_running_stats: keep running statistics, used in evaluation. Default: False.
+
+    Shape:
+        - Input: ``(N, C, H, W)`` or ``(C, H, W)``; Output: the same.
+
+    Examples::
+
+        >>> nn.InstanceNorm2d(3, affine=True)(torch.randn(2, 3, 8, 8)).shape
+        torch.Size([2, 3, 8, 8])
+    """
+
+    _dims = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Normalise each channel of each volume over its voxels: see
+    :func:`F.instance_norm <glasstorch.nn.functional.instance_norm>`.
+
+    Args:
+        num_features: channels ``C``.
+        eps: added to the variance. Default: 1e-5.
+        momentum: how far the running statistics move each step. Default: 0.1.
+        affine: learn a per-channel ``weight`` (ones) and ``bias`` (zeros). Default: False.
+        track_running_stats: keep running statistics, used in evaluation. Default: False.
+
+    Shape:
+        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``; Output: the same.
+
+    Examples::
+
+        >>> nn.InstanceNorm3d(2)(torch.randn(1, 2, 3, 4, 4)).shape
+        torch.Size([1, 2, 3, 4, 4])
+    """
+
+    _dims = 3
+
+
+class RMSNorm(Module):
+    """``y = x / sqrt(mean(x^2) + eps) * weight`` over the last dimensions (no mean is subtracted):
+    see :func:`F.rms_norm <glasstorch.nn.functional.rms_norm>`.
+
+    Args:
+        normalized_shape: the trailing shape to normalise over (an int for one dimension).
+        eps: added to the mean square; None takes the input dtype's machine epsilon.
+        elementwise_affine: learn a ``weight`` (ones) of shape ``normalized_shape``. Default: True.
+
+    Shape:
+        - Input: ``(*, *normalized_shape)``; Output: the same.
+
+    Examples::
+
+        >>> nn.RMSNorm(8)(torch.randn(2, 5, 8)).shape
+        torch.Size([2, 5, 8])
+    """
+
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(empty(*self.normalized_shape, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """The weight to ones."""
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
         )

@@ -1,4 +1,4 @@
-"""Pooling layers: ``MaxPool1d``, ``MaxPool2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``."""
+"""Pooling layers: max, average and adaptive pooling of sequences and images."""
 
 from __future__ import annotations
 
@@ -169,3 +169,210 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class AvgPool1d(Module):
+    """The mean of each window of a sequence: see :func:`F.avg_pool1d <glasstorch.nn.functional.avg_pool1d>`.
+
+    Args:
+        kernel_size: the window's length.
+        stride: the step between windows. Default: ``kernel_size``.
+        padding: implicit zeros on both sides (at most half the window). Default: 0.
+        ceil_mode: round the output length up. Default: False.
+        count_include_pad: count the padding zeros in each window's divisor. Default: True.
+
+    Shape:
+        - Input: ``(N, C, L)`` or ``(C, L)``.
+        - Output: ``(N, C, L_out)``, ``L_out = (L + 2 * padding - kernel_size) // stride + 1``.
+
+    Examples::
+
+        >>> nn.AvgPool1d(3, stride=2)(torch.randn(1, 4, 11)).shape
+        torch.Size([1, 4, 5])
+    """
+
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = _one(kernel_size)
+        self.stride = _one(stride if stride is not None else kernel_size)
+        self.padding = _one(padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool1d(
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+            self.count_include_pad,
+        )  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+def _one(value) -> tuple[int]:
+    """An int (or a one-element sequence) as a one-element tuple, as PyTorch keeps it."""
+    return (value,) if isinstance(value, int) else tuple(value)
+
+
+class _AdaptivePool(Module):
+    """What the adaptive pooling layers share: the output size and its repr."""
+
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptivePool):
+    """Average pooling of a sequence to a fixed length, whatever the input's:
+    see :func:`F.adaptive_avg_pool1d <glasstorch.nn.functional.adaptive_avg_pool1d>`.
+
+    Args:
+        output_size: the output length ``L_out``.
+
+    Shape:
+        - Input: ``(N, C, L)`` or ``(C, L)``.
+        - Output: ``(N, C, L_out)``.
+
+    Examples::
+
+        >>> nn.AdaptiveAvgPool1d(1)(torch.randn(2, 8, 13)).shape
+        torch.Size([2, 8, 1])
+    """
+
+    def __init__(self, output_size) -> None:
+        super().__init__(output_size)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveMaxPool1d(_AdaptivePool):
+    """Max pooling of a sequence to a fixed length, whatever the input's:
+    see :func:`F.adaptive_max_pool1d <glasstorch.nn.functional.adaptive_max_pool1d>`.
+
+    Args:
+        output_size: the output length ``L_out``.
+        return_indices: also return each maximum's position. Default: False.
+
+    Shape:
+        - Input: ``(N, C, L)`` or ``(C, L)``.
+        - Output: ``(N, C, L_out)``.
+
+    Examples::
+
+        >>> nn.AdaptiveMaxPool1d(1)(torch.randn(2, 8, 13)).shape
+        torch.Size([2, 8, 1])
+    """
+
+    def forward(self, input: Tensor):
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(_AdaptivePool):
+    """Max pooling of an image to a fixed size, whatever the input's:
+    see :func:`F.adaptive_max_pool2d <glasstorch.nn.functional.adaptive_max_pool2d>`.
+
+    Args:
+        output_size: ``OH`` (square) or ``(OH, OW)``; None keeps that input size.
+        return_indices: also return each maximum's flat position in its plane. Default: False.
+
+    Shape:
+        - Input: ``(N, C, H, W)`` or ``(C, H, W)``.
+        - Output: ``(N, C, OH, OW)``.
+
+    Examples::
+
+        >>> nn.AdaptiveMaxPool2d((2, 3))(torch.randn(1, 4, 9, 9)).shape
+        torch.Size([1, 4, 2, 3])
+    """
+
+    def forward(self, input: Tensor):
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """The maximum of each box of a volume: see :func:`F.max_pool3d <glasstorch.nn.functional.max_pool3d>`.
+
+    Args:
+        kernel_size: the box, an int or ``(kd, kh, kw)``.
+        stride: the step between boxes. Default: ``kernel_size``.
+        padding: implicit ``-inf`` on every side (at most half the box). Default: 0.
+        dilation: the step between a box's elements. Default: 1.
+        return_indices: not supported in glasstorch.
+        ceil_mode: round the output size up, keeping last partial boxes.
+
+    Shape:
+        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        - Output: ``(N, C, OD, OH, OW)``,
+          ``OD = (D + 2 * padding - dilation * (kd - 1) - 1) // stride + 1`` (OH, OW alike).
+
+    Examples::
+
+        >>> nn.MaxPool3d(2)(torch.randn(1, 3, 4, 8, 8)).shape
+        torch.Size([1, 3, 2, 4, 4])
+    """
+
+    def forward(self, input: Tensor):
+        return F.max_pool3d(
+            input, self.kernel_size, self.stride, self.padding, self.dilation,
+            ceil_mode=self.ceil_mode, return_indices=self.return_indices,
+        )  # fmt: skip
+
+
+class AvgPool3d(Module):
+    """The mean of each box of a volume: see :func:`F.avg_pool3d <glasstorch.nn.functional.avg_pool3d>`.
+
+    Args:
+        kernel_size: the box, an int or ``(kd, kh, kw)``.
+        stride: the step between boxes. Default: ``kernel_size``.
+        padding: implicit zeros on every side (at most half the box). Default: 0.
+        ceil_mode: round the output size up. Default: False.
+        count_include_pad: count the padding zeros in each box's divisor. Default: True.
+        divisor_override: not supported in glasstorch.
+
+    Shape:
+        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        - Output: ``(N, C, OD, OH, OW)``, ``OD = (D + 2 * padding - kd) // stride + 1``.
+
+    Examples::
+
+        >>> nn.AvgPool3d(2)(torch.randn(1, 3, 4, 8, 8)).shape
+        torch.Size([1, 3, 2, 4, 4])
+    """
+
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool3d(
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+            self.count_include_pad, self.divisor_override,
+        )  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"

@@ -3,7 +3,8 @@
 * :mod:`~glasstorch.utils.data.dataset`: ``Dataset``, ``IterableDataset``,
   ``TensorDataset``, ``Subset``, ``ConcatDataset``, ``ChainDataset``, ``random_split``.
 * :mod:`~glasstorch.utils.data.sampler`: ``Sampler``, ``SequentialSampler``,
-  ``RandomSampler``, ``SubsetRandomSampler``, ``BatchSampler``.
+  ``RandomSampler``, ``SubsetRandomSampler``, ``WeightedRandomSampler``,
+  ``BatchSampler``.
 * :mod:`~glasstorch.utils.data.collate`: ``default_collate``, ``default_convert``.
 * :mod:`~glasstorch.utils.data.dataloader`: ``DataLoader``, in this process or
   with worker processes that hand batches back through shared memory
@@ -30,6 +31,7 @@ from glasstorch.utils.data.sampler import (
     Sampler,
     SequentialSampler,
     SubsetRandomSampler,
+    WeightedRandomSampler,
 )
 from glasstorch.utils.data.worker import WorkerInfo, get_worker_info
 
@@ -46,6 +48,7 @@ __all__ = [
     "Subset",
     "SubsetRandomSampler",
     "TensorDataset",
+    "WeightedRandomSampler",
     "WorkerInfo",
     "default_collate",
     "default_convert",

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Generic, TypeVar
 
-from glasstorch.ops.creation import randint, randperm
+from glasstorch._dtype import float64
+from glasstorch.ops.creation import as_tensor, randint, randperm
+from glasstorch.ops.sampling import multinomial
 from glasstorch.random import Generator
 
 T_co = TypeVar("T_co", covariant=True)
@@ -129,6 +131,62 @@ class SubsetRandomSampler(Sampler[int]):
         return len(self.indices)
 
 
+class WeightedRandomSampler(Sampler[int]):
+    """``num_samples`` indices ``0 .. len(weights) - 1``, each drawn with probability
+    proportional to its weight (e.g. to rebalance classes).
+
+    The draws are :func:`glasstorch.multinomial` over the weights, with or
+    without replacement.
+
+    Args:
+        weights: a 1-D sequence of non-negative weights (they need not sum to 1).
+        num_samples: how many indices to draw (a positive int).
+        replacement: draw with replacement (default); without it an index
+            comes at most once, and ``num_samples`` must not exceed ``len(weights)``.
+        generator: where the randomness comes from (default: the global generator).
+
+    Example::
+
+        >>> class_weight = [1.0, 9.0]          # the rare class 0 drawn as often as class 1
+        >>> sampler = WeightedRandomSampler([class_weight[y] for y in labels], len(labels))
+    """
+
+    def __init__(
+        self,
+        weights: Sequence[float],
+        num_samples: int,
+        replacement: bool = True,
+        generator: Generator | None = None,
+    ) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
+            )
+        if not isinstance(replacement, bool):
+            raise ValueError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
+        weights_tensor = as_tensor(weights, dtype=float64)
+        if weights_tensor.dim() != 1:
+            raise ValueError(
+                "weights should be a 1d sequence but given weights have shape "
+                f"{tuple(weights_tensor.shape)}"
+            )
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        draws = multinomial(
+            self.weights, self.num_samples, self.replacement, generator=self.generator
+        )
+        yield from draws.tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
 class BatchSampler(Sampler[list[int]]):
     """Group another sampler's indices into lists of ``batch_size``.
 
@@ -188,4 +246,5 @@ __all__ = [
     "Sampler",
     "SequentialSampler",
     "SubsetRandomSampler",
+    "WeightedRandomSampler",
 ]
