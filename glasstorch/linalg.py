@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from glasstorch.autograd.function import Function
+from glasstorch.ops.creation import zeros_like
 from glasstorch.ops.reduction import _dims_arg
 from glasstorch.tensor import Tensor
 
@@ -62,7 +63,7 @@ class VectorNorm(Function):
         if not ctx.keepdim:
             grad = grad.reshape(norm.shape)  # back to the size-1 dims of the forward
         if ord == 0:
-            return grad * 0 * x, None, None, None
+            return zeros_like(x), None, None, None
         if ord in (math.inf, -math.inf):
             # The gradient is shared evenly among the elements that reach the extreme.
             hits = (x.abs() == norm).to(x.dtype)

@@ -428,3 +428,30 @@ def test_a_gradient_exported_to_numpy_by_a_hook_is_copied():
     _Double.apply(x).sum().backward()
     x.grad.add_(5.0)
     np.testing.assert_array_equal(arrays[0], [2.0, 2.0])
+
+
+MASKED_THEN_LOGSUMEXP = {
+    "masked_fill": lambda lib, x, mask: x.masked_fill(mask, float("-inf")),
+    "where": lambda lib, x, mask: lib.where(mask, lib.tensor(float("-inf")), x),
+    "pow-0": lambda lib, x, mask: lib.where(mask, lib.tensor(float("-inf")), x) * x.pow(0),
+}
+
+
+@pytest.mark.parametrize("name", MASKED_THEN_LOGSUMEXP)
+def test_a_masked_out_position_gets_zero_gradient_even_when_the_rest_is_nan(name, device):
+    """A row masked entirely to -inf has a NaN logsumexp gradient; the positions
+    the mask replaced get exactly 0, as in PyTorch (not NaN * 0)."""
+    values = [[1.0, 2.0], [3.0, 4.0]]
+    mask = [[True, True], [False, False]]
+
+    def grad_of(lib, on):
+        x = lib.tensor(values, device=on, requires_grad=True)
+        masked = MASKED_THEN_LOGSUMEXP[name](lib, x, lib.tensor(mask, device=on))
+        lib.logsumexp(masked, dim=1).sum().backward()
+        return x.grad
+
+    grad = grad_of(gt, device)
+    softmax = np.exp([3.0, 4.0]) / np.exp([3.0, 4.0]).sum()
+    assert_close(grad, np.array([[0.0, 0.0], list(softmax)], dtype=np.float32))
+    if torch is not None:
+        assert_close(grad, grad_of(torch, "cpu"))

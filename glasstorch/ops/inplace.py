@@ -23,6 +23,7 @@ from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
 from glasstorch.ops.core import cast, strided_as
+from glasstorch.ops.creation import zeros_like
 from glasstorch.tensor import Tensor, empty_tensor
 
 
@@ -261,7 +262,7 @@ class Copy(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0, grad
+        return zeros_like(grad), grad
 
 
 def copy_(target: Tensor, src) -> Tensor:
@@ -290,7 +291,7 @@ class Fill(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0, None
+        return zeros_like(grad), None
 
 
 def fill_(target: Tensor, value) -> Tensor:

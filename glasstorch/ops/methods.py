@@ -410,7 +410,8 @@ def _comparison_function(name: str, compare):
         return compare(a, other).to(a.dtype)
 
     def backward(ctx, grad):
-        return grad * 0, (grad.sum() * 0 if ctx.other_is_tensor else None)
+        zero = creation.zeros((), dtype=grad.dtype, device=grad.device)
+        return creation.zeros_like(grad), (zero if ctx.other_is_tensor else None)
 
     return type(
         name.capitalize(),

@@ -25,6 +25,7 @@ from glasstorch.ops.core import (
     is_number,
     strided_as,
 )
+from glasstorch.ops.creation import zeros, zeros_like
 from glasstorch.tensor import Storage, Tensor, empty_tensor
 
 # ------------------------------------------------------------ compute helpers
@@ -234,7 +235,7 @@ class Pow(Function):
         (a,) = ctx.saved_tensors
         p = ctx.exponent
         if p == 0:
-            return grad * 0, None
+            return zeros_like(a), None
         return grad * p * a ** (p - 1), None
         # -- end solution
 
@@ -280,7 +281,7 @@ class RPow(Function):
         (out,) = ctx.saved_tensors
         log_base = math.log(ctx.base) if ctx.base > 0 else float("nan")
         if ctx.base == 0:
-            return None, grad * 0
+            return None, zeros_like(grad)
         return None, grad * out * log_base
 
 
@@ -874,7 +875,7 @@ class Where(Function):
     @staticmethod
     def backward(ctx, grad):
         (condition,) = ctx.saved_tensors
-        zero = grad * 0
+        zero = zeros((), dtype=grad.dtype, device=grad.device)  # not grad * 0: NaN * 0 is NaN
         grad_a = where(condition, grad, zero) if _needs(ctx, 1) else None
         grad_b = where(condition, zero, grad) if _needs(ctx, 2) else None
         return None, grad_a, grad_b
@@ -920,7 +921,7 @@ class MaskedFill(Function):
     @staticmethod
     def backward(ctx, grad):
         (mask,) = ctx.saved_tensors
-        return where(mask, grad * 0, grad), None, None
+        return where(mask, zeros((), dtype=grad.dtype, device=grad.device), grad), None, None
 
 
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
