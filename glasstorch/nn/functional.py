@@ -26,7 +26,6 @@ from glasstorch.ops import pointwise
 from glasstorch.ops.core import strided_as
 from glasstorch.ops.creation import arange, rand, zeros
 from glasstorch.ops.indexing import masked_select
-from glasstorch.ops.linalg import compute_matmul
 from glasstorch.ops.pointwise import where
 from glasstorch.ops.reduction import log_softmax as _log_softmax
 from glasstorch.ops.reduction import softmax as _softmax
@@ -89,14 +88,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         and bias.dim() == 1
         and _same_dtype(input, weight, bias)
     ):
-        rows = input.reshape(-1, input.shape[-1])  # (*, in) as one matrix: a view if contiguous
-        if rows.shape[1] != weight.shape[1]:
+        if input.shape[-1] != weight.shape[1]:
+            rows = input.numel() // input.shape[-1] if input.shape[-1] else 0
             raise RuntimeError(
-                f"mat1 and mat2 shapes cannot be multiplied ({rows.shape[0]}x{rows.shape[1]} "
+                f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
                 f"and {weight.shape[1]}x{weight.shape[0]})"
             )
-        output = Addmm.apply(bias, rows, weight)
-        return output if input.dim() == 2 else output.view(*input.shape[:-1], weight.shape[0])
+        return Addmm.apply(bias, input, weight)
     output = input.matmul(weight.t())
     return output if bias is None else output + bias
     # -- end solution
@@ -115,6 +113,13 @@ class Addmm(Function):
     front of the weight, which glasstorch folds into this one). The gradients:
     ``input: grad @ weight``, ``weight: grad.T @ input`` (contiguous, like the
     weight itself) and ``bias: grad`` summed over the rows.
+
+    ``input`` may be ``(*, in)``: its rows are taken as one matrix, so the
+    output is ``(*, out)`` (PyTorch records two view nodes around its addmm
+    there; glasstorch folds them in too). The products run as direct kernel
+    calls (:func:`glasstorch.nn.fused_nodes.linear_forward` and
+    ``linear_backward``); the formulas below are what they compute, and what a
+    recorded backward (``create_graph=True``) differentiates.
     """
 
     backward_name = "AddmmBackward0"
@@ -125,16 +130,19 @@ class Addmm(Function):
             input if ctx.needs_input_grad[2] else None,
             weight if ctx.needs_input_grad[1] else None,
         )
-        out = compute_matmul(input, weight.t())
-        kernels.binary("add", out._strided(), out._strided(), strided_as(bias, out._shape))
-        return out
+        ctx.input_shape = input.shape
+        return fused_nodes.linear_forward(input, weight, bias)
 
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
-        grad_bias = grad.sum(0) if ctx.needs_input_grad[0] else None
-        grad_input = grad @ weight if ctx.needs_input_grad[1] else None
-        grad_weight = grad.t() @ input if ctx.needs_input_grad[2] else None
+        needs = ctx.needs_input_grad
+        if not is_grad_enabled():  # nothing to record: the kernels directly
+            return fused_nodes.linear_backward(grad, input, weight, ctx.input_shape, needs)
+        rows = grad.reshape(-1, grad.shape[-1])
+        grad_bias = rows.sum(0) if needs[0] else None
+        grad_input = (rows @ weight).reshape(ctx.input_shape) if needs[1] else None
+        grad_weight = rows.t() @ input.reshape(-1, input.shape[-1]) if needs[2] else None
         return grad_bias, grad_input, grad_weight
 
 
