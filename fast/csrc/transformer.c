@@ -220,12 +220,24 @@ DEFINE_TRANSFORMER(f64, double)
 
 /* One row of the attention softmax: y[0..visible) = softmax(scale * x[0..visible)),
  * y[visible..n) = 0. The maximum is NaN-propagating (a NaN maximum shifts by
- * 0, so the NaN spreads through the sum), as in reductions.c's softmax. */
+ * 0, so the NaN spreads through the sum), as in reductions.c's softmax.
+ *
+ * Attention rows are short (a context of 64, and fewer visible columns in a
+ * causal row), so the maximum is one `omp simd` max reduction fused with the
+ * scaling, plus a NaN flag: gt_max_f32's 64 running lanes (made for long
+ * rows) cost more to seed and fold than such a row takes to scan. */
 static void attention_row_f32(float *y, const float *x, int64_t visible, int64_t n, float scale)
 {
-    for (int64_t j = 0; j < visible; j++) y[j] = scale * x[j];
-    float shift = gt_max_f32(y, visible);
-    if (shift != shift) shift = 0.0f;
+    float shift = -INFINITY;
+    int nan = 0;
+#pragma omp simd reduction(max : shift) reduction(| : nan)
+    for (int64_t j = 0; j < visible; j++) {
+        const float v = scale * x[j];
+        y[j] = v;
+        shift = v > shift ? v : shift;
+        nan |= v != v;
+    }
+    if (nan) shift = 0.0f;
     const double total = gt_exp_sum_f32(y, y, visible, shift); /* exp(y - shift), vectorised */
     const float inverse = total != 0 ? (float)(1.0 / total) : NAN;
     for (int64_t j = 0; j < visible; j++) y[j] *= inverse;
