@@ -234,3 +234,16 @@ def test_matmul_of_a_batch_by_a_matrix_folds_and_errors_like_torch():
     with pytest.raises(RuntimeError) as theirs:
         torch.randn(2, 3, 4) @ torch.randn(5, 3)
     assert str(ours.value) == str(theirs.value)
+
+
+@needs_torch
+@pytest.mark.parametrize("shape", [(5, 2, 0), (0, 2, 4), (2, 0, 4)])
+def test_linear_and_batched_matmul_on_empty_shapes(shape, device):
+    x, tx = pair(values(*shape), device)
+    w, tw = pair(values(3, shape[-1]), device)
+    b, tb = pair(values(3), device)
+    out, expected = F.linear(x, w, b), torch.nn.functional.linear(tx, tw, tb)
+    assert_close(out, expected)
+    backprop_same(out, expected, device)
+    compare_grads([(x, tx), (w, tw), (b, tb)], np.float64)
+    assert_close(x @ w.t(), tx @ tw.t())

@@ -54,7 +54,12 @@ def as_matrix(tensor: Tensor, width: int) -> Strided:
     """
     if not tensor.is_contiguous():
         tensor = tensor.contiguous()
-    rows = tensor.numel() // width if width else 0
+    if width:
+        rows = tensor.numel() // width
+    else:  # (*, 0): the rows are the leading dimensions' product
+        rows = 1
+        for size in tensor._shape[:-1]:
+            rows *= size
     return Strided(tensor._storage.buffer, (rows, width), (width, 1), tensor.storage_offset())
 
 
