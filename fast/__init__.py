@@ -13,7 +13,7 @@ function:
 * :mod:`~glasstorch.fast.optim`: one fused update per optimizer;
 * :mod:`~glasstorch.fast.reductions`, :mod:`~glasstorch.fast.linalg`,
   :mod:`~glasstorch.fast.indexing`, :mod:`~glasstorch.fast.nn`,
-  :mod:`~glasstorch.fast.conv`: the rest;
+  :mod:`~glasstorch.fast.conv`, :mod:`~glasstorch.fast.transformer`: the rest;
 * :mod:`~glasstorch.fast.threads`: the size of the OpenMP thread pool.
 
 :func:`make_kernels` composes them into one :class:`~glasstorch._kernels.Kernels`.
@@ -91,6 +91,7 @@ FAMILIES = (
     ("indexing", "IndexingKernels"),
     ("nn", "NNKernels"),
     ("rnn", "LSTMCellKernels"),
+    ("transformer", "TransformerKernels"),
     ("conv", "ConvKernels"),
     ("optim", "OptimKernels"),
     ("rng", "RandomKernels"),

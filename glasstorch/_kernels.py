@@ -422,6 +422,111 @@ class Kernels:
         """
         raise NotImplementedError
 
+    # ------------------------------------------------------ transformer blocks
+    # The fused kernels of a transformer's step: LayerNorm, GELU and the
+    # attention softmax, each one pass forward and one backward instead of a
+    # chain of elementwise operations and temporaries. Every view is
+    # **contiguous** and of one float dtype (float32 or float64): the frontend
+    # makes it so. A "row" is the last dimension: ``(R, N)`` views.
+    def layer_norm(
+        self,
+        out: Strided,
+        mean: Strided,
+        rstd: Strided,
+        input: Strided,
+        weight: Strided | None,
+        bias: Strided | None,
+        eps: float,
+    ) -> None:
+        """Normalize each row of ``input`` ``(R, N)``, then scale and shift.
+
+        For row ``r``: ``mean[r]`` is its mean, ``var`` its *biased* variance
+        (the mean of the squared deviations from the mean, two passes, both
+        sums in double precision), ``rstd[r] = 1 / sqrt(var + eps)``, and::
+
+            out[r, j] = (input[r, j] - mean[r]) * rstd[r] * weight[j] + bias[j]
+
+        ``mean`` and ``rstd`` are ``(R,)`` and are kept for
+        :meth:`layer_norm_backward`. A missing ``weight`` is 1, a missing
+        ``bias`` 0.
+        """
+        raise NotImplementedError
+
+    def layer_norm_backward(
+        self,
+        grad_input: Strided | None,
+        grad_weight: Strided | None,
+        grad_bias: Strided | None,
+        grad_output: Strided,
+        input: Strided,
+        mean: Strided,
+        rstd: Strided,
+        weight: Strided | None,
+    ) -> None:
+        """The gradients of :meth:`layer_norm`; a None output is not wanted.
+
+        With ``dy = grad_output``, ``xhat = (input - mean) * rstd`` and
+        ``g = dy * weight`` (``dy`` without weight), per row ``r`` (sums over
+        the ``N`` elements of the row, in double precision)::
+
+            grad_input[r, j] = rstd[r] * (g[r, j] - sum(g[r]) / N
+                                          - xhat[r, j] * sum(g[r] * xhat[r]) / N)
+
+        and, summed over the rows ``r`` (in double precision, in row order):
+        ``grad_weight[j] = sum(dy[r, j] * xhat[r, j])``, ``grad_bias[j] =
+        sum(dy[r, j])``.
+        """
+        raise NotImplementedError
+
+    def gelu(self, out: Strided, input: Strided, approximate: bool) -> None:
+        """GELU, elementwise: ``out = x * Phi(x)``, Phi the standard normal CDF.
+
+        Exact: ``x * 0.5 * (1 + erf(x / sqrt(2)))``. With ``approximate``
+        (PyTorch's ``approximate="tanh"``):
+        ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))``.
+        """
+        raise NotImplementedError
+
+    def gelu_backward(
+        self, grad_input: Strided, grad_output: Strided, input: Strided, approximate: bool
+    ) -> None:
+        """The gradient of :meth:`gelu`: ``grad_input = grad_output * gelu'(input)``.
+
+        Exact: ``gelu'(x) = Phi(x) + x * phi(x)``, with the normal density
+        ``phi(x) = exp(-x^2 / 2) / sqrt(2 pi)``. With ``approximate``, for
+        ``u = sqrt(2 / pi) * (x + 0.044715 * x^3)`` and ``t = tanh(u)``:
+        ``gelu'(x) = 0.5 * (1 + t) + 0.5 * x * (1 - t^2) * sqrt(2 / pi) *
+        (1 + 3 * 0.044715 * x^2)``.
+        """
+        raise NotImplementedError
+
+    def attention_softmax(self, out: Strided, scores: Strided, scale: float, causal: bool) -> None:
+        """The attention weights: softmax over the last dimension of ``scale * scores``.
+
+        ``out`` and ``scores`` are ``(B, L, S)`` (B the batch and heads
+        flattened). With ``causal``, query position ``i`` sees only the key
+        positions ``j <= i`` (the lower triangle from the top-left corner, as
+        ``is_causal=True`` in PyTorch): those are softmaxed among themselves
+        and every ``j > i`` gets exactly 0, without a mask in memory. Safe as
+        :meth:`softmax`: the row's maximum is subtracted before ``exp``, and
+        the sum runs in double precision. A row with no visible position
+        (``causal`` and ``S == 0``) does not occur.
+        """
+        raise NotImplementedError
+
+    def softmax_backward(
+        self, grad_input: Strided, grad_output: Strided, output: Strided, scale: float
+    ) -> None:
+        """The gradient of a softmax over the last dimension, from its ``output``.
+
+        All three are ``(R, N)``; per row, with ``y = output`` and ``g =
+        grad_output``: ``grad_input = scale * y * (g - sum(g * y))``, the sum in
+        double precision. ``scale`` is 1 for :meth:`softmax` and the scores'
+        factor for :meth:`attention_softmax` (whose masked positions, where
+        ``y`` is 0, get 0).
+        """
+        raise NotImplementedError
+
     # ------------------------------------------------------------- LSTM cell
     # One LSTM time step's elementwise work, forward and backward, so that a
     # step of nn.LSTM is a matrix product and one kernel call rather than a

@@ -13,6 +13,7 @@ The kernels are grouped by family, one module each:
 * :mod:`~glasstorch.reference.indexing`: gather, scatter, index_select, index_put, nonzero;
 * :mod:`~glasstorch.reference.creation`: allocate, arange, linspace;
 * :mod:`~glasstorch.reference.nn`: the fused cross-entropy and its gradient;
+* :mod:`~glasstorch.reference.transformer`: LayerNorm, GELU and the attention softmax;
 * :mod:`~glasstorch.reference.conv`: convolution, pooling and batch normalisation;
 * :mod:`~glasstorch.reference.optim`: one fused update per optimizer;
 * :mod:`~glasstorch.reference.random`: Philox 4x32-10 and the random kernels;
@@ -33,6 +34,7 @@ from .random import RandomKernels
 from .reductions import ReductionKernels
 from .sorting import SortingKernels
 from .threads import ThreadKernels
+from .transformer import TransformerKernels
 
 
 class ReferenceKernels(
@@ -43,6 +45,7 @@ class ReferenceKernels(
     IndexingKernels,
     NNKernels,
     LSTMCellKernels,
+    TransformerKernels,
     ConvKernels,
     OptimKernels,
     RandomKernels,

@@ -34,6 +34,7 @@ FAMILIES = (
     ("sorting", "SortingKernels"),
     ("conv", "ConvKernels"),
     ("rnn", "LSTMCellKernels"),
+    ("transformer", "TransformerKernels"),
 )
 
 

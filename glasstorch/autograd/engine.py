@@ -197,8 +197,8 @@ def _run_tensor_hooks(node: Node, grads: list) -> list:
 
 def _materialize(node: Node, grads: list) -> list:
     """Replace missing output gradients by zeros, unless the node asked for None."""
-    if not node._materialize_grads:
-        return grads
+    if not node._materialize_grads or all(grad is not None for grad in grads):
+        return grads  # nothing missing (the common case: no zeros to make)
     from glasstorch.ops.creation import zeros
 
     # The zeros go where the other gradients are (the outputs' device).

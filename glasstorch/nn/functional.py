@@ -20,13 +20,12 @@ from glasstorch import _dtype
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
-from glasstorch.nn import loss_nodes
+from glasstorch.nn import fused_nodes, loss_nodes
 from glasstorch.ops import inplace as _inplace
 from glasstorch.ops import pointwise
 from glasstorch.ops.core import strided_as
 from glasstorch.ops.creation import arange, rand, zeros
 from glasstorch.ops.indexing import masked_select
-from glasstorch.ops.linalg import compute_matmul
 from glasstorch.ops.pointwise import where
 from glasstorch.ops.reduction import log_softmax as _log_softmax
 from glasstorch.ops.reduction import softmax as _softmax
@@ -84,14 +83,15 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """
     # -- solution: nn/layers
     if (
-        input.dim() == 2
+        input.dim() >= 2
         and bias is not None
         and bias.dim() == 1
         and _same_dtype(input, weight, bias)
     ):
-        if input.shape[1] != weight.shape[1]:
+        if input.shape[-1] != weight.shape[1]:
+            rows = input.numel() // input.shape[-1] if input.shape[-1] else 0
             raise RuntimeError(
-                f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} "
+                f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
                 f"and {weight.shape[1]}x{weight.shape[0]})"
             )
         return Addmm.apply(bias, input, weight)
@@ -113,6 +113,13 @@ class Addmm(Function):
     front of the weight, which glasstorch folds into this one). The gradients:
     ``input: grad @ weight``, ``weight: grad.T @ input`` (contiguous, like the
     weight itself) and ``bias: grad`` summed over the rows.
+
+    ``input`` may be ``(*, in)``: its rows are taken as one matrix, so the
+    output is ``(*, out)`` (PyTorch records two view nodes around its addmm
+    there; glasstorch folds them in too). The products run as direct kernel
+    calls (:func:`glasstorch.nn.fused_nodes.linear_forward` and
+    ``linear_backward``); the formulas below are what they compute, and what a
+    recorded backward (``create_graph=True``) differentiates.
     """
 
     backward_name = "AddmmBackward0"
@@ -123,16 +130,19 @@ class Addmm(Function):
             input if ctx.needs_input_grad[2] else None,
             weight if ctx.needs_input_grad[1] else None,
         )
-        out = compute_matmul(input, weight.t())
-        kernels.binary("add", out._strided(), out._strided(), strided_as(bias, out._shape))
-        return out
+        ctx.input_shape = input.shape
+        return fused_nodes.linear_forward(input, weight, bias)
 
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
-        grad_bias = grad.sum(0) if ctx.needs_input_grad[0] else None
-        grad_input = grad @ weight if ctx.needs_input_grad[1] else None
-        grad_weight = grad.t() @ input if ctx.needs_input_grad[2] else None
+        needs = ctx.needs_input_grad
+        if not is_grad_enabled():  # nothing to record: the kernels directly
+            return fused_nodes.linear_backward(grad, input, weight, ctx.input_shape, needs)
+        rows = grad.reshape(-1, grad.shape[-1])
+        grad_bias = rows.sum(0) if needs[0] else None
+        grad_input = (rows @ weight).reshape(ctx.input_shape) if needs[1] else None
+        grad_weight = rows.t() @ input.reshape(-1, input.shape[-1]) if needs[2] else None
         return grad_bias, grad_input, grad_weight
 
 
@@ -233,11 +243,30 @@ def layer_norm(
     """Normalize over the last ``len(normalized_shape)`` dimensions, then scale and shift.
 
     ``(x - mean) / sqrt(var + eps) * weight + bias``, with the biased variance.
+    Float inputs run as one fused node (:mod:`glasstorch.nn.fused_nodes`);
+    :func:`_layer_norm_formula` is what it computes.
     """
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
     _check_normalized_shape(input, normalized_shape)
+
+    def formula(x, w, b):
+        return _layer_norm_formula(x, normalized_shape, w, b, eps)
+
+    if (
+        input.numel() > 0
+        and fused_nodes.fusable(input, weight, bias)
+        and all(p is None or p.shape == normalized_shape for p in (weight, bias))
+    ):
+        return fused_nodes.LayerNorm.apply(input, weight, bias, normalized_shape, eps, formula)
+    return formula(input, weight, bias)
+
+
+def _layer_norm_formula(
+    input: Tensor, normalized_shape: tuple[int, ...], weight, bias, eps: float
+) -> Tensor:
+    """:func:`layer_norm` as a composition of tensor operations (its meaning)."""
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
     mean = input.mean(dims, keepdim=True)
     centered = input - mean
@@ -455,7 +484,12 @@ _GELU_CUBIC = 0.044715
 
 
 class Gelu(Function):
-    """``x * Phi(x)``, Phi the standard normal CDF; or its tanh approximation."""
+    """``x * Phi(x)``, Phi the standard normal CDF; or its tanh approximation.
+
+    float32 and float64 run the fused ``gelu`` and ``gelu_backward`` kernels
+    (one pass each); the formulas below are their meaning, and the backward
+    formula is what a recorded backward (``create_graph=True``) differentiates.
+    """
 
     backward_name = "GeluBackward0"
 
@@ -463,6 +497,10 @@ class Gelu(Function):
     def forward(ctx, x, approximate):
         ctx.save_for_backward(x)
         ctx.approximate = approximate
+        if fused_nodes.fusable(x):
+            out = empty_tensor(x.shape, x.dtype)
+            kernels.gelu(out._strided(), x.contiguous()._strided(), approximate == "tanh")
+            return out
         if approximate == "tanh":
             inner = (x + x * x * x * _GELU_CUBIC) * _SQRT_TWO_OVER_PI
             return x * 0.5 * (inner.tanh() + 1)
@@ -471,6 +509,13 @@ class Gelu(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
+        if not is_grad_enabled() and fused_nodes.fusable(x, grad):
+            grad_input = empty_tensor(x.shape, x.dtype)
+            kernels.gelu_backward(
+                grad_input._strided(), grad.contiguous()._strided(), x.contiguous()._strided(),
+                ctx.approximate == "tanh",
+            )  # fmt: skip
+            return grad_input, None
         if ctx.approximate == "tanh":
             inner = (x + x * x * x * _GELU_CUBIC) * _SQRT_TWO_OVER_PI
             t = inner.tanh()
@@ -1127,6 +1172,14 @@ def scaled_dot_product_attention(
         value = _repeat_heads(value, query.shape[-3])
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
+    if attn_mask is None and fused_nodes.fusable(query):
+        # One fused node scales, masks (without a mask in memory) and softmaxes.
+        scores = query.matmul(key.transpose(-2, -1))
+        if scores.numel() > 0:
+            weights = fused_nodes.AttentionSoftmax.apply(scores, scale, is_causal)
+            if dropout_p > 0.0:
+                weights = dropout(weights, dropout_p, True)
+            return weights.matmul(value)
     scores = (query * scale).matmul(key.transpose(-2, -1))
     rows, columns = scores.shape[-2], scores.shape[-1]
     if is_causal:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from glasstorch import _dtype
 from glasstorch._kernels import Strided
-from glasstorch._shape import broadcast_shapes, expand_strides
+from glasstorch._shape import broadcast_shapes, expand_strides, numel
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.ops.core import cast
@@ -214,6 +214,13 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         return mm(input.unsqueeze(0), other).squeeze(0)
     if input.dim() == 2 and other.dim() == 2:
         return mm(input, other)
+    if input.dim() > 2 and other.dim() == 2 and input.dtype is other.dtype:
+        # Folding, as PyTorch does: (..., n, k) @ (k, m) is one (N, k) @ (k, m)
+        # product (one GEMM, and other's gradient one product, not a batch of them).
+        rows = input.reshape(numel(input.shape[:-1]), input.shape[-1])
+        if rows.shape[1] != other.shape[0]:
+            raise _shape_error(rows, other)
+        return mm(rows, other).view(*input.shape[:-1], other.shape[1])
     # Batched: treat 1-D operands as a row / column, then drop that dim again.
     a = input.unsqueeze(0) if input.dim() == 1 else input
     b = other.unsqueeze(-1) if other.dim() == 1 else other
