@@ -19,6 +19,8 @@ then to PyTorch, and the two outcomes are classified:
 ``torch-error-only``        only PyTorch raised
 ``crash``                   the process died (a segfault, an abort)
 ``hang``                    the case ran longer than the per-case time limit
+``wrong-device``            (``--device cuda``) a glasstorch result or gradient
+                            came back on another device than the inputs'
 ==========================  ==================================================
 
 Without PyTorch the cases still run: a case then counts as ``ok-value`` or
@@ -70,6 +72,7 @@ FINDINGS = (
     "unexpected-error",
     "crash",
     "hang",
+    "wrong-device",
 )
 
 #: The exception classes a glasstorch user may expect (PyTorch raises these too).
@@ -825,6 +828,7 @@ class Outcome:
     value: object = None
     error: BaseException | None = None
     inputs: list = field(default_factory=list)
+    devices: set = field(default_factory=set)  # the device types of the result's tensors
 
 
 def run(case: Case, lib) -> Outcome:
@@ -839,9 +843,20 @@ def run(case: Case, lib) -> Outcome:
                 namespace[name].grad for name in case.inputs if _requires_grad(namespace, name)
             ]
         inputs = [_normalize(namespace[name], "value") for name in case.inputs]
-        return Outcome(value=_normalize(result, case.compare), inputs=inputs)
+        return Outcome(
+            value=_normalize(result, case.compare), inputs=inputs, devices=_devices(result)
+        )
     except Exception as error:  # noqa: BLE001 - every outcome is recorded
         return Outcome(error=error)
+
+
+def _devices(value) -> set:
+    """The device types (``"cpu"``, ``"cuda"``) of the tensors in ``value``."""
+    if hasattr(value, "device") and hasattr(value, "dtype"):
+        return {value.device.type}
+    if isinstance(value, (tuple, list)):
+        return set().union(*(_devices(v) for v in value))
+    return set()
 
 
 def _requires_grad(namespace, name: str) -> bool:
@@ -1039,6 +1054,8 @@ def worker(seed: int, start: int, stop: int, use_torch: bool, device: str = "cpu
             mine = run(case, glasstorch)
             theirs = run(case, torch) if torch is not None else None
             kind, detail = classify(case, mine, theirs)
+            if mine.devices - {device}:
+                kind, detail = "wrong-device", f"a result on {sorted(mine.devices)}, not {device}"
         except Exception:  # noqa: BLE001 - a bug in the fuzzer itself is a finding too
             kind, detail = "crash", "fuzzer error: " + traceback.format_exc(limit=3)
         out.write(json.dumps({"index": index, "event": "done", "class": kind, "detail": detail}))

@@ -7,7 +7,9 @@ is installed) or against the behaviour PyTorch documents:
   the indices are not checked;
 * ``index_add``'s bounds error: PyTorch's wording depends on the dim;
 * ``tensor(data, dtype=<integer>)`` of data that mixes ints and floats: each
-  value is checked and converted by its own Python type.
+  value is checked and converted by its own Python type;
+* (with ``--device=cuda``) results with no element made on the inputs' device,
+  and joins of tensors on two devices refused.
 """
 
 from __future__ import annotations
@@ -483,6 +485,45 @@ def test_clamp_integer_input_in_result_dtype(expr, device):
         return eval(expr, {"T": lib, "x": x})  # noqa: S307 - a fixed expression
 
     assert_close(_on(device, call), call(torch))
+
+
+# ------------------------------- 16. results on the device of the inputs (--device cuda)
+
+EMPTY_RESULT_CASES = [
+    "T.cat([T.tensor([])])",
+    "T.cat([T.tensor([]), T.tensor([], dtype=T.int64)], -1)",
+    "T.cat(T.split(T.tensor([], dtype=T.int64), 1, -1), -1)",
+    "T.index_select(T.zeros(0, 4)[::2], 1, T.tensor([3]))",
+    "T.index_select(T.zeros(2, 0, 2), 2, T.tensor([], dtype=T.int64))",
+    "T.flip(T.zeros(4, 1, 0), (-2,))",
+    "T.flip(T.tensor([]), (0,))",
+]
+
+
+@needs_torch
+@pytest.mark.views
+@pytest.mark.parametrize("expr", EMPTY_RESULT_CASES)
+def test_empty_results_are_made_on_the_inputs_device(expr, device):
+    """With no element to compute, no kernel runs to place the result: it is made there."""
+
+    def call(lib):
+        return eval(expr, {"T": lib})  # noqa: S307 - a fixed expression from the list above
+
+    _same_outcome_as_torch(call, device)  # assert_close checks the device too
+
+
+def test_gradient_of_cumsum_over_nothing_stays_on_the_device(device):
+    x = gt.zeros(0, dtype=gt.float64, requires_grad=True, device=device)
+    x.cumsum(0).sum().backward()  # CumsumBackward0 flips the (empty) gradient
+    assert x.grad.device.type == device and tuple(x.grad.shape) == (0,)
+
+
+@pytest.mark.parametrize("name", ["cat", "stack"])
+def test_joining_tensors_of_two_devices_is_an_error(name, device):
+    if device == "cpu":
+        pytest.skip("needs a second device: runs with --device=cuda")
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        getattr(gt, name)([gt.ones(2, device=device), gt.ones(2)])
 
 
 @pytest.mark.parametrize("name", ["logical_and_", "logical_or_", "logical_xor_"])
