@@ -141,6 +141,22 @@ def device(request: pytest.FixtureRequest) -> str:
     return test_device_of(request.config)
 
 
+@pytest.fixture
+def factories_on_device(device: str):
+    """Run the test with glasstorch's factory functions allocating on the device under test.
+
+    For tests whose tensors come from many ``gt.tensor(...)``/``gt.zeros(...)``
+    calls (graph structure, hooks, grad modes): as ``torch.set_default_device``,
+    every tensor the test makes lands on ``device``. Use it with
+    ``pytest.mark.usefixtures("factories_on_device")``; it takes ``device``, so
+    the test runs in a device run.
+    """
+    from oracle import default_device
+
+    with default_device(device):
+        yield
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     try:
         import glasstorch

@@ -19,6 +19,8 @@ then to PyTorch, and the two outcomes are classified:
 ``torch-error-only``        only PyTorch raised
 ``crash``                   the process died (a segfault, an abort)
 ``hang``                    the case ran longer than the per-case time limit
+``wrong-device``            (``--device cuda``) a glasstorch result or gradient
+                            came back on another device than the inputs'
 ==========================  ==================================================
 
 Without PyTorch the cases still run: a case then counts as ``ok-value`` or
@@ -33,10 +35,16 @@ The calls run in *worker* processes (this file run with ``--worker``) under a
 memory limit; the supervisor restarts a worker past a case that killed it or
 ran too long, so a crash or a hang is one finding, not the end of the run.
 
+With ``--device cuda`` the workers make glasstorch's tensors on the device
+(``set_default_device``; the driver is ``GLASSTORCH_CUDA``'s, the simulator
+unless it says otherwise), so the CUDA kernels meet the same cases; PyTorch's
+side stays on the CPU.
+
 Run it::
 
     python shared_tests/fuzz_driver.py --calls 10000 --seed 7 --tier fast
     python shared_tests/fuzz_driver.py --calls 1 --seed 7 --start 1234 --verbose
+    python shared_tests/fuzz_driver.py --calls 500 --seed 7 --tier fast --device cuda
 """
 
 from __future__ import annotations
@@ -64,6 +72,7 @@ FINDINGS = (
     "unexpected-error",
     "crash",
     "hang",
+    "wrong-device",
 )
 
 #: The exception classes a glasstorch user may expect (PyTorch raises these too).
@@ -819,6 +828,7 @@ class Outcome:
     value: object = None
     error: BaseException | None = None
     inputs: list = field(default_factory=list)
+    devices: set = field(default_factory=set)  # the device types of the result's tensors
 
 
 def run(case: Case, lib) -> Outcome:
@@ -833,9 +843,20 @@ def run(case: Case, lib) -> Outcome:
                 namespace[name].grad for name in case.inputs if _requires_grad(namespace, name)
             ]
         inputs = [_normalize(namespace[name], "value") for name in case.inputs]
-        return Outcome(value=_normalize(result, case.compare), inputs=inputs)
+        return Outcome(
+            value=_normalize(result, case.compare), inputs=inputs, devices=_devices(result)
+        )
     except Exception as error:  # noqa: BLE001 - every outcome is recorded
         return Outcome(error=error)
+
+
+def _devices(value) -> set:
+    """The device types (``"cpu"``, ``"cuda"``) of the tensors in ``value``."""
+    if hasattr(value, "device") and hasattr(value, "dtype"):
+        return {value.device.type}
+    if isinstance(value, (tuple, list)):
+        return set().union(*(_devices(v) for v in value))
+    return set()
 
 
 def _requires_grad(namespace, name: str) -> bool:
@@ -852,7 +873,7 @@ def _normalize(value, compare: str):
         shape = tuple(value.shape)
         if compare == "meta":
             return ("tensor", shape, dtype, None)
-        array = np.array(value.contiguous().numpy(), copy=True).reshape(shape)
+        array = np.array(value.contiguous().cpu().numpy(), copy=True).reshape(shape)
         return ("tensor", shape, dtype, array)
     if isinstance(value, (tuple, list)):
         return ("seq", [_normalize(v, compare) for v in value])
@@ -967,7 +988,7 @@ def _numpy_expected(case: Case, np):
     namespace = {"T": glasstorch}
     try:
         exec("\n".join(case.setup), namespace)  # noqa: S102
-        arrays = {n: np.array(namespace[n].numpy(), copy=True) for n in case.inputs}
+        arrays = {n: np.array(namespace[n].cpu().numpy(), copy=True) for n in case.inputs}
         with np.errstate(all="ignore"):
             value = eval(case.numpy, {"np": np, **arrays})  # noqa: S307
     except Exception:  # noqa: BLE001 - NumPy cannot say; no check
@@ -990,8 +1011,11 @@ def _describe(error: BaseException) -> str:
 
 
 # ------------------------------------------------------------------ the worker
-def worker(seed: int, start: int, stop: int, use_torch: bool) -> None:
-    """Run cases ``start`` to ``stop``, one JSON line before and after each, on stdout."""
+def worker(seed: int, start: int, stop: int, use_torch: bool, device: str = "cpu") -> None:
+    """Run cases ``start`` to ``stop``, one JSON line before and after each, on stdout.
+
+    glasstorch's tensors are made on ``device``.
+    """
     import resource
     import warnings
 
@@ -1003,6 +1027,8 @@ def worker(seed: int, start: int, stop: int, use_torch: bool) -> None:
     warnings.simplefilter("ignore")
     import glasstorch
 
+    if device != "cpu":
+        glasstorch.set_default_device(device)
     torch = None
     if use_torch:
         try:
@@ -1028,6 +1054,8 @@ def worker(seed: int, start: int, stop: int, use_torch: bool) -> None:
             mine = run(case, glasstorch)
             theirs = run(case, torch) if torch is not None else None
             kind, detail = classify(case, mine, theirs)
+            if mine.devices - {device}:
+                kind, detail = "wrong-device", f"a result on {sorted(mine.devices)}, not {device}"
         except Exception:  # noqa: BLE001 - a bug in the fuzzer itself is a finding too
             kind, detail = "crash", "fuzzer error: " + traceback.format_exc(limit=3)
         out.write(json.dumps({"index": index, "event": "done", "class": kind, "detail": detail}))
@@ -1043,13 +1071,15 @@ class Report:
     seed: int
     tier: str
     calls: int
+    device: str = "cpu"
     counts: Counter = field(default_factory=Counter)
     findings: list = field(default_factory=list)
     seconds: float = 0.0
 
     def summary(self) -> str:
         lines = [
-            f"fuzz: tier={self.tier} seed={self.seed} calls={self.calls} in {self.seconds:.1f}s"
+            f"fuzz: tier={self.tier} device={self.device} seed={self.seed} calls={self.calls} "
+            f"in {self.seconds:.1f}s"
         ]
         for kind, count in sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0])):
             lines.append(f"  {kind:24s} {count}")
@@ -1069,22 +1099,28 @@ def run_fuzz(
     use_torch: bool = True,
     case_timeout: float = 20.0,
     on_finding=None,
+    device: str = "cpu",
 ) -> Report:
     """Run cases ``start .. start+calls`` in worker processes; classify every case.
 
     A worker that dies makes its current case a ``crash``; one that says nothing
     for ``case_timeout`` seconds is killed and its case is a ``hang``. Either way
-    a new worker carries on from the next case.
+    a new worker carries on from the next case. glasstorch's tensors are made on
+    ``device`` (``"cuda"``: through ``GLASSTORCH_CUDA``'s driver, the simulator
+    when it names none).
     """
-    report = Report(seed, tier, calls)
+    report = Report(seed, tier, calls, device)
     began = time.monotonic()
     env = dict(os.environ, GLASSTORCH_TIER=tier)
+    if device != "cpu" and env.get("GLASSTORCH_CUDA", "auto") in ("auto", "off"):
+        env["GLASSTORCH_CUDA"] = "simulator"
     next_index, stop = start, start + calls
     while next_index < stop:
         command = [sys.executable, os.path.abspath(__file__), "--worker", "--seed", str(seed)]
         command += ["--start", str(next_index), "--stop", str(stop)]
         if not use_torch:
             command.append("--no-torch")
+        command += ["--device", device]
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True
         )
@@ -1166,6 +1202,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--start", type=int, default=0, help="index of the first case")
     parser.add_argument("--tier", default=os.environ.get("GLASSTORCH_TIER", "reference"))
     parser.add_argument("--no-torch", action="store_true", help="run without the PyTorch oracle")
+    parser.add_argument(
+        "--device", default="cpu", help="where glasstorch's tensors live: cpu, cuda"
+    )
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds allowed per case")
     parser.add_argument("--verbose", action="store_true", help="print every case's program")
     parser.add_argument("--show-known", action="store_true", help="report known findings too")
@@ -1174,7 +1213,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     seed = random.randrange(1 << 30) if args.seed is None else args.seed
     if args.worker:
-        worker(seed, args.start, args.stop, use_torch=not args.no_torch)
+        worker(seed, args.start, args.stop, use_torch=not args.no_torch, device=args.device)
         return 0
     if args.verbose:
         for index in range(args.start, args.start + args.calls):
@@ -1193,6 +1232,7 @@ def main(argv: list[str] | None = None) -> int:
         use_torch=not args.no_torch,
         case_timeout=args.timeout,
         on_finding=known,
+        device=args.device,
     )
     for finding in report.findings:
         print(report.finding_text(finding), end="\n\n")

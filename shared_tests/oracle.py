@@ -8,9 +8,10 @@ clashing. Tests that need PyTorch are marked :data:`needs_torch`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -196,6 +197,24 @@ def on_test_device(value: Any, **kwargs: Any) -> Any:
     if isinstance(value, glasstorch.Tensor):
         return value.to(TEST_DEVICE)
     return glasstorch.tensor(value, device=TEST_DEVICE, **kwargs)
+
+
+@contextlib.contextmanager
+def default_device(device: str) -> Iterator[None]:
+    """Within the block, glasstorch's factory functions allocate on ``device``.
+
+    For programs written once for glasstorch and PyTorch (``fn(T, ...)``) that
+    make tensors of their own (``T.tensor(mask)``): on the device under test
+    those must land there too, as ``torch.set_default_device`` would do.
+    """
+    import glasstorch
+
+    previous = glasstorch.get_default_device()
+    glasstorch.set_default_device(device)
+    try:
+        yield
+    finally:
+        glasstorch.set_default_device(previous)
 
 
 def _builtin_base(exc_type: type[BaseException]) -> type[BaseException]:

@@ -3,6 +3,9 @@
 A Function is a forward and a vector-Jacobian product written side by side; the
 ``ctx`` object carries what forward saved to backward. Built-in ops use the same
 mechanism, so a custom op looks exactly like one in the graph.
+
+Every test makes its tensors on the device under test (conftest's
+``factories_on_device``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from oracle import assert_close, assert_same_error, needs_torch, torch
 
 import glasstorch as gt
 
-pytestmark = pytest.mark.autograd
+pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("factories_on_device")]
 
 
 def leaf(values, T=gt):

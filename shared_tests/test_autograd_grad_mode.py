@@ -1,5 +1,8 @@
 """Grad mode: ``no_grad``, ``enable_grad`` and ``set_grad_enabled`` as context
 managers and as decorators, ``is_grad_enabled``, ``requires_grad_`` and ``detach``.
+
+Every test makes its tensors on the device under test (conftest's
+``factories_on_device``).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from oracle import assert_close, assert_same_error, torch
 
 import glasstorch as gt
 
-pytestmark = pytest.mark.autograd
+pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("factories_on_device")]
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,9 @@ A custom Function records the address of the gradient its backward returns
 holds that tensor, the leaf's ``.grad`` is the very same memory; when
 something does (the Function keeps it, a hook keeps it, a view shares its
 storage), ``.grad`` is a copy. Either way the values are the gradient.
+
+Every test makes its tensors on the device under test (conftest's
+``factories_on_device``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import pytest
 
 import glasstorch as gt
 
-pytestmark = pytest.mark.autograd
+pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("factories_on_device")]
 
 
 class Double(gt.autograd.Function):

@@ -6,6 +6,9 @@ runs (define-by-run). Each node's class is named after the operation and the
 overload that produced it (``SumBackward0`` for ``x.sum()``, ``SumBackward1`` for
 ``x.sum(dim)``), and ``next_functions`` points at the nodes that produced its
 inputs: ``AccumulateGrad`` for a leaf, ``None`` for an input that needs no grad.
+
+Every test makes its tensors on the device under test (conftest's
+``factories_on_device``): the graph is the same whichever device computes.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from oracle import torch
 
 import glasstorch as gt
 
-pytestmark = pytest.mark.autograd
+pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("factories_on_device")]
 
 
 def node_name(node) -> str | None:
@@ -156,13 +159,14 @@ NAME_CASES = {
 
 
 @pytest.mark.parametrize("case", list(NAME_CASES))
-def test_grad_fn_name(case):
+def test_grad_fn_name(case, device):
     fn, table_name = NAME_CASES[case]
     expected = table_name
     if torch is not None:
         expected = type(fn(torch, *_inputs(torch)).grad_fn).__name__
         assert expected == table_name, f"PyTorch {torch.__version__} names {case} {expected}"
     out = fn(gt, *_inputs(gt))
+    assert out.device.type == device
     assert out.requires_grad
     assert not out.is_leaf
     assert node_name(out.grad_fn) == expected

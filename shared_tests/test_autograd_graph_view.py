@@ -1,5 +1,9 @@
 """The graph view of autograd (glasstorch.autograd.graph): to_dot's text, which needs no
-Graphviz, and draw's rendering."""
+Graphviz, and draw's rendering.
+
+Every test makes its tensors on the device under test (conftest's
+``factories_on_device``): the graph is drawn the same whichever device computes.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from oracle import needs_torch, torch
 import glasstorch as gt
 from glasstorch.autograd import graph
 
-pytestmark = pytest.mark.autograd
+pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("factories_on_device")]
 
 NODE = re.compile(r'^\s+(n\d+) \[label="((?:[^"\\]|\\.)*)"')
 EDGE = re.compile(r"^\s+(n\d+) -> (n\d+)(?: \[(.*)\])?;$")

@@ -3,6 +3,9 @@
 A hook sees the gradient flowing into its tensor during backward; returning a
 tensor replaces that gradient, returning ``None`` leaves it as it was. The handle
 it returns removes the hook again.
+
+Every test makes its tensors on the device under test (conftest's
+``factories_on_device``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from oracle import assert_close, assert_same_error, torch
 
 import glasstorch as gt
 
-pytestmark = pytest.mark.autograd
+pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("factories_on_device")]
 
 
 def leaf(values):

@@ -4,6 +4,9 @@ Every tensor's storage carries a version counter that each in-place operation
 bumps, shared by all views of that storage. A node that saved a tensor remembers
 its version and refuses to run backward when it changed: PyTorch's answer to
 mutation is an error, never a silent copy.
+
+Every test makes its tensors on the device under test (conftest's
+``factories_on_device``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from oracle import assert_close, assert_same_error, needs_torch, torch
 
 import glasstorch as gt
 
-pytestmark = pytest.mark.autograd
+pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("factories_on_device")]
 
 
 def leaf(T, values, dtype=None):

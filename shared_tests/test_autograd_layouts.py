@@ -3,7 +3,8 @@
 Each input is a view (permuted, sliced with a step, expanded, or plain) of a
 float64 leaf. Gradients must flow back through the view into the leaf's storage
 layout, summing over broadcast and expanded dimensions, exactly as in PyTorch.
-Shapes include size-0 and size-1 dimensions.
+Shapes include size-0 and size-1 dimensions. glasstorch's leaves live on the
+device under test.
 """
 
 from __future__ import annotations
@@ -20,9 +21,13 @@ import glasstorch as gt
 pytestmark = [pytest.mark.autograd, needs_torch]
 
 
-def leaf_and_view(layout: Layout, lib):
-    """The leaf holding ``layout.base`` and the view of it that ``layout`` describes."""
-    base = lib.from_numpy(layout.base.copy()).requires_grad_()
+def leaf_and_view(layout: Layout, lib, device="cpu"):
+    """The leaf holding ``layout.base`` (on ``device`` for glasstorch) and the view of it
+    that ``layout`` describes."""
+    base = lib.from_numpy(layout.base.copy())
+    if lib is gt:
+        base = base.to(device)
+    base.requires_grad_()
     if layout.kind == "permuted":
         view = base.permute(*layout.perm)
     elif layout.kind == "sliced":
@@ -37,7 +42,7 @@ def leaf_and_view(layout: Layout, lib):
 def weighted_loss(out, lib):
     shape = tuple(out.shape)
     weight = np.cos(np.arange(int(np.prod(shape, dtype=np.int64))) * 0.9 + 0.3).reshape(shape)
-    return (out * lib.from_numpy(weight)).sum()
+    return (out * lib.from_numpy(weight).to(out.device)).sum()
 
 
 BINARY = {
@@ -63,9 +68,9 @@ UNARY = {
 NEEDS_DIM = {"sum_last_keepdim", "softmax_last", "cumsum_first"}
 
 
-def run_binary(name, layout_a, layout_b, lib):
-    base_a, a = leaf_and_view(layout_a, lib)
-    base_b, b = leaf_and_view(layout_b, lib)
+def run_binary(name, layout_a, layout_b, lib, device="cpu"):
+    base_a, a = leaf_and_view(layout_a, lib, device)
+    base_b, b = leaf_and_view(layout_b, lib, device)
     weighted_loss(BINARY[name](a, b), lib).backward()
     return base_a.grad, base_b.grad
 
@@ -80,10 +85,10 @@ def binary_case(draw):
     return name, layout_a, layout_b
 
 
-@given(binary_case())
-def test_binary_op_gradients_through_layouts(case):
+@given(case=binary_case())
+def test_binary_op_gradients_through_layouts(case, device):
     name, layout_a, layout_b = case
-    grads = run_binary(name, layout_a, layout_b, gt)
+    grads = run_binary(name, layout_a, layout_b, gt, device)
     expected = run_binary(name, layout_a, layout_b, torch)
     for grad, ref in zip(grads, expected, strict=True):
         assert_close(grad, ref, rtol=1e-9, atol=1e-12)
@@ -97,12 +102,12 @@ def unary_case(draw):
     return name, draw(layouts(shape, "float64"))
 
 
-@given(unary_case())
-def test_unary_op_gradients_through_layouts(case):
+@given(case=unary_case())
+def test_unary_op_gradients_through_layouts(case, device):
     name, layout = case
 
     def run(lib):
-        base, view = leaf_and_view(layout, lib)
+        base, view = leaf_and_view(layout, lib, device)
         weighted_loss(UNARY[name](view), lib).backward()
         return base.grad
 

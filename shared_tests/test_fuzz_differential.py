@@ -10,6 +10,9 @@ to replay one). A longer hunt::
 
     python shared_tests/fuzz_driver.py --calls 20000 --seed 7 --tier fast
 
+In a device run (``--device=cuda``) the workers make glasstorch's tensors on the
+device, so the same cases meet the CUDA kernels (``--device cuda`` to the driver).
+
 Findings that belong to work in progress elsewhere are listed in
 :data:`KNOWN_FINDINGS` (the class of case, who owns the fix, one reproducer):
 they are counted as ``known-finding`` and do not fail the test. Remove an entry
@@ -240,10 +243,10 @@ def _seed() -> int:
 pytestmark = pytest.mark.errors
 
 
-def test_fuzz_differential():
+def test_fuzz_differential(device):
     seed = _seed()
     calls = CALLS.get(gt.tier, 1000)
-    report = run_fuzz(calls, seed, gt.tier, on_finding=is_known)
+    report = run_fuzz(calls, seed, gt.tier, on_finding=is_known, device=device)
     assert sum(report.counts.values()) == calls, report.summary()
     agreed = report.counts["agree-value"] + report.counts["ok-value"]
     assert agreed > calls // 3, "most cases should compute a value:\n" + report.summary()
@@ -252,7 +255,7 @@ def test_fuzz_differential():
     shown = "\n\n".join(report.finding_text(f) for f in report.findings[:25])
     assert not report.findings, (
         f"{len(report.findings)} fuzz findings (replay: GLASSTORCH_FUZZ_SEED={seed} "
-        f"GLASSTORCH_TIER={gt.tier}):\n\n{shown}\n\n{report.summary()}"
+        f"GLASSTORCH_TIER={gt.tier}, --device={device}):\n\n{shown}\n\n{report.summary()}"
     )
 
 

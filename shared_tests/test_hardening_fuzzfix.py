@@ -7,7 +7,9 @@ is installed) or against the behaviour PyTorch documents:
   the indices are not checked;
 * ``index_add``'s bounds error: PyTorch's wording depends on the dim;
 * ``tensor(data, dtype=<integer>)`` of data that mixes ints and floats: each
-  value is checked and converted by its own Python type.
+  value is checked and converted by its own Python type;
+* (with ``--device=cuda``) results with no element made on the inputs' device,
+  and joins of tensors on two devices refused.
 """
 
 from __future__ import annotations
@@ -16,22 +18,30 @@ import re
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_same_error, needs_torch, torch
+from oracle import assert_close, assert_same_error, default_device, needs_torch, torch
 
 import glasstorch as gt
 
 pytestmark = pytest.mark.errors
 
 
-def _same_outcome_as_torch(call) -> None:
-    """``call(lib)`` on glasstorch does what it does on PyTorch: the same error
-    (class and message), or a result close to PyTorch's."""
+def _on(device, call):
+    """``call(gt)`` with glasstorch's factory functions allocating on ``device``."""
+    with default_device(device):
+        return call(gt)
+
+
+def _same_outcome_as_torch(call, device="cpu") -> None:
+    """``call(lib)`` on glasstorch (its tensors made on ``device``) does what it does on
+    PyTorch: the same error (class and message), or a result close to PyTorch's."""
     try:
         expected = call(torch)
     except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
-        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
+        assert_same_error(
+            lambda: _on(device, call), lambda: call(torch), match=re.escape(str(error))
+        )
         return
-    assert_close(call(gt), expected)
+    assert_close(_on(device, call), expected)
 
 
 def _index_add(lib, shape, dim, index, inplace=False):
@@ -56,16 +66,16 @@ EMPTY_CASES = [
 @pytest.mark.indexing
 @pytest.mark.parametrize("inplace", [False, True])
 @pytest.mark.parametrize("shape, dim, index", EMPTY_CASES)
-def test_index_add_into_empty_checks_no_index(shape, dim, index, inplace):
-    out = _index_add(gt, shape, dim, index, inplace)
+def test_index_add_into_empty_checks_no_index(shape, dim, index, inplace, device):
+    out = _on(device, lambda lib: _index_add(lib, shape, dim, index, inplace))
     expected = _index_add(torch, shape, dim, index, inplace) if torch else np.zeros(shape)
     assert_close(out, expected, check_dtype=torch is not None)
 
 
 @pytest.mark.indexing
-def test_index_add_into_empty_one_dim_still_checks():
+def test_index_add_into_empty_one_dim_still_checks(device):
     assert_same_error(
-        lambda: _index_add(gt, (0,), 0, [7]),
+        lambda: _on(device, lambda lib: _index_add(lib, (0,), 0, [7])),
         (lambda: _index_add(torch, (0,), 0, [7])) if torch else None,
         exc_type=IndexError,
         match="^index out of range in self$",
@@ -90,11 +100,11 @@ BOUNDS_CASES = [
 @pytest.mark.indexing
 @pytest.mark.parametrize("inplace", [False, True])
 @pytest.mark.parametrize("shape, dim, index, exc_type, match", BOUNDS_CASES)
-def test_index_add_bounds_error_as_pytorch(shape, dim, index, exc_type, match, inplace):
+def test_index_add_bounds_error_as_pytorch(shape, dim, index, exc_type, match, inplace, device):
     if not match.startswith("^"):
         match = "^" + re.escape(match) + "$"
     assert_same_error(
-        lambda: _index_add(gt, shape, dim, index, inplace),
+        lambda: _on(device, lambda lib: _index_add(lib, shape, dim, index, inplace)),
         (lambda: _index_add(torch, shape, dim, index, inplace)) if torch else None,
         exc_type=exc_type,
         match=match,
@@ -114,8 +124,8 @@ MIXED_VALUES = [
 
 @pytest.mark.creation
 @pytest.mark.parametrize("data, dtype, values", MIXED_VALUES)
-def test_tensor_mixed_ints_and_floats(data, dtype, values):
-    out = gt.tensor(data, dtype=getattr(gt, dtype))
+def test_tensor_mixed_ints_and_floats(data, dtype, values, device):
+    out = gt.tensor(data, dtype=getattr(gt, dtype), device=device)
     expected = torch.tensor(data, dtype=getattr(torch, dtype)) if torch else None
     assert_close(out, expected if torch else np.array(values, dtype=dtype))
 
@@ -132,9 +142,9 @@ MIXED_OVERFLOWS = [
 
 @pytest.mark.creation
 @pytest.mark.parametrize("data, dtype", MIXED_OVERFLOWS)
-def test_tensor_mixed_overflow(data, dtype):
+def test_tensor_mixed_overflow(data, dtype, device):
     assert_same_error(
-        lambda: gt.tensor(data, dtype=getattr(gt, dtype)),
+        lambda: gt.tensor(data, dtype=getattr(gt, dtype), device=device),
         (lambda: torch.tensor(data, dtype=getattr(torch, dtype))) if torch else None,
         exc_type=RuntimeError,
         match=f"^value cannot be converted to type {dtype} without overflow$",
@@ -159,9 +169,9 @@ ARANGE_CASES = [
 @pytest.mark.creation
 @pytest.mark.parametrize("dtype", ["uint8", "int32", "int64"])
 @pytest.mark.parametrize("start, end, step", ARANGE_CASES)
-def test_arange_integer_dtypes(start, end, step, dtype):
+def test_arange_integer_dtypes(start, end, step, dtype, device):
     """int64 counts from the truncated ends and step; smaller dtypes from those given."""
-    gt_call = lambda: gt.arange(start, end, step, dtype=getattr(gt, dtype))  # noqa: E731
+    gt_call = lambda: gt.arange(start, end, step, dtype=getattr(gt, dtype), device=device)  # noqa: E731
     torch_call = lambda: torch.arange(start, end, step, dtype=getattr(torch, dtype))  # noqa: E731
     try:
         expected = torch_call()
@@ -173,9 +183,9 @@ def test_arange_integer_dtypes(start, end, step, dtype):
 
 @needs_torch
 @pytest.mark.creation
-def test_arange_sign_error_wording():
+def test_arange_sign_error_wording(device):
     assert_same_error(
-        lambda: gt.arange(1, 0, 0.5),
+        lambda: gt.arange(1, 0, 0.5, device=device),
         lambda: torch.arange(1, 0, 0.5),
         exc_type=RuntimeError,
         match="^upper bound and lower bound inconsistent with step sign$",
@@ -199,10 +209,10 @@ LINSPACE_CASES = [
 @needs_torch
 @pytest.mark.creation
 @pytest.mark.parametrize("args, dtype", LINSPACE_CASES)
-def test_linspace_integer_dtypes(args, dtype):
+def test_linspace_integer_dtypes(args, dtype, device):
     """An integer linspace spaces its ends converted to the dtype (PyTorch's rule)."""
     expected = torch.linspace(*args, dtype=getattr(torch, dtype))
-    assert_close(gt.linspace(*args, dtype=getattr(gt, dtype)), expected)
+    assert_close(gt.linspace(*args, dtype=getattr(gt, dtype), device=device), expected)
 
 
 CREATION_ERRORS = [
@@ -218,9 +228,9 @@ CREATION_ERRORS = [
 
 @pytest.mark.creation
 @pytest.mark.parametrize("name, args, dtype, exc_type, match", CREATION_ERRORS)
-def test_creation_errors_as_pytorch(name, args, dtype, exc_type, match):
+def test_creation_errors_as_pytorch(name, args, dtype, exc_type, match, device):
     assert_same_error(
-        lambda: getattr(gt, name)(*args, dtype=getattr(gt, dtype)),
+        lambda: getattr(gt, name)(*args, dtype=getattr(gt, dtype), device=device),
         (lambda: getattr(torch, name)(*args, dtype=getattr(torch, dtype))) if torch else None,
         exc_type=exc_type,
         match=match,
@@ -248,14 +258,16 @@ INDEX_SELECT_CASES = [
 @needs_torch
 @pytest.mark.indexing
 @pytest.mark.parametrize("shape, dim, index", INDEX_SELECT_CASES)
-def test_index_select_bounds_error_as_pytorch(shape, dim, index):
+def test_index_select_bounds_error_as_pytorch(shape, dim, index, device):
     def call(lib):
         return lib.index_select(lib.zeros(shape), dim, lib.tensor(index, dtype=lib.int64))
 
     try:
         call(torch)
     except Exception as error:  # noqa: BLE001 - PyTorch's error is the expectation
-        assert_same_error(lambda: call(gt), lambda: call(torch), match=re.escape(str(error)))
+        assert_same_error(
+            lambda: _on(device, call), lambda: call(torch), match=re.escape(str(error))
+        )
     else:
         pytest.fail("PyTorch accepted an index out of range")
 
@@ -284,11 +296,11 @@ RUNNING_CASES = [
 @needs_torch
 @pytest.mark.reduction
 @pytest.mark.parametrize("expr", RUNNING_CASES)
-def test_running_sum_and_product_as_pytorch(expr):
+def test_running_sum_and_product_as_pytorch(expr, device):
     def call(lib):
         return eval(expr, {"T": lib})  # noqa: S307 - a fixed expression from the list above
 
-    _same_outcome_as_torch(call)
+    _same_outcome_as_torch(call, device)
 
 
 # ------------------------------------------------ 8. rand/randn of a non-float dtype
@@ -306,11 +318,11 @@ RANDOM_CASES = [
 @needs_torch
 @pytest.mark.random
 @pytest.mark.parametrize("expr", RANDOM_CASES)
-def test_random_of_non_float_dtype_as_pytorch(expr):
+def test_random_of_non_float_dtype_as_pytorch(expr, device):
     def call(lib):
         return eval(expr, {"T": lib})  # noqa: S307 - a fixed expression from the list above
 
-    _same_outcome_as_torch(call)
+    _same_outcome_as_torch(call, device)
 
 
 # ----------------------------------------------------------- 9. int32 index tensors
@@ -336,12 +348,12 @@ INDEX_DTYPE_CASES = [
 @pytest.mark.indexing
 @pytest.mark.parametrize("dtype", ["int32", "uint8", "float32", "bool"])
 @pytest.mark.parametrize("expr", INDEX_DTYPE_CASES)
-def test_index_tensor_dtypes_as_pytorch(expr, dtype):
+def test_index_tensor_dtypes_as_pytorch(expr, dtype, device):
     def call(lib):
         x, i = lib.arange(6.0).reshape(2, 3), lib.tensor([0, 1], dtype=getattr(lib, dtype))
         return eval(expr, {"T": lib, "x": x, "i": i})  # noqa: S307 - a fixed expression
 
-    _same_outcome_as_torch(call)
+    _same_outcome_as_torch(call, device)
 
 
 # ------------------------------------------------- 10. logical_* take tensors only
@@ -358,11 +370,11 @@ LOGICAL_CASES = [
 @needs_torch
 @pytest.mark.math
 @pytest.mark.parametrize("expr", LOGICAL_CASES)
-def test_logical_ops_refuse_numbers(expr):
+def test_logical_ops_refuse_numbers(expr, device):
     def call(lib):
         return eval(expr, {"T": lib, "x": lib.tensor([0.0, 2.0])})  # noqa: S307 - fixed
 
-    error = assert_same_error(lambda: call(gt), lambda: call(torch), exc_type=TypeError)
+    error = assert_same_error(lambda: _on(device, call), lambda: call(torch), exc_type=TypeError)
     assert "must be Tensor, not" in str(error)
 
 
@@ -385,11 +397,11 @@ TAKE_AND_ARG_CASES = [
 @needs_torch
 @pytest.mark.indexing
 @pytest.mark.parametrize("expr", TAKE_AND_ARG_CASES)
-def test_take_and_arg_extremes_as_pytorch(expr):
+def test_take_and_arg_extremes_as_pytorch(expr, device):
     def call(lib):
         return eval(expr, {"T": lib, "x": lib.arange(6.0).reshape(2, 3)})  # noqa: S307 - fixed
 
-    _same_outcome_as_torch(call)
+    _same_outcome_as_torch(call, device)
 
 
 # ------------------------------------------------ 12. index_add's argument checks
@@ -411,11 +423,11 @@ INDEX_ADD_CHECKS = [
 @needs_torch
 @pytest.mark.indexing
 @pytest.mark.parametrize("expr", INDEX_ADD_CHECKS)
-def test_index_add_checks_as_pytorch(expr):
+def test_index_add_checks_as_pytorch(expr, device):
     def call(lib):
         return eval(expr, {"T": lib})  # noqa: S307 - a fixed expression from the list above
 
-    _same_outcome_as_torch(call)
+    _same_outcome_as_torch(call, device)
 
 
 # ------------------------------------------------ 13. flip: repeats named in turn
@@ -425,7 +437,7 @@ FLIP_CASES = [(0, -3, 5), (5, 0, 0), (1, 0, -3), (2, -1)]
 
 @pytest.mark.views
 @pytest.mark.parametrize("dims", FLIP_CASES)
-def test_flip_dim_errors_in_order(dims):
+def test_flip_dim_errors_in_order(dims, device):
     def call(lib):
         return lib.flip(lib.zeros(3, 4, 3), dims)
 
@@ -436,7 +448,9 @@ def test_flip_dim_errors_in_order(dims):
         expected_error = error
     assert expected_error is not None or torch is None
     match = re.escape(str(expected_error)) if expected_error else "appears multiple times|range"
-    assert_same_error(lambda: call(gt), (lambda: call(torch)) if torch else None, match=match)
+    assert_same_error(
+        lambda: _on(device, call), (lambda: call(torch)) if torch else None, match=match
+    )
 
 
 # ------------------------------------- 14. the fuzzer's own comparison of numbers
@@ -465,22 +479,62 @@ CLAMP_CASES = [
 @needs_torch
 @pytest.mark.math
 @pytest.mark.parametrize("expr", CLAMP_CASES)
-def test_clamp_integer_input_in_result_dtype(expr):
+def test_clamp_integer_input_in_result_dtype(expr, device):
     def call(lib):
         x = lib.tensor([2, 1, 6, 7, 0, 12], dtype=lib.uint8)
         return eval(expr, {"T": lib, "x": x})  # noqa: S307 - a fixed expression
 
-    assert_close(call(gt), call(torch))
+    assert_close(_on(device, call), call(torch))
+
+
+# ------------------------------- 16. results on the device of the inputs (--device cuda)
+
+EMPTY_RESULT_CASES = [
+    "T.cat([T.tensor([])])",
+    "T.cat([T.tensor([]), T.tensor([], dtype=T.int64)], -1)",
+    "T.cat(T.split(T.tensor([], dtype=T.int64), 1, -1), -1)",
+    "T.index_select(T.zeros(0, 4)[::2], 1, T.tensor([3]))",
+    "T.index_select(T.zeros(2, 0, 2), 2, T.tensor([], dtype=T.int64))",
+    "T.flip(T.zeros(4, 1, 0), (-2,))",
+    "T.flip(T.tensor([]), (0,))",
+]
+
+
+@needs_torch
+@pytest.mark.views
+@pytest.mark.parametrize("expr", EMPTY_RESULT_CASES)
+def test_empty_results_are_made_on_the_inputs_device(expr, device):
+    """With no element to compute, no kernel runs to place the result: it is made there."""
+
+    def call(lib):
+        return eval(expr, {"T": lib})  # noqa: S307 - a fixed expression from the list above
+
+    _same_outcome_as_torch(call, device)  # assert_close checks the device too
+
+
+def test_gradient_of_cumsum_over_nothing_stays_on_the_device(device):
+    x = gt.zeros(0, dtype=gt.float64, requires_grad=True, device=device)
+    x.cumsum(0).sum().backward()  # CumsumBackward0 flips the (empty) gradient
+    assert x.grad.device.type == device and tuple(x.grad.shape) == (0,)
+
+
+@pytest.mark.parametrize("name", ["cat", "stack"])
+def test_joining_tensors_of_two_devices_is_an_error(name, device):
+    if device == "cpu":
+        pytest.skip("needs a second device: runs with --device=cuda")
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        getattr(gt, name)([gt.ones(2, device=device), gt.ones(2)])
 
 
 @pytest.mark.parametrize("name", ["logical_and_", "logical_or_", "logical_xor_"])
-def test_logical_inplace_checks_the_argument_type_before_the_overlap(name):
+def test_logical_inplace_checks_the_argument_type_before_the_overlap(name, device):
     """A number as ``other`` is a TypeError, even on an expanded tensor (fuzz seed 372912505)."""
-    expanded = gt.tensor([2.637], dtype=gt.float64).expand(2)
+    expanded = gt.tensor([2.637], dtype=gt.float64, device=device).expand(2)
     with pytest.raises(TypeError, match=rf"{name}\(\): argument 'other' \(position 1\) must be"):
         getattr(expanded, name)(True)
-    x = gt.tensor([1.0, 0.0, 2.0])
-    getattr(x, name)(gt.tensor([0.0, 0.0, 3.0]))
+    x = gt.tensor([1.0, 0.0, 2.0], device=device)
+    getattr(x, name)(gt.tensor([0.0, 0.0, 3.0], device=device))
+    assert x.device.type == device
     expected = {"logical_and_": [0.0, 0.0, 1.0], "logical_or_": [1.0, 0.0, 1.0]}
     expected["logical_xor_"] = [1.0, 0.0, 0.0]
     assert x.tolist() == expected[name]

@@ -29,7 +29,7 @@ import zipfile
 import zlib
 
 import pytest
-from oracle import needs_torch, torch
+from oracle import default_device, needs_torch, torch
 
 import glasstorch as gt
 import glasstorch.nn as nn
@@ -56,8 +56,8 @@ def cycle_collector_off():
             gc.enable()
 
 
-def leaf(*shape):
-    return (gt.rand(*shape) + 0.1).requires_grad_()
+def leaf(*shape, device="cpu"):
+    return (gt.rand(*shape, device=device) + 0.1).requires_grad_()
 
 
 class SavesItsOutput(gt.autograd.Function):
@@ -153,10 +153,11 @@ PROGRAMS = {
 @pytest.mark.autograd
 @pytest.mark.parametrize("backward", ["no backward", "backward", "backward, retain_graph"])
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_graph_is_freed_by_reference_counting(name, backward):
-    with cycle_collector_off():
-        x = leaf(2, 3)
+def test_graph_is_freed_by_reference_counting(name, backward, device):
+    with cycle_collector_off(), default_device(device):  # the tensors a program makes too
+        x = leaf(2, 3, device=device)
         out = PROGRAMS[name](x)
+        assert out.device.type == device
         storage = weakref.ref(out._storage)
         loss = out.sum()
         del out
@@ -169,9 +170,9 @@ def test_graph_is_freed_by_reference_counting(name, backward):
 
 
 @pytest.mark.autograd
-def test_saved_output_keeps_its_storage_while_the_graph_lives():
+def test_saved_output_keeps_its_storage_while_the_graph_lives(device):
     with cycle_collector_off():
-        x = leaf(4)
+        x = leaf(4, device=device)
         y = x.exp()
         storage = weakref.ref(y._storage)
         loss = y.sum() * 1
@@ -186,7 +187,7 @@ def test_saved_output_keeps_its_storage_while_the_graph_lives():
 
 @pytest.mark.autograd
 @needs_torch
-def test_unpacked_saved_output_is_a_new_tensor_with_the_node_as_grad_fn():
+def test_unpacked_saved_output_is_a_new_tensor_with_the_node_as_grad_fn(device):
     seen = {}
 
     def program(T):
@@ -203,7 +204,7 @@ def test_unpacked_saved_output_is_a_new_tensor_with_the_node_as_grad_fn():
                 seen[T] = (y.grad_fn is ctx, y.requires_grad, y.is_leaf, x.grad_fn is None)
                 return grad * 2
 
-        x = T.ones(3, requires_grad=True)
+        x = T.ones(3, requires_grad=True, **({"device": device} if T is gt else {}))
         y = Double.apply(x)
         same_object = y.grad_fn.saved_tensors[1] is y
         y.sum().backward()
@@ -215,8 +216,8 @@ def test_unpacked_saved_output_is_a_new_tensor_with_the_node_as_grad_fn():
 
 @pytest.mark.autograd
 @pytest.mark.errors
-def test_inplace_change_of_a_saved_output_is_still_caught():
-    x = leaf(3)
+def test_inplace_change_of_a_saved_output_is_still_caught(device):
+    x = leaf(3, device=device)
     y = x.sigmoid()
     y.mul_(2)
     with pytest.raises(
@@ -227,8 +228,8 @@ def test_inplace_change_of_a_saved_output_is_still_caught():
 
 @pytest.mark.autograd
 @pytest.mark.errors
-def test_second_backward_through_a_saved_output_is_still_refused():
-    x = leaf(3)
+def test_second_backward_through_a_saved_output_is_still_refused(device):
+    x = leaf(3, device=device)
     loss = x.tanh().sum()
     loss.backward()
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
@@ -237,9 +238,10 @@ def test_second_backward_through_a_saved_output_is_still_refused():
 
 @pytest.mark.autograd
 @needs_torch
-def test_double_backward_through_saved_outputs():
+def test_double_backward_through_saved_outputs(device):
     def program(T):
-        x = T.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        on = {"device": device} if T is gt else {}
+        x = T.tensor([0.5, -1.0, 2.0], requires_grad=True, **on)
         y = (x.tanh() * x.sigmoid() + x.exp()).sum()
         (g,) = T.autograd.grad(y, x, create_graph=True)
         (gg,) = T.autograd.grad(g.sum(), x)
@@ -252,7 +254,9 @@ def test_double_backward_through_saved_outputs():
 #
 # Crafted checkpoints that try to make ``load`` spend memory: each must raise
 # SerializationError while the Python heap (NumPy buffers included) grows by no
-# more than a few megabytes, whatever size the file claims.
+# more than a few megabytes, whatever size the file claims. The tests load with
+# map_location set to the device under test: a refused file must be refused
+# before anything is made there too.
 
 #: The most a refused malicious checkpoint may cost ``load``, in bytes.
 FEW_MEGABYTES = 4 << 20
@@ -303,12 +307,13 @@ def _central_record(data: bytes, name: str) -> int:
             return position
 
 
-def _load_measured(data: bytes, match: str) -> int:
-    """Load ``data``, expecting SerializationError matching ``match``; return the peak memory."""
+def _load_measured(data: bytes, match: str, device: str = "cpu") -> int:
+    """Load ``data`` to ``device``, expecting SerializationError matching ``match``; return the
+    peak host memory."""
     tracemalloc.start()
     try:
         with pytest.raises(SerializationError, match=match):
-            gt.load(io.BytesIO(data))
+            gt.load(io.BytesIO(data), map_location=device)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -320,7 +325,7 @@ ONE_FLOAT = _checkpoint_entries(gt.zeros(4))
 
 @pytest.mark.serialization
 @pytest.mark.errors
-def test_zip_bomb_storage_is_refused_before_inflating():
+def test_zip_bomb_storage_is_refused_before_inflating(device):
     # 64 MiB of zeros deflate to about 64 KiB; the manifest promises 16 bytes.
     zeros = bytes(1 << 20)
     data = _zip(
@@ -329,37 +334,37 @@ def test_zip_bomb_storage_is_refused_before_inflating():
     )
     del zeros
     assert len(data) < 1 << 20
-    assert _load_measured(data, "compressed") < FEW_MEGABYTES
+    assert _load_measured(data, "compressed", device) < FEW_MEGABYTES
 
 
 @pytest.mark.serialization
 @pytest.mark.errors
-def test_zip_bomb_storage_that_the_manifest_agrees_with_is_refused():
+def test_zip_bomb_storage_that_the_manifest_agrees_with_is_refused(device):
     # The manifest honestly promises 16M float32 elements (64 MiB) of zeros.
     manifest = _manifest(ONE_FLOAT)
     manifest["storages"][0]["numel"] = 1 << 24
     entries = _with_manifest(ONE_FLOAT, manifest)
     del entries["storages/0"]
     data = _zip(entries, streamed=("storages/0", bytes(1 << 20), 64))
-    assert _load_measured(data, "compressed") < FEW_MEGABYTES
+    assert _load_measured(data, "compressed", device) < FEW_MEGABYTES
 
 
 @pytest.mark.serialization
 @pytest.mark.errors
-def test_zip_bomb_manifest_is_refused():
+def test_zip_bomb_manifest_is_refused(device):
     data = _zip(
         {"storages/0": ONE_FLOAT["storages/0"]},
         streamed=("manifest.json", b" " * (1 << 20), 64),
     )
-    assert _load_measured(data, "manifest.json' is compressed") < FEW_MEGABYTES
+    assert _load_measured(data, "manifest.json' is compressed", device) < FEW_MEGABYTES
 
 
 @pytest.mark.serialization
 @pytest.mark.errors
-def test_small_compressed_entries_are_refused_too():
+def test_small_compressed_entries_are_refused_too(device):
     data = _zip(ONE_FLOAT, compressed=("storages/0",))
     with pytest.raises(SerializationError, match="zip method 8"):
-        gt.load(io.BytesIO(data))
+        gt.load(io.BytesIO(data), map_location=device)
 
 
 @pytest.mark.serialization
@@ -372,35 +377,35 @@ def test_small_compressed_entries_are_refused_too():
         (2**70, "does not fit in an int64"),
     ],
 )
-def test_huge_declared_storage_is_refused_before_allocating(numel, message):
+def test_huge_declared_storage_is_refused_before_allocating(numel, message, device):
     manifest = _manifest(ONE_FLOAT)
     manifest["storages"][0]["numel"] = numel
     data = _zip(_with_manifest(ONE_FLOAT, manifest))
-    assert _load_measured(data, message) < FEW_MEGABYTES
+    assert _load_measured(data, message, device) < FEW_MEGABYTES
 
 
 @pytest.mark.serialization
 @pytest.mark.errors
-def test_entry_declaring_more_bytes_than_the_file_holds():
+def test_entry_declaring_more_bytes_than_the_file_holds(device):
     # Patch the central directory: storages/0 claims 4 GiB - 4 bytes, as does the manifest.
     manifest = _manifest(ONE_FLOAT)
     manifest["storages"][0]["numel"] = (2**32 - 4) // 4
     data = bytearray(_zip(_with_manifest(ONE_FLOAT, manifest)))
     record = _central_record(bytes(data), "storages/0")
     struct.pack_into("<LL", data, record + 20, 2**32 - 4, 2**32 - 4)
-    assert _load_measured(bytes(data), "cannot hold") < FEW_MEGABYTES
+    assert _load_measured(bytes(data), "cannot hold", device) < FEW_MEGABYTES
 
 
 @pytest.mark.serialization
 @pytest.mark.errors
-def test_encrypted_entry_is_refused():
+def test_encrypted_entry_is_refused(device):
     data = bytearray(_zip(ONE_FLOAT))
     record = _central_record(bytes(data), "storages/0")
     data[record + 8] |= 0x01  # the central directory's "encrypted" flag
     with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
         data[archive.getinfo("storages/0").header_offset + 6] |= 0x01  # and the local header's
     with pytest.raises(SerializationError, match="encrypted"):
-        gt.load(io.BytesIO(bytes(data)))
+        gt.load(io.BytesIO(bytes(data)), map_location=device)
 
 
 def _nested_entries_zip(manifest: bytes, inner_size: int) -> bytes:
@@ -460,7 +465,7 @@ def _nested_entries_zip(manifest: bytes, inner_size: int) -> bytes:
 
 @pytest.mark.serialization
 @pytest.mark.errors
-def test_overlapping_entries_cannot_claim_more_than_the_file():
+def test_overlapping_entries_cannot_claim_more_than_the_file(device):
     inner_size = 1 << 16
     manifest = {
         "format": "glasstorch.save",
@@ -476,7 +481,7 @@ def test_overlapping_entries_cannot_claim_more_than_the_file():
     with zipfile.ZipFile(io.BytesIO(data)) as archive:  # a well-formed zip, as zipfile sees it
         assert archive.getinfo("storages/1").file_size == inner_size
     with pytest.raises(SerializationError, match="overlap"):
-        gt.load(io.BytesIO(data))
+        gt.load(io.BytesIO(data), map_location=device)
 
 
 def _tensor_node(manifest) -> dict:
@@ -498,43 +503,44 @@ def _tensor_node(manifest) -> dict:
         ({"shape": [0], "offset": 5}, "offset lies past the end"),
     ],
 )
-def test_views_outside_their_storage_are_refused(change, message):
+def test_views_outside_their_storage_are_refused(change, message, device):
     manifest = _manifest(ONE_FLOAT)
     _tensor_node(manifest).update(change)
     data = _zip(_with_manifest(ONE_FLOAT, manifest))
-    assert _load_measured(data, message) < FEW_MEGABYTES
+    assert _load_measured(data, message, device) < FEW_MEGABYTES
 
 
 @pytest.mark.serialization
-def test_empty_view_with_huge_sizes_loads_like_pytorch():
+def test_empty_view_with_huge_sizes_loads_like_pytorch(device):
     manifest = _manifest(ONE_FLOAT)
     _tensor_node(manifest).update({"shape": [0, 2**40], "stride": [2**40, 1], "offset": 4})
-    loaded = gt.load(io.BytesIO(_zip(_with_manifest(ONE_FLOAT, manifest))))
+    loaded = gt.load(io.BytesIO(_zip(_with_manifest(ONE_FLOAT, manifest))), map_location=device)
     assert tuple(loaded.shape) == (0, 2**40) and loaded.numel() == 0
+    assert loaded.device.type == device
 
 
 @pytest.mark.serialization
 @pytest.mark.errors
-def test_bool_storage_with_other_bytes_is_refused():
+def test_bool_storage_with_other_bytes_is_refused(device):
     entries = _checkpoint_entries(gt.tensor([True, False]))
     entries["storages/0"] = b"\x01\x07"
     with pytest.raises(SerializationError, match="neither 0 nor 1"):
-        gt.load(io.BytesIO(_zip(entries)))
+        gt.load(io.BytesIO(_zip(entries)), map_location=device)
 
 
 @pytest.mark.serialization
 @pytest.mark.errors
-def test_bad_location_is_a_serialization_error():
+def test_bad_location_is_a_serialization_error(device):
     manifest = _manifest(ONE_FLOAT)
     manifest["storages"][0]["location"] = "tpu:0"
     with pytest.raises(SerializationError, match="location 'tpu:0' is not a device"):
-        gt.load(io.BytesIO(_zip(_with_manifest(ONE_FLOAT, manifest))))
+        gt.load(io.BytesIO(_zip(_with_manifest(ONE_FLOAT, manifest))), map_location=device)
 
 
 @pytest.mark.serialization
 @pytest.mark.errors
 @pytest.mark.parametrize("error", [MemoryError, OverflowError])
-def test_memory_and_overflow_errors_become_serialization_errors(monkeypatch, error):
+def test_memory_and_overflow_errors_become_serialization_errors(monkeypatch, error, device):
     from glasstorch import serialization
 
     def fail(*args, **kwargs):
@@ -542,7 +548,7 @@ def test_memory_and_overflow_errors_become_serialization_errors(monkeypatch, err
 
     monkeypatch.setattr(serialization.np, "empty", fail)
     with pytest.raises(SerializationError, match=f"{error.__name__} while reading it"):
-        gt.load(io.BytesIO(_zip(ONE_FLOAT)))
+        gt.load(io.BytesIO(_zip(ONE_FLOAT)), map_location=device)
 
 
 # ------------------------------------------------------------ atomic saving
@@ -586,6 +592,7 @@ def _kill_while_saving(path, sig: int) -> None:
 
 
 @pytest.mark.serialization
+@pytest.mark.cpu_only("the temporary files of saves killed in a child process: the file system's")
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_next_save_removes_temp_files_of_killed_saves(tmp_path, sig):
     path = tmp_path / "checkpoint.pt"
@@ -597,7 +604,7 @@ def test_next_save_removes_temp_files_of_killed_saves(tmp_path, sig):
 
 
 @pytest.mark.serialization
-def test_temp_files_of_running_processes_and_other_paths_are_kept(tmp_path):
+def test_temp_files_of_running_processes_and_other_paths_are_kept(tmp_path, device):
     finished = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
         capture_output=True,
@@ -614,7 +621,7 @@ def test_temp_files_of_running_processes_and_other_paths_are_kept(tmp_path):
     abandoned = f".checkpoint.pt.{dead_pid}.abcdefgh.tmp"
     for name in [*kept, abandoned]:
         (tmp_path / name).write_bytes(b"partial")
-    gt.save(gt.ones(2), tmp_path / "checkpoint.pt")
+    gt.save(gt.ones(2, device=device), tmp_path / "checkpoint.pt")
     assert sorted(os.listdir(tmp_path)) == sorted(["checkpoint.pt", *kept])
 
 
@@ -662,6 +669,7 @@ def _blocks_of(pid: int) -> list[str]:
 
 
 @pytest.mark.data
+@pytest.mark.cpu_only("DataLoader workers hand batches over in host shared memory (/dev/shm)")
 @pytest.mark.skipif(
     not (os.path.isdir("/dev/shm") and os.path.isdir("/proc/self")),
     reason="needs Linux's /dev/shm and /proc",

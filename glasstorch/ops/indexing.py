@@ -207,7 +207,8 @@ class IndexSelect(Function):
         ctx.save_for_backward(index)
         shape = list(a.shape)
         shape[dim] = index.shape[0] if index.dim() else 1
-        out = empty_tensor(shape, a.dtype)
+        # On a's device: with nothing to select no kernel runs to place it there.
+        out = empty_tensor(shape, a.dtype, device=a.device)
         if a.numel() == 0 and out.numel() == 0:
             # No element is read, but PyTorch still checks the indices of an empty input.
             bad = _first_outside(index.reshape(-1), a.shape[dim])

@@ -692,7 +692,9 @@ class Cat(Function):
         parts = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
         shape = list(parts[0].shape) if parts else [0]
         shape[dim] = sum(t.shape[dim] for t in parts)
-        out = empty_tensor(shape, dtype)
+        # On the first input's device: when only legacy empty tensors are joined no
+        # copy runs to place it there.
+        out = empty_tensor(shape, dtype, device=(parts or tensors)[0].device)
         start = 0
         for t in parts:
             target = out._view(
@@ -723,6 +725,10 @@ def _check_cat_inputs(tensors, dim: int, name: str) -> int:
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element in argument 0, but got {type(t).__name__}")
+    if len({t.device for t in tensors}) > 1:  # the copies that join them could mix devices
+        from glasstorch._dispatch import MIXED_DEVICES
+
+        raise RuntimeError(MIXED_DEVICES)
     return dim
 
 
