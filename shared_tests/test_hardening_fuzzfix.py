@@ -538,3 +538,56 @@ def test_logical_inplace_checks_the_argument_type_before_the_overlap(name, devic
     expected = {"logical_and_": [0.0, 0.0, 1.0], "logical_or_": [1.0, 0.0, 1.0]}
     expected["logical_xor_"] = [1.0, 0.0, 0.0]
     assert x.tolist() == expected[name]
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "int64"])
+@pytest.mark.parametrize("divisor", [-6, 6, -1, 7])
+def test_integer_trunc_division_divides_as_the_dtype_holds_the_numbers(dtype, divisor, device):
+    """``div(..., rounding_mode="trunc")`` on integers is exact integer division of the
+    operands converted to the result dtype (-6 as uint8 is 250; fuzz seed 7, case 656)."""
+    values = [0, 5, 6, 7, 100, 200, 255] if dtype == "uint8" else [-100, -7, -6, -5, 0, 5, 6, 7]
+
+    for tensor_divisor in (False, True):
+
+        def call(lib, tensor_divisor=tensor_divisor):
+            x = lib.tensor(values, dtype=getattr(lib, dtype))
+            return x.div(lib.tensor(divisor) if tensor_divisor else divisor, rounding_mode="trunc")
+
+        _same_outcome_as_torch(call, device)
+
+
+@needs_torch
+def test_integer_trunc_division_by_zero(device):
+    assert_same_error(
+        lambda: gt.tensor([5, -7], device=device).div(0, rounding_mode="trunc"),
+        lambda: torch.tensor([5, -7]).div(0, rounding_mode="trunc"),
+        match="ZeroDivisionError",
+        exc_type=RuntimeError,
+    )
+
+
+INDEXED_WRITES = {
+    "index_add_": lambda lib, x: x.index_add_(2, lib.tensor([0]), lib.ones(2, 1)),
+    "index_copy_": lambda lib, x: x.index_copy_(3, lib.tensor([0]), lib.ones(2, 1)),
+    "scatter_": lambda lib, x: x.scatter_(4, lib.tensor([[0]]), 1.0),
+    "scatter_add_": lambda lib, x: x.scatter_add_(-3, lib.tensor([[0]]), lib.ones(1, 1)),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", INDEXED_WRITES)
+def test_indexed_writes_check_the_dim_before_the_overlap(name, device):
+    """On an expanded tensor a bad dim is PyTorch's IndexError, not the overlap error
+    (fuzz seeds 7 and 4567)."""
+
+    def call(lib, on=None):
+        x = lib.zeros(3, **({"device": on} if on else {})).expand(2, 3)
+        return INDEXED_WRITES[name](lib, x)
+
+    assert_same_error(
+        lambda: call(gt, device),
+        lambda: call(torch),
+        match=r"^Dimension out of range \(expected to be in range of \[-2, 1\], but got -?\d\)$",
+        exc_type=IndexError,
+    )

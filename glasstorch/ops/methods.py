@@ -16,12 +16,19 @@ from glasstorch.autograd.function import Function
 from glasstorch.ops import creation, indexing, inplace, linalg, pointwise, reduction, views
 from glasstorch.tensor import Tensor
 
+#: In-place indexed writes whose first argument is a dim.
+_DIM_FIRST = {"scatter", "scatter_add", "index_add", "index_copy", "index_fill"}
+
 
 def _inplace(function, name: str):
     """``x.name_(*args)``: compute ``function(x, *args)`` and write it back into x."""
+    dim_first = name[:-1] in _DIM_FIRST
 
     @functools.wraps(function)
     def method(self, *args, **kwargs):
+        dim = (args[0] if args else kwargs.get("dim")) if dim_first else None
+        if type(dim) is int:  # PyTorch checks the dim before the memory it is about to write
+            normalize_dim(dim, self.dim())
         inputs = (*args, *kwargs.values())
         return inplace.apply_inplace(self, lambda: function(self, *args, **kwargs), inputs)
 

@@ -414,7 +414,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
     if rounding_mode == "floor":
         return floor_divide(input, other)
     if rounding_mode == "trunc":
-        return trunc(div(input, other)).to(_dtype.result_type(input, other))
+        return _trunc_divide(input, other)
     if rounding_mode is not None:
         raise ValueError(
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
@@ -426,6 +426,23 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
 
 
 true_divide = div
+
+
+def _trunc_divide(input, other) -> Tensor:
+    """``div(..., rounding_mode="trunc")``: the quotient rounded toward zero.
+
+    Floats: ``trunc(input / other)``. Integers divide exactly, as the result
+    dtype holds them (``-6`` as uint8 is 250), with PyTorch's error for a zero
+    divisor: the floor quotient, moved one step toward zero where the division
+    is inexact and the signs differ.
+    """
+    dtype = _dtype.result_type(input, other)
+    if dtype.is_floating_point or dtype is _dtype.bool_:
+        return trunc(div(input, other)).to(dtype)
+    a, b = as_operand(input, dtype), as_operand(other, dtype)
+    floor = floor_divide(a, b)
+    inexact_and_negative = (floor * b != a) & ((a < 0) != (b < 0))
+    return floor + inexact_and_negative.to(dtype)
 
 
 def floor_divide(input, other) -> Tensor:
