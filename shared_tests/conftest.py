@@ -141,6 +141,26 @@ def device(request: pytest.FixtureRequest) -> str:
     return test_device_of(request.config)
 
 
+@pytest.fixture
+def default_device(device: str):
+    """``device``, made glasstorch's default device for the test (``set_default_device``).
+
+    For tests whose tensors come from many factory calls (``gt.tensor``,
+    ``gt.ones``, ...): each one makes its tensor on the device under test without
+    a ``device=`` argument. Use it with ``pytestmark = pytest.mark.usefixtures(
+    "default_device")`` or per test. The previous default comes back afterwards.
+    Not for Hypothesis tests (it is function-scoped): pass ``device=`` there.
+    """
+    import glasstorch
+
+    previous = glasstorch.get_default_device()
+    glasstorch.set_default_device(device)
+    try:
+        yield device
+    finally:
+        glasstorch.set_default_device(previous)
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     try:
         import glasstorch
