@@ -692,7 +692,8 @@ class Cat(Function):
         parts = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
         shape = list(parts[0].shape) if parts else [0]
         shape[dim] = sum(t.shape[dim] for t in parts)
-        out = empty_tensor(shape, dtype)
+        # On the inputs' device even when no copy below writes it (every part empty).
+        out = empty_tensor(shape, dtype, device=tensors[0].device if tensors else None)
         start = 0
         for t in parts:
             target = out._view(
