@@ -142,19 +142,22 @@ def device(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def factories_on_device(device: str):
-    """Run the test with glasstorch's factory functions allocating on the device under test.
+def default_device(device: str):
+    """``device``, made glasstorch's default device for the test (``set_default_device``).
 
-    For tests whose tensors come from many ``gt.tensor(...)``/``gt.zeros(...)``
-    calls (graph structure, hooks, grad modes): as ``torch.set_default_device``,
-    every tensor the test makes lands on ``device``. Use it with
-    ``pytest.mark.usefixtures("factories_on_device")``; it takes ``device``, so
-    the test runs in a device run.
+    For tests whose tensors come from many factory calls (``gt.tensor``,
+    ``gt.ones``, new modules' parameters, ...): each one makes its tensor on the
+    device under test without a ``device=`` argument, as
+    ``torch.set_default_device`` would. Use it with ``pytestmark =
+    pytest.mark.usefixtures("default_device")`` or per test; it takes
+    ``device``, so the test runs in a device run. The previous default comes
+    back afterwards. Not for Hypothesis tests (it is function-scoped): pass
+    ``device=`` there.
     """
-    from oracle import default_device
+    from oracle import default_device as factories_on
 
-    with default_device(device):
-        yield
+    with factories_on(device):
+        yield device
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -12,6 +12,11 @@ Layouts (``kind``):
 ``permuted``    a row-major block whose dimensions are permuted;
 ``sliced``      every dimension taken with a step of 1 to 3 from a larger block;
 ``broadcast``   some dimensions have stride 0 (inputs only: not writable).
+
+On the device (``--device=cuda``), :func:`kernels_under_test` gives the CUDA
+tier's kernels behind the same calls: :class:`OnDevice` copies each buffer to
+device memory whole, runs the CUDA kernel, and copies it back, so the tests
+compare whole buffers there too.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import numpy as np
 from hypothesis import note
 from hypothesis import strategies as st
 
-from glasstorch._kernels import Strided
+from glasstorch._kernels import Strided, contract_kernel_names
 
 ALL_DTYPES = ("bool", "uint8", "int32", "int64", "float32", "float64")
 FLOAT_DTYPES = ("float32", "float64")
@@ -156,3 +161,70 @@ def contiguous(shape: tuple[int, ...], dtype: str) -> Strided:
         strides.append(step)
         step *= max(size, 1)
     return Strided(np.zeros(n, dtype=dtype), tuple(shape), tuple(reversed(strides)), 0)
+
+
+class OnDevice:
+    """The CUDA tier's kernels, called with the host views the fast-tier tests build.
+
+    Each contract call copies every NumPy buffer among its arguments (a view's
+    whole buffer, spare elements included; one device copy per buffer, so views
+    that share a buffer share it on the device too) to device memory, runs the
+    CUDA kernel on views with the same shapes, strides and offsets, and copies
+    every buffer back into its NumPy array. A test then compares whole buffers
+    as it does on the CPU, so a write outside the view still shows.
+
+    Args:
+        cuda: the CUDA tier's kernel object (the dispatcher's ``cuda``).
+    """
+
+    def __init__(self, cuda) -> None:
+        self.cuda = cuda
+        self.name = cuda.name
+
+    def __getattr__(self, name: str):
+        kernel = getattr(self.cuda, name)
+        if name not in contract_kernel_names() or name in ("allocate", "copy_to_device"):
+            return kernel
+
+        def call(*args, **kwargs):
+            copies: dict[int, tuple[np.ndarray, object]] = {}
+            device_args = [self._to_device(arg, copies) for arg in args]
+            result = kernel(*device_args, **kwargs)
+            for host, buffer in copies.values():
+                if host.size:
+                    self.cuda.copy_to_host(host, buffer.ptr)
+            return result
+
+        return call
+
+    def _to_device(self, arg, copies: dict):
+        """``arg`` with each :class:`Strided` over a NumPy buffer moved to a device buffer."""
+        if isinstance(arg, (list, tuple)) and not isinstance(arg, Strided):
+            return type(arg)(self._to_device(item, copies) for item in arg)
+        if not isinstance(arg, Strided) or not isinstance(arg.buffer, np.ndarray):
+            return arg
+        from glasstorch.cuda import _memory
+
+        host = arg.buffer
+        if id(host) not in copies:
+            buffer = _memory.device_empty(host.size, host.dtype)
+            if host.size:
+                self.cuda.copy_to_device(buffer.ptr, host)
+            copies[id(host)] = (host, buffer)
+        return arg._replace(buffer=copies[id(host)][1])
+
+
+def kernels_under_test(cpu_kernels, device: str | None = None):
+    """The kernels a fast-tier test calls: ``cpu_kernels`` on the CPU, the CUDA tier's
+    kernels behind :class:`OnDevice` on ``--device=cuda``.
+
+    ``device`` defaults to the device of the run (``GLASSTORCH_TEST_DEVICE``).
+    """
+    import os
+
+    device = device or os.environ.get("GLASSTORCH_TEST_DEVICE", "cpu")
+    if device == "cpu":
+        return cpu_kernels
+    from glasstorch import _tier
+
+    return OnDevice(_tier.kernels.cuda)

@@ -9,7 +9,8 @@ from oracle import assert_close, assert_same_error, needs_torch, torch
 
 import glasstorch as gt
 
-pytestmark = [pytest.mark.tensor, needs_torch]
+# Every tensor of these tests is made on the device under test (--device).
+pytestmark = [pytest.mark.tensor, needs_torch, pytest.mark.usefixtures("default_device")]
 
 OUT_CASES = {
     "add": lambda m, out: m.add(m.ones(3), 2, out=out),

@@ -81,11 +81,13 @@ def test_device_parse_repr_str_type_index(spec):
     assert d == spec
 
 
-def test_device_equality():
+def test_device_equality(device):
     assert gt.device("cuda", 0) == gt.device("cuda:0")
     assert gt.device("cuda") != gt.device("cuda:0")
     assert gt.device("cpu") != gt.device("cuda")
     assert gt.ones(1).device == gt.device("cpu")
+    on = gt.ones(1, device=device).device
+    assert on == gt.device("cpu" if device == "cpu" else "cuda:0")
 
 
 @pytest.mark.errors
@@ -99,7 +101,9 @@ def test_device_bad_string(spec):
     )
 
 
-def test_set_default_device_cpu():
+def test_set_default_device_cpu(device):
+    gt.set_default_device(device)
+    assert gt.zeros(2).device.type == device
     gt.set_default_device("cpu")
     gt.set_default_device(None)
     assert gt.get_default_device() == gt.device("cpu")

@@ -11,7 +11,8 @@ from oracle import assert_close, assert_same_error, needs_torch, to_torch, torch
 
 import glasstorch as gt
 
-pytestmark = [pytest.mark.indexing, needs_torch]
+# Every tensor of these tests is made on the device under test (--device).
+pytestmark = [pytest.mark.indexing, needs_torch, pytest.mark.usefixtures("default_device")]
 
 
 def _matrix():

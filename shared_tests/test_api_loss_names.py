@@ -9,14 +9,15 @@ from oracle import assert_close, needs_torch, torch
 import glasstorch as gt
 from glasstorch.autograd import gradcheck
 
-pytestmark = [pytest.mark.nn, needs_torch]
+# Every tensor of these tests is made on the device under test (--device).
+pytestmark = [pytest.mark.nn, needs_torch, pytest.mark.usefixtures("default_device")]
 
 
 def _inputs(lib, seed=0):
     rng = np.random.default_rng(seed)
-    x = lib.from_numpy(rng.standard_normal((3, 4)))
-    target = lib.from_numpy(rng.uniform(0, 1, (3, 4)))
-    classes = lib.from_numpy(np.array([0, 3, 1]))
+    x = lib.tensor(rng.standard_normal((3, 4)))
+    target = lib.tensor(rng.uniform(0, 1, (3, 4)))
+    classes = lib.tensor(np.array([0, 3, 1]))
     return x, target, classes
 
 

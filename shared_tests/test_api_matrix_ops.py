@@ -7,12 +7,13 @@ import math
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_same_error, needs_torch, torch
+from oracle import assert_close, assert_same_error, needs_torch, on_test_device, torch
 
 import glasstorch as gt
 from glasstorch.autograd import gradcheck
 
-pytestmark = [pytest.mark.linalg, needs_torch]
+# Every tensor of these tests is made on the device under test (--device).
+pytestmark = [pytest.mark.linalg, needs_torch, pytest.mark.usefixtures("default_device")]
 
 
 def _arrays(*shapes, seed=0):
@@ -22,11 +23,11 @@ def _arrays(*shapes, seed=0):
 
 def _compare(call, *arrays, grad=True):
     """``call(lib, *tensors)`` on glasstorch and PyTorch: values, then gradcheck."""
-    ours = call(gt, *[gt.from_numpy(a.copy()) for a in arrays])
+    ours = call(gt, *[on_test_device(a.copy()) for a in arrays])
     theirs = call(torch, *[torch.from_numpy(a.copy()) for a in arrays])
     assert_close(ours, theirs, atol=1e-12, rtol=1e-10)
     if grad:
-        inputs = tuple(gt.from_numpy(a.copy()).requires_grad_() for a in arrays)
+        inputs = tuple(on_test_device(a.copy()).requires_grad_() for a in arrays)
         assert gradcheck(lambda *ts: call(gt, *ts), inputs)
 
 
@@ -193,7 +194,7 @@ def test_einsum_matches_pytorch(equation, shapes):
 
 def test_einsum_takes_a_list_of_operands():
     a, b = _arrays((2, 3), (3,))
-    ours = gt.einsum("ij,j->i", [gt.from_numpy(a), gt.from_numpy(b)])
+    ours = gt.einsum("ij,j->i", [on_test_device(a), on_test_device(b)])
     assert_close(ours, torch.einsum("ij,j->i", [torch.from_numpy(a), torch.from_numpy(b)]))
 
 

@@ -7,7 +7,8 @@ from oracle import needs_torch, torch
 
 import glasstorch as gt
 
-pytestmark = [pytest.mark.interop, needs_torch]
+# Every tensor of these tests is made on the device under test (--device).
+pytestmark = [pytest.mark.interop, needs_torch, pytest.mark.usefixtures("default_device")]
 
 CASES = {
     "float_vector_2000": lambda m: m.arange(2000.0),
@@ -26,5 +27,9 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.cpu_only(
+    "the oracle is PyTorch on the CPU, whose repr has no device='cuda:0' suffix "
+    "(test_cuda_device checks a CUDA tensor's repr)"
+)
 def test_repr_matches_pytorch(name):
     assert repr(CASES[name](gt)) == repr(CASES[name](torch))

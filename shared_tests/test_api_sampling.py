@@ -19,7 +19,8 @@ from oracle import assert_same_error, needs_torch, to_numpy, torch
 import glasstorch as gt
 from glasstorch._tier import complete_tiers
 
-pytestmark = pytest.mark.random
+# Every tensor of these tests is made on the device under test (--device).
+pytestmark = [pytest.mark.random, pytest.mark.usefixtures("default_device")]
 
 
 def _frequencies(samples, categories):

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_same_error, needs_torch, to_torch, torch
+from oracle import assert_close, assert_same_error, needs_torch, on_test_device, to_torch, torch
 
 import glasstorch as gt
 from glasstorch.autograd import gradcheck
 
-pytestmark = [pytest.mark.reduction, needs_torch]
+# Every tensor of these tests is made on the device under test (--device).
+pytestmark = [pytest.mark.reduction, needs_torch, pytest.mark.usefixtures("default_device")]
 
 
 def _data(shape, dtype="float32", seed=0, ties=False):
     rng = np.random.default_rng(seed)
     values = rng.integers(0, 4, shape) if ties else rng.standard_normal(shape)
-    return gt.from_numpy(values.astype(dtype))
+    return on_test_device(values.astype(dtype))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8"])

@@ -5,7 +5,7 @@ A Function is a forward and a vector-Jacobian product written side by side; the
 mechanism, so a custom op looks exactly like one in the graph.
 
 Every test makes its tensors on the device under test (conftest's
-``factories_on_device``).
+``default_device``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from oracle import assert_close, assert_same_error, needs_torch, torch
 
 import glasstorch as gt
 
-pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("factories_on_device")]
+pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("default_device")]
 
 
 def leaf(values, T=gt):

@@ -2,7 +2,7 @@
 managers and as decorators, ``is_grad_enabled``, ``requires_grad_`` and ``detach``.
 
 Every test makes its tensors on the device under test (conftest's
-``factories_on_device``).
+``default_device``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from oracle import assert_close, assert_same_error, torch
 
 import glasstorch as gt
 
-pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("factories_on_device")]
+pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("default_device")]
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ something does (the Function keeps it, a hook keeps it, a view shares its
 storage), ``.grad`` is a copy. Either way the values are the gradient.
 
 Every test makes its tensors on the device under test (conftest's
-``factories_on_device``).
+``default_device``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 import glasstorch as gt
 
-pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("factories_on_device")]
+pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("default_device")]
 
 
 class Double(gt.autograd.Function):

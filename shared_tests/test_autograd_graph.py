@@ -8,7 +8,7 @@ overload that produced it (``SumBackward0`` for ``x.sum()``, ``SumBackward1`` fo
 inputs: ``AccumulateGrad`` for a leaf, ``None`` for an input that needs no grad.
 
 Every test makes its tensors on the device under test (conftest's
-``factories_on_device``): the graph is the same whichever device computes.
+``default_device``): the graph is the same whichever device computes.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from oracle import torch
 
 import glasstorch as gt
 
-pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("factories_on_device")]
+pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("default_device")]
 
 
 def node_name(node) -> str | None:

@@ -2,7 +2,7 @@
 Graphviz, and draw's rendering.
 
 Every test makes its tensors on the device under test (conftest's
-``factories_on_device``): the graph is drawn the same whichever device computes.
+``default_device``): the graph is drawn the same whichever device computes.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from oracle import needs_torch, torch
 import glasstorch as gt
 from glasstorch.autograd import graph
 
-pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("factories_on_device")]
+pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("default_device")]
 
 NODE = re.compile(r'^\s+(n\d+) \[label="((?:[^"\\]|\\.)*)"')
 EDGE = re.compile(r"^\s+(n\d+) -> (n\d+)(?: \[(.*)\])?;$")

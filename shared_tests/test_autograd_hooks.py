@@ -5,7 +5,7 @@ tensor replaces that gradient, returning ``None`` leaves it as it was. The handl
 it returns removes the hook again.
 
 Every test makes its tensors on the device under test (conftest's
-``factories_on_device``).
+``default_device``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from oracle import assert_close, assert_same_error, torch
 
 import glasstorch as gt
 
-pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("factories_on_device")]
+pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("default_device")]
 
 
 def leaf(values):

@@ -6,7 +6,7 @@ its version and refuses to run backward when it changed: PyTorch's answer to
 mutation is an error, never a silent copy.
 
 Every test makes its tensors on the device under test (conftest's
-``factories_on_device``).
+``default_device``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from oracle import assert_close, assert_same_error, needs_torch, torch
 
 import glasstorch as gt
 
-pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("factories_on_device")]
+pytestmark = [pytest.mark.autograd, pytest.mark.usefixtures("default_device")]
 
 
 def leaf(T, values, dtype=None):

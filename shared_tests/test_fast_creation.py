@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
-from kernel_views import ALL_DTYPES, contiguous, copy_view
+from kernel_views import ALL_DTYPES, contiguous, copy_view, kernels_under_test
 
 fast_creation = pytest.importorskip(
     "glasstorch.fast.creation", reason="the fast tier's C extension is not built"
@@ -16,7 +16,7 @@ from glasstorch.reference import ReferenceKernels  # noqa: E402
 
 pytestmark = [pytest.mark.contract, pytest.mark.creation]
 
-FAST = fast_creation.CreationKernels()
+FAST = kernels_under_test(fast_creation.CreationKernels())
 REFERENCE = ReferenceKernels()
 
 
@@ -46,7 +46,8 @@ numbers = st.one_of(
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @given(n=st.one_of(st.integers(0, 50), st.just(40_000)), step=st.integers(1, 2),
        start=numbers, delta=numbers)  # fmt: skip
-def test_arange_matches_reference(dtype, n, step, start, delta):
+@example(n=40_000, step=1, start=0, delta=230_590_065_673_012)  # past 2**63: exact, then rounded
+def test_arange_matches_reference(dtype, n, step, start, delta, device):
     assert_identical("arange", strided_1d(n, dtype, step), start, delta)
 
 
@@ -57,13 +58,14 @@ def test_arange_matches_reference(dtype, n, step, start, delta):
     start=st.floats(-1e6, 1e6),
     end=st.floats(-1e6, 1e6),
 )
-def test_linspace_matches_reference(dtype, n, step, start, end):
+def test_linspace_matches_reference(dtype, n, step, start, end, device):
     assert_identical("linspace", strided_1d(n, dtype, step), start, end)
 
 
+@pytest.mark.cpu_only("the CPU tier's allocate returns a NumPy buffer")
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("numel", [0, 1, 7, 1000, 100_000])
-def test_allocate_gives_a_flat_writable_buffer(dtype, numel):
+def test_allocate_gives_a_flat_writable_buffer(dtype, numel, device):
     buffer = FAST.allocate(numel, np.dtype(dtype))
     assert buffer.shape == (numel,) and buffer.dtype == np.dtype(dtype)
     assert buffer.flags.c_contiguous and buffer.flags.writeable

@@ -5,6 +5,9 @@ permuted, sliced, broadcast, at offsets; zero-size and size-1 dimensions), runs
 the fast kernel and the reference kernel, and compares the *whole* output
 buffers: integer, bool and copied results bit for bit, computed floats within
 float tolerance. Comparing whole buffers also catches a write outside the view.
+
+On ``--device=cuda`` the same calls run the CUDA tier's kernels
+(:func:`kernel_views.kernels_under_test`) against the reference tier's.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from kernel_views import (
     WRITABLE_LAYOUTS,
     contiguous,
     copy_view,
+    kernels_under_test,
     shapes,
     views,
 )
@@ -33,7 +37,7 @@ fast_elementwise = pytest.importorskip(
 
 pytestmark = pytest.mark.contract
 
-FAST = fast_elementwise.ElementwiseKernels()
+FAST = kernels_under_test(fast_elementwise.ElementwiseKernels())
 REFERENCE = ReferenceKernels()
 TOLERANCES = {"float32": (1e-5, 1e-6), "float64": (1e-12, 1e-300)}
 INTEGER_ONLY = {"bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor"}
@@ -62,6 +66,7 @@ def out_dtype(op: str, dtype: str) -> str:
 
 
 # ------------------------------------------------------------------ op tables
+@pytest.mark.cpu_only("the C tier's op-code tables")
 def test_every_contract_op_has_a_c_code():
     assert set(fast_elementwise.UNARY_CODES) == set(UNARY_OPS)
     assert set(fast_elementwise.BINARY_CODES) == set(BINARY_OPS)
@@ -69,7 +74,7 @@ def test_every_contract_op_has_a_c_code():
     assert len(set(fast_elementwise.BINARY_CODES.values())) == len(BINARY_OPS)
 
 
-def test_an_undefined_combination_raises_instead_of_writing():
+def test_an_undefined_combination_raises_instead_of_writing(device):
     a = contiguous((3,), "float32")
     with pytest.raises(TypeError, match="bitwise_and"):
         FAST.binary("bitwise_and", contiguous((3,), "float32"), a, a)
@@ -82,7 +87,7 @@ def test_an_undefined_combination_raises_instead_of_writing():
 @pytest.mark.parametrize("op", UNARY_OPS)
 @settings(max_examples=12)
 @given(data=st.data())
-def test_unary_matches_reference(op, dtype, data):
+def test_unary_matches_reference(op, dtype, data, device):
     if op in INTEGER_ONLY and dtype in FLOAT_DTYPES:
         return
     shape = data.draw(shapes())
@@ -106,7 +111,7 @@ def _second_operand_elements(op: str, dtype: str) -> str:
 @pytest.mark.parametrize("op", BINARY_OPS)
 @settings(max_examples=12)
 @given(data=st.data())
-def test_binary_matches_reference(op, dtype, data):
+def test_binary_matches_reference(op, dtype, data, device):
     if op in INTEGER_ONLY and dtype in FLOAT_DTYPES:
         return
     shape = data.draw(shapes())
@@ -122,7 +127,7 @@ def test_binary_matches_reference(op, dtype, data):
 @pytest.mark.parametrize("dst_dtype", ALL_DTYPES)
 @settings(max_examples=12)
 @given(data=st.data())
-def test_copy_casts_bit_for_bit(dst_dtype, src_dtype, data):
+def test_copy_casts_bit_for_bit(dst_dtype, src_dtype, data, device):
     shape = data.draw(shapes())
     src = data.draw(views(shape, src_dtype))
     out = data.draw(views(shape, dst_dtype, kinds=WRITABLE_LAYOUTS))
@@ -132,7 +137,7 @@ def test_copy_casts_bit_for_bit(dst_dtype, src_dtype, data):
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @given(data=st.data())
-def test_copy_onto_the_same_view(dtype, data):
+def test_copy_onto_the_same_view(dtype, data, device):
     shape = data.draw(shapes())
     view = data.draw(views(shape, dtype, kinds=WRITABLE_LAYOUTS))
     before = view.buffer.copy()
@@ -147,7 +152,7 @@ FILL_FLOATS = (0.0, -0.0, 2.5, -7.9, 1e20, float("nan"), float("inf"), 3.5e38)
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @given(data=st.data())
-def test_fill_matches_reference(dtype, data):
+def test_fill_matches_reference(dtype, data, device):
     shape = data.draw(shapes())
     out = data.draw(views(shape, dtype, kinds=WRITABLE_LAYOUTS))
     value = data.draw(st.sampled_from(FILL_VALUES + FILL_FLOATS))
@@ -157,7 +162,7 @@ def test_fill_matches_reference(dtype, data):
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @given(data=st.data())
-def test_where_matches_reference(dtype, data):
+def test_where_matches_reference(dtype, data, device):
     shape = data.draw(shapes())
     cond = data.draw(views(shape, "bool"))
     a, b = data.draw(views(shape, dtype)), data.draw(views(shape, dtype))
@@ -186,7 +191,7 @@ LARGE_SHAPE = (150, 300)  # 45,000 elements: above GT_PARALLEL_THRESHOLD
 )
 @settings(max_examples=2)
 @given(data=st.data())
-def test_large_tensors_match_reference(kernel, op, dtype, kind, data):
+def test_large_tensors_match_reference(kernel, op, dtype, kind, data, device):
     inputs = {"binary": 2, "unary": 1, "copy": 1, "where": 0, "fill": 0}[kernel]
     args = [data.draw(views(LARGE_SHAPE, dtype, kinds=(kind,))) for _ in range(inputs)]
     if kernel == "copy":

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from kernel_views import kernels_under_test
 
 from glasstorch._kernels import Strided
 from glasstorch.reference import ReferenceKernels
@@ -33,7 +34,7 @@ fast_linalg = pytest.importorskip(
     exc_type=ImportError,
 )
 
-FAST = fast_linalg.LinalgKernels()
+FAST = kernels_under_test(fast_linalg.LinalgKernels())
 REFERENCE = ReferenceKernels()
 
 ALL_DTYPES = ("float32", "float64", "int64", "int32", "uint8", "bool")
@@ -135,7 +136,7 @@ def small_problems(draw: st.DrawFn):
 
 
 @given(small_problems())
-def test_small_matches_reference_and_numpy(problem) -> None:
+def test_small_matches_reference_and_numpy(device, problem) -> None:
     dtype, batch, m, n, k, (a_layout, b_layout), out_layout, seed = problem
     rng = np.random.default_rng(seed)
     a_view, a_base = lay_out(random_values(rng, batch + (m, k), dtype), a_layout)
@@ -160,7 +161,7 @@ def test_small_matches_reference_and_numpy(problem) -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_empty_shared_dimension_writes_zeros(dtype: str) -> None:
+def test_empty_shared_dimension_writes_zeros(dtype: str, device) -> None:
     a_view, a_base = lay_out(np.zeros((2, 3, 0), dtype), "contiguous")
     b_view, b_base = lay_out(np.zeros((2, 0, 4), dtype), "contiguous")
     out_view, out_base = empty_output((2, 3, 4), dtype, "contiguous")
@@ -169,7 +170,7 @@ def test_empty_shared_dimension_writes_zeros(dtype: str) -> None:
 
 
 @pytest.mark.parametrize("dtype", ("int64", "int32", "uint8"))
-def test_integer_sums_wrap_like_the_reference(dtype: str) -> None:
+def test_integer_sums_wrap_like_the_reference(dtype: str, device) -> None:
     info = np.iinfo(dtype)
     a = np.full((2, 40), info.max, dtype)
     b = np.full((40, 3), info.max, dtype)
@@ -183,7 +184,7 @@ def test_integer_sums_wrap_like_the_reference(dtype: str) -> None:
     np.testing.assert_array_equal(got, ref_view)
 
 
-def test_large_integer_and_bool_products_match_numpy() -> None:
+def test_large_integer_and_bool_products_match_numpy(device) -> None:
     rng = np.random.default_rng(0)
     for dtype in ("int64", "int32", "uint8", "bool"):
         # wide enough to need several 256-column strips and the OpenMP split
@@ -210,7 +211,7 @@ def blocked_problems(draw: st.DrawFn):
 
 
 @given(blocked_problems())
-def test_blocked_edges_match_numpy(problem) -> None:
+def test_blocked_edges_match_numpy(device, problem) -> None:
     dtype, batch, m, n, k, (a_layout, b_layout), out_layout, seed = problem
     rng = np.random.default_rng(seed)
     a_view, a_base = lay_out(random_values(rng, batch + (m, k), dtype), a_layout)
@@ -231,7 +232,7 @@ def test_blocked_edges_match_numpy(problem) -> None:
         ("sliced", "contiguous", "sliced"),
     ],
 )
-def test_large_products_match_numpy(dtype: str, layouts: tuple[str, str, str]) -> None:
+def test_large_products_match_numpy(dtype: str, layouts: tuple[str, str, str], device) -> None:
     """Big enough for several MC, KC and NR blocks and the OpenMP split."""
     a_layout, b_layout, out_layout = layouts
     rng = np.random.default_rng(1)
@@ -245,8 +246,9 @@ def test_large_products_match_numpy(dtype: str, layouts: tuple[str, str, str]) -
     np.testing.assert_allclose(got, want, rtol=0, atol=float_tolerance(a_view, b_view, dtype))
 
 
+@pytest.mark.cpu_only("the C tier's blocked BLIS loops (a 1100 x 1000 product)")
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-def test_products_too_big_to_pack_whole_take_the_five_loop_path(dtype: str) -> None:
+def test_products_too_big_to_pack_whole_take_the_five_loop_path(dtype: str, device) -> None:
     """More than 8 MiB of packed operands: the blocked BLIS loops, not the small path."""
     rng = np.random.default_rng(3)
     m, n, k = 1100, 1030, 1000
@@ -259,7 +261,7 @@ def test_products_too_big_to_pack_whole_take_the_five_loop_path(dtype: str) -> N
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-def test_broadcast_batch_of_large_products(dtype: str) -> None:
+def test_broadcast_batch_of_large_products(dtype: str, device) -> None:
     """A batch where one operand is shared (stride 0), as in ``x @ weight``."""
     rng = np.random.default_rng(2)
     a_view, a_base = lay_out(random_values(rng, (3, 130, 70), dtype), "contiguous")
@@ -270,7 +272,8 @@ def test_broadcast_batch_of_large_products(dtype: str) -> None:
     np.testing.assert_allclose(got, want, rtol=0, atol=float_tolerance(a_view, b_view, dtype))
 
 
-def test_concurrent_calls_from_python_threads() -> None:
+@pytest.mark.cpu_only("the C tier's scratch state under Python threads (cffi releases the GIL)")
+def test_concurrent_calls_from_python_threads(device) -> None:
     """cffi releases the GIL: calls from several threads share no scratch state."""
     rng = np.random.default_rng(3)
     problems = [

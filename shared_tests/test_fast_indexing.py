@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from kernel_views import kernels_under_test
 from test_fast_reductions import (
     ALL_DTYPES,
     INPUT_KINDS,
@@ -37,7 +38,7 @@ fast_indexing = pytest.importorskip(
     exc_type=ImportError,
 )
 
-FAST = fast_indexing.IndexingKernels()
+FAST = kernels_under_test(fast_indexing.IndexingKernels())
 REFERENCE = ReferenceKernels()
 
 
@@ -125,7 +126,7 @@ common = {
     idx_kind=st.sampled_from(INPUT_KINDS),
     out_kind=st.sampled_from(OUTPUT_KINDS),
 )
-def test_gather_matches_reference(shape, dtype, data, seed, a_kind, idx_kind, out_kind):
+def test_gather_matches_reference(shape, dtype, data, seed, a_kind, idx_kind, out_kind, device):
     dim = data.draw(st.integers(0, len(shape) - 1))
     run_gather(shape, dtype, dim, seed, a_kind, idx_kind, out_kind)
 
@@ -138,7 +139,7 @@ def test_gather_matches_reference(shape, dtype, data, seed, a_kind, idx_kind, ou
     accumulate=st.booleans(),
 )
 def test_scatter_matches_reference(
-    shape, dtype, data, seed, src_kind, idx_kind, out_kind, accumulate
+    shape, dtype, data, seed, src_kind, idx_kind, out_kind, accumulate, device
 ):
     dim = data.draw(st.integers(0, len(shape) - 1))
     run_scatter(shape, dtype, dim, seed, src_kind, idx_kind, out_kind, accumulate)
@@ -150,7 +151,7 @@ def test_scatter_matches_reference(
     a_kind=st.sampled_from(INPUT_KINDS),
     out_kind=st.sampled_from(OUTPUT_KINDS),
 )
-def test_index_select_matches_reference(shape, dtype, data, seed, count, a_kind, out_kind):
+def test_index_select_matches_reference(shape, dtype, data, seed, count, a_kind, out_kind, device):
     dim = data.draw(st.integers(0, len(shape) - 1))
     run_index_select(shape, dtype, dim, count, seed, a_kind, out_kind)
 
@@ -163,7 +164,7 @@ def test_index_select_matches_reference(shape, dtype, data, seed, count, a_kind,
     accumulate=st.booleans(),
 )
 def test_index_put_matches_reference(
-    shape, dtype, data, seed, count, src_kind, out_kind, accumulate
+    shape, dtype, data, seed, count, src_kind, out_kind, accumulate, device
 ):
     dim = data.draw(st.integers(0, len(shape) - 1))
     run_index_put(shape, dtype, dim, count, seed, src_kind, out_kind, accumulate)
@@ -176,7 +177,7 @@ def test_index_put_matches_reference(
     out_kind=st.sampled_from(OUTPUT_KINDS),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_nonzero_matches_reference(shape, dtype, kind, out_kind, seed):
+def test_nonzero_matches_reference(shape, dtype, kind, out_kind, seed, device):
     rng = np.random.default_rng(seed)
     values = random_values(rng, shape, dtype, (np.nan, -0.0))
     values = np.where(rng.random(shape) < 0.5, np.zeros((), dtype), values).astype(dtype)
@@ -194,7 +195,7 @@ def check_nonzero(values, kind, out_kind, seed):
 
 @pytest.mark.parametrize("dtype", ("float32", "int64", "bool"))
 @pytest.mark.parametrize("dim", (0, 1))
-def test_large_cases(dtype, dim):
+def test_large_cases(dtype, dim, device):
     """>= 40k elements: the threaded paths, with many colliding scatter targets."""
     shape = (200, 210)
     run_gather(shape, dtype, dim, 1, "permuted", "contiguous", "contiguous")

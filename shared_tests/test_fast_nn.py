@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from kernel_views import kernels_under_test
 from test_fast_reductions import (
     FLOAT_DTYPES,
     INPUT_KINDS,
@@ -30,7 +31,7 @@ fast_nn = pytest.importorskip(
     "glasstorch.fast.nn", reason="the fast tier's C extension is not built", exc_type=ImportError
 )
 
-FAST = fast_nn.NNKernels()
+FAST = kernels_under_test(fast_nn.NNKernels())
 REFERENCE = ReferenceKernels()
 
 
@@ -81,19 +82,21 @@ def check_cross_entropy(n, c, dtype, seed, kind, out_kind, ignore_index, scale=1
     ignore_index=st.sampled_from((-100, 0, 2)),
     scale=st.sampled_from((1.0, 30.0)),
 )
-def test_cross_entropy_matches_reference(n, c, dtype, seed, kind, out_kind, ignore_index, scale):
+def test_cross_entropy_matches_reference(
+    n, c, dtype, seed, kind, out_kind, ignore_index, scale, device
+):
     check_cross_entropy(n, c, dtype, seed, kind, out_kind, ignore_index, scale)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("kind", ("contiguous", "permuted"))
-def test_cross_entropy_large(dtype, kind):
+def test_cross_entropy_large(dtype, kind, device):
     """400 x 120 logits: rows spread across threads."""
     check_cross_entropy(400, 120, dtype, 11, kind, "contiguous", -100, 4.0)
 
 
 @pytest.mark.parametrize("kernels", (FAST, REFERENCE), ids=("fast", "reference"))
-def test_cross_entropy_reports_the_first_bad_label_and_writes_nothing(kernels):
+def test_cross_entropy_reports_the_first_bad_label_and_writes_nothing(kernels, device):
     rng = np.random.default_rng(3)
     logits, _ = lay_out(rng.standard_normal((4, 3)).astype(np.float32), "contiguous", rng)
     target, _ = lay_out(np.array([0, -100, 7, -1]), "contiguous", rng)

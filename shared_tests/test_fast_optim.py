@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kernel_views import kernels_under_test
 
 from glasstorch._kernels import Strided
 from glasstorch.reference import ReferenceKernels
@@ -24,7 +25,7 @@ fast_optim = pytest.importorskip(
 
 pytestmark = [pytest.mark.contract]
 
-FAST = fast_optim.OptimKernels()
+FAST = kernels_under_test(fast_optim.OptimKernels())
 REFERENCE = ReferenceKernels()
 TOLERANCES = {"float32": (1e-6, 1e-7), "float64": (1e-14, 1e-300)}
 STEPS = 3
@@ -76,7 +77,7 @@ seeds = st.integers(0, 2**32 - 1)
     maximize=st.booleans(),
 )
 def test_sgd_step_matches_reference(
-    dtype, n, seed, weight_decay, momentum, dampening, nesterov, maximize
+    dtype, n, seed, weight_decay, momentum, dampening, nesterov, maximize, device
 ):
     names = ("param", "momentum_buffer")
 
@@ -98,7 +99,9 @@ def test_sgd_step_matches_reference(
     amsgrad=st.booleans(),
     maximize=st.booleans(),
 )
-def test_adam_step_matches_reference(dtype, n, seed, weight_decay, decoupled, amsgrad, maximize):
+def test_adam_step_matches_reference(
+    dtype, n, seed, weight_decay, decoupled, amsgrad, maximize, device
+):
     names = ("param", "exp_avg", "exp_avg_sq", "max_exp_avg_sq")
 
     def args(v, step):
@@ -119,7 +122,9 @@ def test_adam_step_matches_reference(dtype, n, seed, weight_decay, decoupled, am
     centered=st.booleans(),
     maximize=st.booleans(),
 )
-def test_rmsprop_step_matches_reference(dtype, n, seed, weight_decay, momentum, centered, maximize):
+def test_rmsprop_step_matches_reference(
+    dtype, n, seed, weight_decay, momentum, centered, maximize, device
+):
     names = ("param", "square_avg", "momentum_buffer", "grad_avg")
 
     def args(v, step):
@@ -140,7 +145,7 @@ def test_rmsprop_step_matches_reference(dtype, n, seed, weight_decay, momentum, 
     weight_decay=st.sampled_from([0.0, 0.01]),
     maximize=st.booleans(),
 )
-def test_adagrad_step_matches_reference(dtype, n, seed, lr_decay, weight_decay, maximize):
+def test_adagrad_step_matches_reference(dtype, n, seed, lr_decay, weight_decay, maximize, device):
     names = ("param", "state_sum")
 
     def args(v, step):
@@ -158,7 +163,7 @@ def test_adagrad_step_matches_reference(dtype, n, seed, lr_decay, weight_decay, 
     weight_decay=st.sampled_from([0.0, 0.01]),
     maximize=st.booleans(),
 )
-def test_adadelta_step_matches_reference(dtype, n, seed, weight_decay, maximize):
+def test_adadelta_step_matches_reference(dtype, n, seed, weight_decay, maximize, device):
     names = ("param", "square_avg", "acc_delta")
 
     def args(v, step):
@@ -169,17 +174,23 @@ def test_adadelta_step_matches_reference(dtype, n, seed, weight_decay, maximize)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_large_parameters_match_reference(dtype):
+def test_large_parameters_match_reference(dtype, device):
     """40,000 elements: the OpenMP path, with every option that adds work switched on."""
     n = 40_000
-    test_sgd_step_matches_reference.hypothesis.inner_test(dtype, n, 1, 0.01, 0.9, 0.1, True, False)
-    test_adam_step_matches_reference.hypothesis.inner_test(dtype, n, 2, 0.01, False, True, True)
-    test_rmsprop_step_matches_reference.hypothesis.inner_test(dtype, n, 3, 0.01, 0.9, True, False)
-    test_adagrad_step_matches_reference.hypothesis.inner_test(dtype, n, 4, 0.1, 0.01, False)
-    test_adadelta_step_matches_reference.hypothesis.inner_test(dtype, n, 5, 0.01, True)
+    test_sgd_step_matches_reference.hypothesis.inner_test(
+        dtype, n, 1, 0.01, 0.9, 0.1, True, False, device
+    )
+    test_adam_step_matches_reference.hypothesis.inner_test(
+        dtype, n, 2, 0.01, False, True, True, device
+    )
+    test_rmsprop_step_matches_reference.hypothesis.inner_test(
+        dtype, n, 3, 0.01, 0.9, True, False, device
+    )
+    test_adagrad_step_matches_reference.hypothesis.inner_test(dtype, n, 4, 0.1, 0.01, False, device)
+    test_adadelta_step_matches_reference.hypothesis.inner_test(dtype, n, 5, 0.01, True, device)
 
 
-def test_integer_parameters_are_refused():
+def test_integer_parameters_are_refused(device):
     p = Strided(np.zeros(3, np.int64), (3,), (1,), 0)
     with pytest.raises(TypeError, match="float32"):
         FAST.sgd_step(p, p, None, 0.1, 0.0, 0.0, 0.0, False, False, True)

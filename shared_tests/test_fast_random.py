@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kernel_views import ALL_DTYPES, WRITABLE_LAYOUTS, contiguous, copy_view, shapes, views
+from kernel_views import (
+    ALL_DTYPES,
+    WRITABLE_LAYOUTS,
+    contiguous,
+    copy_view,
+    kernels_under_test,
+    shapes,
+    views,
+)
 
 from glasstorch.reference import ReferenceKernels
 from glasstorch.reference.random import random_block
@@ -23,7 +31,7 @@ fast_rng = pytest.importorskip(
 
 pytestmark = [pytest.mark.contract, pytest.mark.random]
 
-FAST = fast_rng.RandomKernels()
+FAST = kernels_under_test(fast_rng.RandomKernels())
 REFERENCE = ReferenceKernels()
 
 seeds = st.one_of(
@@ -45,7 +53,8 @@ def assert_identical(kernel: str, out, *args) -> None:
 @pytest.mark.parametrize(
     ("seed", "block"), [(0, 0), (2**64 - 1, 2**64 - 1), (0x299F31D0A4093822, 0x85A308D3243F6A88)]
 )
-def test_c_philox_block_matches_reference(seed, block):
+@pytest.mark.cpu_only("the C tier's Philox block function, called through cffi")
+def test_c_philox_block_matches_reference(seed, block, device):
     from glasstorch.fast._glue import ffi, lib
 
     words = ffi.new("uint32_t[4]")
@@ -68,7 +77,7 @@ UNIFORM_RANGES = [
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @settings(max_examples=15)
 @given(data=st.data(), seed=seeds, offset=offsets, bounds=st.sampled_from(UNIFORM_RANGES))
-def test_random_uniform_matches_reference(dtype, data, seed, offset, bounds):
+def test_random_uniform_matches_reference(dtype, data, seed, offset, bounds, device):
     out = data.draw(views(data.draw(shapes()), dtype, kinds=WRITABLE_LAYOUTS))
     assert_identical("random_uniform", out, seed, offset, *bounds)
 
@@ -82,7 +91,7 @@ def test_random_uniform_matches_reference(dtype, data, seed, offset, bounds):
     mean=st.sampled_from([0.0, 1.5, -100.0]),
     std=st.sampled_from([1.0, 0.01, 7.0]),
 )
-def test_random_normal_matches_reference(dtype, data, seed, offset, mean, std):
+def test_random_normal_matches_reference(dtype, data, seed, offset, mean, std, device):
     out = data.draw(views(data.draw(shapes()), dtype, kinds=WRITABLE_LAYOUTS))
     assert_identical("random_normal", out, seed, offset, mean, std)
 
@@ -102,7 +111,7 @@ INTEGER_RANGES = [
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @settings(max_examples=15)
 @given(data=st.data(), seed=seeds, offset=offsets, bounds=st.sampled_from(INTEGER_RANGES))
-def test_random_integers_matches_reference(dtype, data, seed, offset, bounds):
+def test_random_integers_matches_reference(dtype, data, seed, offset, bounds, device):
     out = data.draw(views(data.draw(shapes()), dtype, kinds=WRITABLE_LAYOUTS))
     assert_identical("random_integers", out, seed, offset, *bounds)
 
@@ -114,7 +123,7 @@ def test_random_integers_matches_reference(dtype, data, seed, offset, bounds):
     seed=seeds,
     offset=offsets,
 )
-def test_randperm_matches_reference(n, step, seed, offset):
+def test_randperm_matches_reference(n, step, seed, offset, device):
     buffer = np.full(n * step + 1, -7, dtype=np.int64)
     out = contiguous((n,), "int64")._replace(buffer=buffer, strides=(step,), offset=1)
     assert_identical("randperm", out, seed, offset)
@@ -137,11 +146,11 @@ def test_randperm_matches_reference(n, step, seed, offset):
 @pytest.mark.parametrize("kind", ["contiguous", "permuted"])
 @settings(max_examples=1)
 @given(data=st.data())
-def test_large_draws_match_reference(kernel, args, dtype, kind, data):
+def test_large_draws_match_reference(kernel, args, dtype, kind, data, device):
     out = data.draw(views((201, 203), dtype, kinds=(kind,)))  # 40,803 elements
     assert_identical(kernel, out, 0xC0FFEE, 12345, *args)
 
 
-def test_large_randperm_matches_reference():
+def test_large_randperm_matches_reference(device):
     n = 50_001
     assert_identical("randperm", contiguous((n,), "int64"), 7, 3)

@@ -13,7 +13,7 @@ PyTorch itself when it is installed):
 * integers that do not fit the dtype they are created in.
 
 Every test makes its tensors on the device under test (conftest's
-``factories_on_device``), so a device run checks the CUDA kernels' own bounds
+``default_device``), so a device run checks the CUDA kernels' own bounds
 checks and error reporting. Where PyTorch's CUDA kernels stop at a device-side
 assert for an index out of range (which leaves the CUDA context unusable),
 glasstorch's report the first bad index and raise the CPU's error, as
@@ -34,7 +34,7 @@ from oracle import assert_same_error, torch
 import glasstorch as gt
 from glasstorch._shape import check_view_geometry
 
-pytestmark = [pytest.mark.errors, pytest.mark.usefixtures("factories_on_device")]
+pytestmark = [pytest.mark.errors, pytest.mark.usefixtures("default_device")]
 
 
 def _exact(message: str) -> str:

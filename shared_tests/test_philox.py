@@ -2,7 +2,9 @@
 
 These tests call the reference functions directly: they pin down the bits every
 tier must reproduce (known-answer vectors, the word/block layout of each
-kernel), then check the statistics of what the kernels produce.
+kernel), then check the statistics of what the kernels produce. On ``--device=cuda`` the
+kernel tests run the CUDA tier's random kernels
+(:func:`kernel_views.kernels_under_test`): they must give the same bits.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+from kernel_views import kernels_under_test
 
 from glasstorch._kernels import Strided
 from glasstorch.reference.random import (
@@ -27,7 +30,7 @@ from glasstorch.reference.random import (
 
 pytestmark = pytest.mark.random
 
-KERNELS = RandomKernels()
+KERNELS = kernels_under_test(RandomKernels())
 SEED = 0x1234_5678_9ABC_DEF0
 
 
@@ -72,7 +75,7 @@ def test_seed_splits_into_key_low_word_first():
     assert seed_to_key(7) == (7, 0)
 
 
-def test_negative_seed_is_its_64_bit_twos_complement():
+def test_negative_seed_is_its_64_bit_twos_complement(device):
     assert seed_to_key(-1) == (0xFFFFFFFF, 0xFFFFFFFF)
     assert (
         draw("random_uniform", 8, "float64", 0.0, 1.0, seed=-5).tolist()
@@ -110,21 +113,21 @@ def test_uint64s_join_word_pairs_low_half_first():
     assert list(random_uint64s(SEED, 7, 2)) == [w0 + (w1 << 32), w2 + (w3 << 32)]
 
 
-def test_uniform_float64_uses_word_i_mod_4_of_block_i_div_4():
+def test_uniform_float64_uses_word_i_mod_4_of_block_i_div_4(device):
     values = draw("random_uniform", 9, "float64", -1.0, 3.0, offset=5)
     for i, value in enumerate(values):
         word = random_block(SEED, 5 + i // 4)[i % 4]
         assert value == -1.0 + word * 2.0**-32 * 4.0
 
 
-def test_uniform_float32_keeps_the_top_24_bits():
+def test_uniform_float32_keeps_the_top_24_bits(device):
     values = draw("random_uniform", 9, "float32", 0.0, 1.0, offset=5)
     for i, value in enumerate(values):
         word = random_block(SEED, 5 + i // 4)[i % 4]
         assert value == (word >> 8) * 2.0**-24
 
 
-def test_normal_uses_words_0_and_1_of_one_block_per_pair():
+def test_normal_uses_words_0_and_1_of_one_block_per_pair(device):
     values = draw("random_normal", 5, "float64", 1.5, 2.0, offset=2)
     for k in range(3):
         x0, x1, _, _ = random_block(SEED, 2 + k)
@@ -134,7 +137,7 @@ def test_normal_uses_words_0_and_1_of_one_block_per_pair():
         assert values[2 * k : 2 * k + 2].tolist() == pair[: len(values[2 * k : 2 * k + 2])]
 
 
-def test_integers_use_two_words_per_element():
+def test_integers_use_two_words_per_element(device):
     values = draw("random_integers", 5, "int64", -10, 1000, offset=4)
     for i, value in enumerate(values):
         words = random_block(SEED, 4 + i // 2)
@@ -142,7 +145,7 @@ def test_integers_use_two_words_per_element():
         assert value == -10 + x % 1010
 
 
-def test_randperm_is_fisher_yates_with_integer_draws():
+def test_randperm_is_fisher_yates_with_integer_draws(device):
     n = 9
     expected = list(range(n))
     draws = list(random_uint64s(SEED, 3, n - 1))
@@ -161,7 +164,7 @@ def test_randperm_is_fisher_yates_with_integer_draws():
         ("random_integers", "int64", (0, 2**40), 2),
     ],
 )
-def test_offset_counts_blocks(kernel, dtype, args, per_block):
+def test_offset_counts_blocks(kernel, dtype, args, per_block, device):
     # Starting one block later is the same stream without its first block.
     whole = draw(kernel, 12, dtype, *args, offset=10)
     later = draw(kernel, 12 - per_block, dtype, *args, offset=11)
@@ -180,7 +183,7 @@ def test_offset_counts_blocks(kernel, dtype, args, per_block):
         ("randperm", "int64", ()),
     ],
 )
-def test_same_seed_and_offset_same_numbers_else_different(kernel, dtype, args):
+def test_same_seed_and_offset_same_numbers_else_different(kernel, dtype, args, device):
     first = draw(kernel, 64, dtype, *args, offset=3)
     again = draw(kernel, 64, dtype, *args, offset=3)
     other_offset = draw(kernel, 64, dtype, *args, offset=200)
@@ -193,7 +196,7 @@ def test_same_seed_and_offset_same_numbers_else_different(kernel, dtype, args):
 # ----------------------------------------------------------- uniform
 
 
-def test_uniform_float32_range_dtype_and_mean():
+def test_uniform_float32_range_dtype_and_mean(device):
     values = draw("random_uniform", 20_000, "float32", 0.0, 1.0)
     assert values.dtype == np.float32
     assert values.min() >= 0.0
@@ -202,7 +205,7 @@ def test_uniform_float32_range_dtype_and_mean():
     assert abs(values.var() - 1 / 12) < 0.01
 
 
-def test_uniform_float64_shifted_range_and_mean():
+def test_uniform_float64_shifted_range_and_mean(device):
     values = draw("random_uniform", 20_000, "float64", -3.0, 5.0)
     assert values.dtype == np.float64
     assert values.min() >= -3.0
@@ -214,7 +217,7 @@ def test_uniform_float64_shifted_range_and_mean():
     ("dtype", "step"),
     [("float32", 2.0**-23), ("float64", 2.0**-52)],
 )
-def test_uniform_never_rounds_up_to_high(dtype, step):
+def test_uniform_never_rounds_up_to_high(dtype, step, device):
     # Only two numbers of the dtype lie in [low, high): low and low + step.
     # Without care, about a quarter of the values would round up onto high.
     low, high = 1.0, 1.0 + 2 * step
@@ -222,7 +225,7 @@ def test_uniform_never_rounds_up_to_high(dtype, step):
     assert set(values.tolist()) == {low, low + step}
 
 
-def test_uniform_with_low_equal_high_gives_low():
+def test_uniform_with_low_equal_high_gives_low(device):
     assert set(draw("random_uniform", 16, "float32", 2.5, 2.5).tolist()) == {2.5}
 
 
@@ -239,7 +242,7 @@ def test_float32_below_is_the_next_float32_down(value):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_normal_mean_and_std(dtype):
+def test_normal_mean_and_std(dtype, device):
     values = draw("random_normal", 20_001, dtype, 2.0, 3.0)  # odd: last pair half used
     assert values.dtype == np.dtype(dtype)
     assert np.isfinite(values).all()
@@ -252,19 +255,19 @@ def test_normal_mean_and_std(dtype):
 # ----------------------------------------------------------- integers
 
 
-def test_integers_stay_in_range_and_cover_it():
+def test_integers_stay_in_range_and_cover_it(device):
     values = draw("random_integers", 5_000, "int64", -3, 7)
     assert values.dtype == np.int64
     assert set(values.tolist()) == set(range(-3, 7))
 
 
-def test_integers_reach_beyond_32_bits():
+def test_integers_reach_beyond_32_bits(device):
     values = draw("random_integers", 1_000, "int64", 0, 2**62)
     assert values.min() >= 0
     assert values.max() >= 2**61  # half of them, were they uniform
 
 
-def test_integers_into_an_int32_tensor():
+def test_integers_into_an_int32_tensor(device):
     values = draw("random_integers", 1_000, "int32", -100, 100)
     assert values.dtype == np.int32
     assert values.min() >= -100
@@ -275,12 +278,12 @@ def test_integers_into_an_int32_tensor():
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 1000])
-def test_randperm_is_a_permutation(n):
+def test_randperm_is_a_permutation(n, device):
     values = draw("randperm", n, "int64")
     assert sorted(values.tolist()) == list(range(n))
 
 
-def test_randperm_moves_things():
+def test_randperm_moves_things(device):
     assert draw("randperm", 50, "int64").tolist() != list(range(50))
 
 
@@ -295,7 +298,7 @@ def test_randperm_moves_things():
         ("random_integers", "int64", (0, 100)),
     ],
 )
-def test_non_contiguous_out_gets_row_major_values(kernel, dtype, args):
+def test_non_contiguous_out_gets_row_major_values(kernel, dtype, args, device):
     # A (3, 4) view, transposed (column-major strides), starting at position 5
     # of a larger buffer whose other elements must stay untouched.
     sentinel = -7
@@ -312,14 +315,14 @@ def test_non_contiguous_out_gets_row_major_values(kernel, dtype, args):
     assert all(value == sentinel for value in untouched)
 
 
-def test_randperm_into_a_strided_view():
+def test_randperm_into_a_strided_view(device):
     buffer = np.full(20, -1, dtype="int64")
     KERNELS.randperm(Strided(buffer, (10,), (2,), 0), SEED, 0)
     assert buffer[0::2].tolist() == draw("randperm", 10, "int64").tolist()
     assert (buffer[1::2] == -1).all()
 
 
-def test_zero_dim_and_empty_outputs():
+def test_zero_dim_and_empty_outputs(device):
     scalar = Strided(np.zeros(1, dtype="float32"), (), (), 0)
     KERNELS.random_uniform(scalar, SEED, 0, 0.0, 1.0)
     assert scalar.buffer[0] == draw("random_uniform", 1, "float32", 0.0, 1.0)[0]

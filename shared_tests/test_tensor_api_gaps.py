@@ -20,6 +20,9 @@ from oracle import assert_close, assert_same_error, torch
 
 import glasstorch as gt
 
+# Every tensor of these tests is made on the device under test (--device).
+pytestmark = pytest.mark.usefixtures("default_device")
+
 # (method, Python function of two numbers) for the in-place comparisons.
 COMPARISONS = {
     "eq_": lambda a, b: a == b,

@@ -6,7 +6,8 @@ import pytest
 
 import glasstorch as gt
 
-pytestmark = pytest.mark.tensor
+# Every tensor of these tests is made on the device under test (--device).
+pytestmark = [pytest.mark.tensor, pytest.mark.usefixtures("default_device")]
 
 
 def test_shape_size_dim_numel():
@@ -21,10 +22,10 @@ def test_shape_size_dim_numel():
     assert gt.zeros(2, 0).numel() == 0
 
 
-def test_metadata_defaults():
+def test_metadata_defaults(default_device):
     x = gt.tensor([1.0, 2.0])
     assert x.dtype == gt.float32
-    assert str(x.device) == "cpu"
+    assert str(x.device) == ("cpu" if default_device == "cpu" else "cuda:0")
     assert x.requires_grad is False
     assert x.is_leaf
     assert isinstance(x, gt.Tensor) and gt.is_tensor(x) and not gt.is_tensor([1.0])

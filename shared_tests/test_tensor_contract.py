@@ -18,10 +18,19 @@ pytestmark = pytest.mark.contract
 CONTRACT = contract_kernel_names()
 
 
-def test_tier_names_the_active_tier():
+def kernels_of(device: str) -> Kernels:
+    """The kernel object that runs the contract on ``device``: the CPU tier, or the CUDA
+    kernels the dispatcher sends device calls to."""
+    if device == "cpu":
+        return _tier.cpu_kernels
+    return _tier.kernels.cuda
+
+
+def test_tier_names_the_active_tier(device):
     expected = os.environ.get("GLASSTORCH_TIER", "reference").strip().lower() or "reference"
     assert gt.tier == expected
     assert _tier.kernels.name == gt.tier
+    assert kernels_of(device).name == (gt.tier if device == "cpu" else "cuda")
 
 
 def test_contract_is_not_empty():
@@ -29,20 +38,23 @@ def test_contract_is_not_empty():
 
 
 @pytest.mark.parametrize("name", CONTRACT)
-def test_active_tier_implements_every_kernel(name):
-    kernels = _tier.kernels
+def test_active_tier_implements_every_kernel(name, device):
+    kernels = _tier.kernels if device == "cpu" else kernels_of(device)
     assert isinstance(kernels, Kernels)
     implementation = getattr(type(kernels), name)
     assert implementation is not getattr(Kernels, name), (
-        f"the {gt.tier} tier does not override Kernels.{name}: no silent fallback is allowed"
+        f"the {kernels.name} tier does not override Kernels.{name}: no silent fallback is allowed"
+    )
+    assert not getattr(implementation, "_not_implemented", False), (
+        f"the {kernels.name} tier has no kernel for Kernels.{name}"
     )
     assert callable(getattr(kernels, name))
 
 
 @pytest.mark.parametrize("name", CONTRACT)
-def test_kernel_signatures_match_the_contract(name):
+def test_kernel_signatures_match_the_contract(name, device):
     contract = inspect.signature(getattr(Kernels, name))
-    implementation = inspect.signature(getattr(type(_tier.cpu_kernels), name))
+    implementation = inspect.signature(getattr(type(kernels_of(device)), name))
     assert list(implementation.parameters) == list(contract.parameters)
 
 
@@ -80,6 +92,7 @@ def test_cuda_is_refused_with_an_explanation():
         gt.zeros(2, device="cuda")
 
 
+@pytest.mark.cpu_only("set_num_threads sizes the CPU tier's thread pool")
 def test_set_num_threads_reads_back_and_is_restored():
     before = gt.get_num_threads()
     assert isinstance(before, int) and before >= 1
@@ -104,6 +117,7 @@ def test_set_num_threads_reads_back_and_is_restored():
         ("2", "expects an int, but got str"),
     ],
 )
+@pytest.mark.cpu_only("set_num_threads sizes the CPU tier's thread pool")
 def test_set_num_threads_rejects_what_pytorch_rejects(value, message):
     from oracle import assert_same_error, torch
 

@@ -31,8 +31,8 @@ pytestmark = pytest.mark.creation
         ([[], []], "float32"),
     ],
 )
-def test_tensor_infers_dtype_and_shape(data, dtype):
-    x = gt.tensor(data)
+def test_tensor_infers_dtype_and_shape(data, dtype, device):
+    x = gt.tensor(data, device=device)
     assert_close(x, np.array(data, dtype=dtype))
     assert x.is_contiguous()
     if torch is not None:
@@ -40,29 +40,30 @@ def test_tensor_infers_dtype_and_shape(data, dtype):
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_tensor_with_dtype(dtype):
-    x = gt.tensor([[0, 1], [2, 3]], dtype=gt_dtype(dtype))
+def test_tensor_with_dtype(dtype, device):
+    x = gt.tensor([[0, 1], [2, 3]], dtype=gt_dtype(dtype), device=device)
     assert_close(x, np.array([[0, 1], [2, 3]]).astype(dtype))
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_tensor_from_numpy_array_copies_and_keeps_dtype(dtype):
+def test_tensor_from_numpy_array_copies_and_keeps_dtype(dtype, device):
     array = np.array([[1, 0, 3]]).astype(dtype)
-    x = gt.tensor(array)
+    x = gt.tensor(array, device=device)
     assert_close(x, array)
     array[0, 0] = 0  # a copy: the tensor does not see later writes
     assert x[0, 0].item() == 1
 
 
-def test_tensor_of_non_contiguous_numpy_array():
+def test_tensor_of_non_contiguous_numpy_array(device):
     array = np.arange(12.0).reshape(3, 4)[::2, 1:]
-    x = gt.tensor(array)
+    x = gt.tensor(array, device=device)
     assert_close(x, array.copy())
     array[0, 0] = -1.0
     assert x[0, 0].item() == 1.0
 
 
 # ------------------------------------------------------------------- as_tensor
+@pytest.mark.cpu_only("as_tensor shares the memory of a NumPy array: host memory")
 def test_as_tensor_shares_numpy_memory_when_it_can():
     array = np.array([1.0, 2.0, 3.0])
     x = gt.as_tensor(array)
@@ -74,14 +75,17 @@ def test_as_tensor_shares_numpy_memory_when_it_can():
     assert_close(y, np.array([10.0, 2.0, 3.0], dtype=np.float32))
 
 
-def test_as_tensor_of_tensor_and_list():
-    x = gt.tensor([1, 2])
+def test_as_tensor_of_tensor_and_list(device):
+    x = gt.tensor([1, 2], device=device)
     assert gt.as_tensor(x) is x
-    assert gt.as_tensor(x, dtype=gt.float32).dtype == gt.float32
-    assert_close(gt.as_tensor([[1.0, 2.0]]), np.array([[1.0, 2.0]], dtype=np.float32))
+    assert gt.as_tensor(x, device=device) is x
+    assert_close(gt.as_tensor(x, dtype=gt.float32), np.array([1.0, 2.0], dtype=np.float32))
+    listed = gt.as_tensor([[1.0, 2.0]], device=device)
+    assert_close(listed, np.array([[1.0, 2.0]], dtype=np.float32))
 
 
 # ------------------------------------------------------------------ from_numpy
+@pytest.mark.cpu_only("from_numpy shares the memory of a NumPy array: host memory")
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_from_numpy_shares_memory_both_ways(dtype):
     array = np.zeros((2, 3), dtype=dtype)
@@ -102,6 +106,7 @@ def test_from_numpy_shares_memory_both_ways(dtype):
     ],
     ids=["step", "transposed", "offset"],
 )
+@pytest.mark.cpu_only("from_numpy views a NumPy array's host memory with its strides")
 def test_from_numpy_keeps_strides(make):
     array = make()
     x = gt.from_numpy(array)
@@ -113,59 +118,66 @@ def test_from_numpy_keeps_strides(make):
 # ---------------------------------------------------------- filled factories
 @pytest.mark.parametrize("factory, value", [("zeros", 0), ("ones", 1)])
 @pytest.mark.parametrize("size", [(), (0,), (3,), (2, 3), (1, 0, 2)])
-def test_zeros_ones(factory, value, size):
+def test_zeros_ones(factory, value, size, device):
     fn = getattr(gt, factory)
     expected = np.full(size, value, dtype=np.float32)
-    assert_close(fn(size), expected)
-    assert fn(size).stride() == contiguous_strides(size)
+    assert_close(fn(size, device=device), expected)
+    assert fn(size, device=device).stride() == contiguous_strides(size)
     if size:
-        assert_close(fn(*size), expected)
-    assert_close(fn(list(size)), expected)
+        assert_close(fn(*size, device=device), expected)
+    assert_close(fn(list(size), device=device), expected)
     for dtype in ALL_DTYPES:
-        assert_close(fn(size, dtype=gt_dtype(dtype)), expected.astype(dtype))
+        assert_close(fn(size, dtype=gt_dtype(dtype), device=device), expected.astype(dtype))
 
 
 @pytest.mark.parametrize(
     "fill, dtype", [(2, "int64"), (1.5, "float32"), (True, "bool"), (-3, "int64")]
 )
-def test_full_infers_dtype(fill, dtype):
-    assert_close(gt.full((2, 2), fill), np.full((2, 2), fill, dtype=dtype))
-    assert_close(gt.full((3,), fill, dtype=gt.float64), np.full((3,), fill, dtype=np.float64))
+def test_full_infers_dtype(fill, dtype, device):
+    assert_close(gt.full((2, 2), fill, device=device), np.full((2, 2), fill, dtype=dtype))
+    assert_close(
+        gt.full((3,), fill, dtype=gt.float64, device=device), np.full((3,), fill, dtype=np.float64)
+    )
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_empty(dtype):
-    x = gt.empty(2, 3, dtype=gt_dtype(dtype))
+def test_empty(dtype, device):
+    x = gt.empty(2, 3, dtype=gt_dtype(dtype), device=device)
     assert x.shape == (2, 3)
     assert dtype_name(x.dtype) == dtype
     assert x.stride() == (3, 1)
-    assert gt.empty((0, 4)).shape == (0, 4)
+    assert x.device.type == device
+    assert gt.empty((0, 4), device=device).shape == (0, 4)
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_like_factories(dtype):
-    x = gt.tensor([[1, 0, 1]], dtype=gt_dtype(dtype))
+def test_like_factories(dtype, device):
+    x = gt.tensor([[1, 0, 1]], dtype=gt_dtype(dtype), device=device)
     assert_close(gt.zeros_like(x), np.zeros((1, 3), dtype=dtype))
     assert_close(gt.ones_like(x), np.ones((1, 3), dtype=dtype))
     assert_close(gt.full_like(x, 1), np.full((1, 3), 1, dtype=dtype))
     e = gt.empty_like(x)
-    assert e.shape == (1, 3) and e.dtype == x.dtype
-    assert gt.zeros_like(x, dtype=gt.float64).dtype == gt.float64
+    assert e.shape == (1, 3) and e.dtype == x.dtype and e.device.type == device
+    assert_close(gt.zeros_like(x, dtype=gt.float64), np.zeros((1, 3)))
 
 
 @needs_torch
 @pytest.mark.parametrize("factory", ["zeros_like", "ones_like", "empty_like"])
-def test_like_factories_preserve_dense_strides(factory):
-    for make in (lambda lib: lib.ones(2, 3).t(), lambda lib: lib.ones(4, 6)[:, ::2]):
+def test_like_factories_preserve_dense_strides(factory, device):
+    for make in (
+        lambda lib, **on: lib.ones(2, 3, **on).t(),
+        lambda lib, **on: lib.ones(4, 6, **on)[:, ::2],
+    ):
         expected = getattr(torch, factory)(make(torch))
-        actual = getattr(gt, factory)(make(gt))
+        actual = getattr(gt, factory)(make(gt, device=device))
         assert actual.shape == expected.shape
         assert actual.stride() == expected.stride()
+        assert actual.device.type == device
 
 
-def test_factories_are_fresh_storage():
-    x = gt.zeros(3)
-    y = gt.zeros(3)
+def test_factories_are_fresh_storage(device):
+    x = gt.zeros(3, device=device)
+    y = gt.zeros(3, device=device)
     x[0] = 1.0
     assert y[0].item() == 0.0
 
@@ -191,10 +203,10 @@ def test_factories_are_fresh_storage():
         ((6,), {"dtype": "uint8"}),
     ],
 )
-def test_arange(args, kwargs):
+def test_arange(args, kwargs, device):
     dtype = kwargs.get("dtype")
     gt_kwargs = {"dtype": gt_dtype(dtype)} if dtype else {}
-    x = gt.arange(*args, **gt_kwargs)
+    x = gt.arange(*args, **gt_kwargs, device=device)
     if dtype is None:
         all_int = all(isinstance(a, int) for a in args)
         dtype = "int64" if all_int else "float32"
@@ -204,9 +216,9 @@ def test_arange(args, kwargs):
         assert_close(x, torch.arange(*args, **torch_kwargs), check_stride=True)
 
 
-def test_arange_keywords():
-    assert_close(gt.arange(start=1, end=4), np.array([1, 2, 3]))
-    assert_close(gt.arange(0, 6, step=2), np.array([0, 2, 4]))
+def test_arange_keywords(device):
+    assert_close(gt.arange(start=1, end=4, device=device), np.array([1, 2, 3]))
+    assert_close(gt.arange(0, 6, step=2, device=device), np.array([0, 2, 4]))
 
 
 # -------------------------------------------------------------------- linspace
@@ -222,19 +234,20 @@ def test_arange_keywords():
         (0.1, 0.9, 9, "float64"),
     ],
 )
-def test_linspace(start, end, steps, dtype):
+def test_linspace(start, end, steps, dtype, device):
     kwargs = {"dtype": gt_dtype(dtype)} if dtype else {}
-    x = gt.linspace(start, end, steps, **kwargs)
+    x = gt.linspace(start, end, steps, **kwargs, device=device)
     assert_close(x, np.linspace(start, end, steps).astype(dtype or "float32"))
     if torch is not None:
         torch_kwargs = {"dtype": getattr(torch, dtype)} if dtype else {}
         assert_close(x, torch.linspace(start, end, steps, **torch_kwargs))
-    assert_close(gt.linspace(start, end, steps=steps, **kwargs), x.numpy())
+    assert_close(gt.linspace(start, end, steps=steps, **kwargs, device=device), x.cpu().numpy())
 
 
 # ------------------------------------------------------------------------- eye
 @pytest.mark.parametrize("args", [(3,), (2, 4), (4, 2), (0,), (1, 1)])
 @pytest.mark.parametrize("dtype", [None, "float64", "int64", "bool"])
-def test_eye(args, dtype):
+def test_eye(args, dtype, device):
     kwargs = {"dtype": gt_dtype(dtype)} if dtype else {}
-    assert_close(gt.eye(*args, **kwargs), np.eye(*args).astype(dtype or "float32"))
+    expected = np.eye(*args).astype(dtype or "float32")
+    assert_close(gt.eye(*args, **kwargs, device=device), expected)

@@ -46,8 +46,11 @@ BINARY_OPERATORS = {
 }
 
 
-def _make(lib, values, dtype: str, zero_dim: bool):
-    t = lib.tensor(values, dtype=getattr(lib, dtype))
+def _make(lib, values, dtype: str, zero_dim: bool, device: str = "cpu"):
+    if lib is gt:
+        t = gt.tensor(values, dtype=gt_dtype(dtype), device=device)
+    else:
+        t = lib.tensor(values, dtype=getattr(lib, dtype))
     return t[1] if zero_dim else t
 
 
@@ -71,10 +74,10 @@ def _check_binary(a_gt, b_gt, a_torch, b_torch) -> None:
 @needs_torch
 @pytest.mark.parametrize("zero_dim", [(False, False), (False, True), (True, False), (True, True)])
 @pytest.mark.parametrize("left, right", list(itertools.product(ALL_DTYPES, ALL_DTYPES)))
-def test_tensor_tensor_promotion_matches_torch(left, right, zero_dim):
+def test_tensor_tensor_promotion_matches_torch(left, right, zero_dim, device):
     a_gt, b_gt = (
-        _make(gt, LEFT[left], left, zero_dim[0]),
-        _make(gt, RIGHT[right], right, zero_dim[1]),
+        _make(gt, LEFT[left], left, zero_dim[0], device),
+        _make(gt, RIGHT[right], right, zero_dim[1], device),
     )
     a_t, b_t = (
         _make(torch, LEFT[left], left, zero_dim[0]),
@@ -87,13 +90,14 @@ def test_tensor_tensor_promotion_matches_torch(left, right, zero_dim):
 @pytest.mark.parametrize("scalar", [2, -1.5, True], ids=["int", "float", "bool"])
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("zero_dim", [False, True], ids=["1d", "0d"])
-def test_tensor_scalar_promotion_matches_torch(dtype, scalar, zero_dim):
+def test_tensor_scalar_promotion_matches_torch(dtype, scalar, zero_dim, device):
     if dtype == "uint8" and scalar == -1.5:
         scalar = 1.5
-    a_gt, a_t = _make(gt, LEFT[dtype], dtype, zero_dim), _make(torch, LEFT[dtype], dtype, zero_dim)
+    a_gt = _make(gt, LEFT[dtype], dtype, zero_dim, device)
+    a_t = _make(torch, LEFT[dtype], dtype, zero_dim)
     _check_binary(a_gt, scalar, a_t, scalar)  # tensor op scalar
     b_gt, b_t = (
-        _make(gt, RIGHT[dtype], dtype, zero_dim),
+        _make(gt, RIGHT[dtype], dtype, zero_dim, device),
         _make(torch, RIGHT[dtype], dtype, zero_dim),
     )
     _check_binary(scalar, b_gt, scalar, b_t)  # reflected: scalar op tensor
@@ -124,34 +128,42 @@ def test_tensor_scalar_promotion_matches_torch(dtype, scalar, zero_dim):
         (("float64", False), (2, None), "float64"),
     ],
 )
-def test_promotion_table(left, right, expected):
+def test_promotion_table(left, right, expected, device):
     def operand(spec):
         value, zero_dim = spec
         if zero_dim is None:  # a Python scalar
             return value
-        return gt.ones(() if zero_dim else (2,), dtype=gt_dtype(value))
+        return gt.ones(() if zero_dim else (2,), dtype=gt_dtype(value), device=device)
 
     a, b = operand(left), operand(right)
-    assert dtype_name((a + b).dtype) == expected
-    assert dtype_name((b + a).dtype) == expected
+    for result in (a + b, b + a):
+        assert dtype_name(result.dtype) == expected
+        assert result.device.type == device
 
 
-def test_default_dtype_is_float32():
-    assert gt.tensor([1.0, 2.0]).dtype == gt.float32
-    assert gt.zeros(2).dtype == gt.float32
-    assert gt.ones(2, 3).dtype == gt.float32
-    assert gt.rand(2).dtype == gt.float32
-    assert gt.tensor(1.5).dtype == gt.float32
-    assert gt.arange(3.0).dtype == gt.float32
+def test_default_dtype_is_float32(device):
+    made = [
+        gt.tensor([1.0, 2.0], device=device),
+        gt.zeros(2, device=device),
+        gt.ones(2, 3, device=device),
+        gt.rand(2, device=device),
+        gt.tensor(1.5, device=device),
+        gt.arange(3.0, device=device),
+    ]
+    for x in made:
+        assert x.dtype == gt.float32
+        assert x.device.type == device
 
 
-def test_int_division_is_true_division():
-    x = gt.tensor([1, 2, 3])
+def test_int_division_is_true_division(device):
+    x = gt.tensor([1, 2, 3], device=device)
     assert_close(x / 2, np.array([0.5, 1.0, 1.5], dtype=np.float32))
-    assert_close(x / gt.tensor([2, 4, 8]), np.array([0.5, 0.5, 0.375], dtype=np.float32))
+    divisor = gt.tensor([2, 4, 8], device=device)
+    assert_close(x / divisor, np.array([0.5, 0.5, 0.375], dtype=np.float32))
     assert_close(x // 2, np.array([0, 1, 1]))
-    assert_close(gt.tensor([-7, 7]) // 2, np.array([-4, 3]))  # floor, like Python
-    assert_close(gt.tensor([-7, 7]) % 3, np.array([2, 1]))  # sign of the divisor
+    pair = gt.tensor([-7, 7], device=device)
+    assert_close(pair // 2, np.array([-4, 3]))  # floor, like Python
+    assert_close(pair % 3, np.array([2, 1]))  # sign of the divisor
 
 
 @pytest.mark.parametrize(
@@ -163,10 +175,10 @@ def test_dtype_aliases(alias, name):
 
 
 @pytest.mark.parametrize("name", ALL_DTYPES)
-def test_dtype_properties(name):
+def test_dtype_properties(name, device):
     dtype = gt_dtype(name)
     assert dtype.is_floating_point == (name in ("float32", "float64"))
-    x = gt.zeros(2, dtype=dtype)
+    x = gt.zeros(2, dtype=dtype, device=device)
     assert x.dtype == dtype
     assert x.is_floating_point() == (name in ("float32", "float64"))
     assert x.element_size() == np.dtype(name).itemsize
@@ -184,12 +196,12 @@ SOURCE_VALUES = {
 
 @pytest.mark.parametrize("target", ALL_DTYPES)
 @pytest.mark.parametrize("source", ALL_DTYPES)
-def test_to_dtype(source, target):
+def test_to_dtype(source, target, device):
     values = SOURCE_VALUES[source]
     if target == "uint8" and source in ("float32", "float64"):
         values = [abs(v) for v in values]  # negative float -> uint8 is undefined in C
     array = np.array(values, dtype=source)
-    x = gt.tensor(values, dtype=gt_dtype(source))
+    x = gt.tensor(values, dtype=gt_dtype(source), device=device)
     y = x.to(gt_dtype(target))
     assert_close(y, array.astype(target))  # C casts: truncate toward zero, wrap integers
     if source == target:
@@ -209,17 +221,19 @@ def test_to_dtype(source, target):
         ("bool", "bool"),
     ],
 )
-def test_conversion_methods(method, name):
-    x = gt.tensor([0.0, -1.5, 2.5])
+def test_conversion_methods(method, name, device):
+    x = gt.tensor([0.0, -1.5, 2.5], device=device)
     y = getattr(x, method)()
     assert_close(y, np.array([0.0, -1.5, 2.5]).astype(name))
 
 
-def test_to_accepts_keyword_and_tensor():
-    x = gt.tensor([1, 2])
+def test_to_accepts_keyword_and_tensor(device):
+    x = gt.tensor([1, 2], device=device)
     assert x.to(dtype=gt.float64).dtype == gt.float64
-    assert x.to(gt.zeros(1, dtype=gt.float32)).dtype == gt.float32
-    assert x.to("cpu").dtype == gt.int64
+    like = x.to(gt.zeros(1, dtype=gt.float32, device=device))
+    assert like.dtype == gt.float32 and like.device.type == device
+    assert x.to(device).dtype == gt.int64
+    assert x.to(device) is x
 
 
 @pytest.mark.parametrize(
@@ -231,9 +245,10 @@ def test_to_accepts_keyword_and_tensor():
         ("uint8", 2.5, "result type Float can't be cast to the desired output type Byte"),
     ],
 )
-def test_inplace_result_that_cannot_be_cast_raises(dtype, other, message):
+def test_inplace_result_that_cannot_be_cast_raises(dtype, other, message, device):
     def attempt(lib):
-        x = lib.tensor([1, 0, 1], dtype=getattr(lib, dtype))
+        on = {"device": device} if lib is gt else {}
+        x = lib.tensor([1, 0, 1], dtype=getattr(lib, dtype), **on)
         x += other
 
     assert_same_error(
@@ -244,10 +259,11 @@ def test_inplace_result_that_cannot_be_cast_raises(dtype, other, message):
     )
 
 
-def test_inplace_with_tensor_of_higher_category_raises():
+def test_inplace_with_tensor_of_higher_category_raises(device):
     def attempt(lib):
-        x = lib.tensor([1, 2])
-        x.mul_(lib.tensor([0.5, 0.5]))
+        on = {"device": device} if lib is gt else {}
+        x = lib.tensor([1, 2], **on)
+        x.mul_(lib.tensor([0.5, 0.5], **on))
 
     assert_same_error(
         lambda: attempt(gt),
@@ -266,7 +282,7 @@ def test_inplace_with_tensor_of_higher_category_raises():
         ("int64", ("bool", [True, False]), [2, 2]),
     ],
 )
-def test_inplace_keeps_self_dtype(dtype, other, expected):
-    x = gt.tensor([1, 2], dtype=gt_dtype(dtype))
-    x += gt.tensor(other[1], dtype=gt_dtype(other[0]))
+def test_inplace_keeps_self_dtype(dtype, other, expected, device):
+    x = gt.tensor([1, 2], dtype=gt_dtype(dtype), device=device)
+    x += gt.tensor(other[1], dtype=gt_dtype(other[0]), device=device)
     assert_close(x, np.array(expected, dtype=dtype))

@@ -13,6 +13,9 @@ from oracle import assert_same_error, torch
 
 import glasstorch as gt
 
+# Every tensor of these tests is made on the device under test (--device).
+pytestmark = pytest.mark.usefixtures("default_device")
+
 
 def _inplace_broadcast(lib):
     y = lib.ones(3)

@@ -62,6 +62,7 @@ ADVANCED_INDICES = [
 ]
 
 
+@pytest.mark.usefixtures("default_device")  # its tensors on the device under test
 @pytest.mark.parametrize(
     "index", ADVANCED_INDICES, ids=[str(i) for i in range(len(ADVANCED_INDICES))]
 )
@@ -287,6 +288,7 @@ def test_where_broadcasts(shapes_, data, device):
     )
 
 
+@pytest.mark.usefixtures("default_device")  # its tensors on the device under test
 @pytest.mark.parametrize(
     "x, y, dtype",
     [

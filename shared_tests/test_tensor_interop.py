@@ -12,12 +12,13 @@ from strategies import ALL_DTYPES
 
 import glasstorch as gt
 
-pytestmark = [
-    pytest.mark.interop,
-    pytest.mark.cpu_only(
-        "NumPy interop shares the memory of CPU tensors (numpy(), from_numpy, __array__); device tensors are covered by test_cuda_device"
-    ),
-]
+# Every tensor of these tests is made on the device under test (--device): item,
+# tolist, len, iteration and the Python conversions copy to the host there.
+pytestmark = [pytest.mark.interop, pytest.mark.usefixtures("default_device")]
+
+#: numpy() and __array__ share the memory of CPU tensors; on CUDA PyTorch refuses numpy()
+#: with a TypeError (test_cuda_device checks it).
+NUMPY_MEMORY = pytest.mark.cpu_only("numpy() and __array__ share the memory of CPU tensors")
 
 
 @pytest.mark.parametrize(
@@ -54,6 +55,7 @@ def test_tolist():
     assert all(type(v) is int for v in gt.tensor([1, 2], dtype=gt.int32).tolist())
 
 
+@NUMPY_MEMORY
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_numpy_shares_memory(dtype):
     x = gt.zeros(2, 3, dtype=gt_dtype(dtype))
@@ -65,6 +67,7 @@ def test_numpy_shares_memory(dtype):
     assert a[0, 2] == 1
 
 
+@NUMPY_MEMORY
 def test_numpy_of_a_view_has_its_strides():
     x = gt.arange(6.0).view(2, 3)
     a = x.t().numpy()
@@ -75,6 +78,7 @@ def test_numpy_of_a_view_has_its_strides():
     assert x[0, 1].item() == -5.0
 
 
+@NUMPY_MEMORY
 def test_numpy_refuses_requires_grad():
     def call(lib):
         return lib.tensor([1.0], requires_grad=True).numpy()
@@ -90,6 +94,7 @@ def test_numpy_refuses_requires_grad():
     np.testing.assert_array_equal(w.detach().numpy(), [1.0, 2.0])
 
 
+@NUMPY_MEMORY
 def test_array_protocol():
     x = gt.tensor([[1, 2], [3, 4]], dtype=gt.int32)
     a = np.asarray(x)
@@ -100,6 +105,7 @@ def test_array_protocol():
     np.testing.assert_array_equal(np.array(gt.arange(4).view(2, 2).t()), [[0, 2], [1, 3]])
 
 
+@NUMPY_MEMORY
 def test_array_protocol_takes_numpy2_keywords():
     x = gt.tensor([1.0, 2.0])
     with warnings.catch_warnings():
@@ -139,6 +145,10 @@ REPRS = [
 ]
 
 
+@pytest.mark.cpu_only(
+    "the expected text is PyTorch's repr of a CPU tensor, without device='cuda:0' "
+    "(test_cuda_device checks a CUDA tensor's repr)"
+)
 @pytest.mark.parametrize("make, text", REPRS, ids=[text for _, text in REPRS])
 def test_repr_matches_torch(make, text):
     if torch is not None:

@@ -11,7 +11,8 @@ from strategies import layouts, shapes
 
 import glasstorch as gt
 
-pytestmark = pytest.mark.linalg
+# Every tensor of these tests is made on the device under test (--device).
+pytestmark = [pytest.mark.linalg, pytest.mark.usefixtures("default_device")]
 
 
 @st.composite
@@ -31,12 +32,12 @@ def matmul_shapes(draw):
 
 
 @given(data=st.data())
-def test_matmul_on_layouts(data):
+def test_matmul_on_layouts(data, device):
     shape_a, shape_b = data.draw(matmul_shapes())
     dtype = data.draw(st.sampled_from(["float32", "float64", "int64"]))
     la, lb = data.draw(layouts(shape_a, dtype)), data.draw(layouts(shape_b, dtype))
     expected = np.matmul(la.array.astype(np.float64), lb.array.astype(np.float64)).astype(dtype)
-    a, b = la.build(), lb.build()
+    a, b = la.build(device=device), lb.build(device=device)
     assert_close(a @ b, expected)
     assert_close(gt.matmul(a, b), expected)
     assert_close(a.matmul(b), expected)
@@ -45,7 +46,7 @@ def test_matmul_on_layouts(data):
 
 
 @given(data=st.data())
-def test_mm_bmm_mv_dot(data):
+def test_mm_bmm_mv_dot(data, device):
     n, k, m, batch = (data.draw(st.integers(0, 3)) for _ in range(4))
     dtype = data.draw(st.sampled_from(["float32", "float64"]))
     a = data.draw(layouts((n, k), dtype))
@@ -58,14 +59,29 @@ def test_mm_bmm_mv_dot(data):
     def f64(layout):
         return layout.array.astype(np.float64)
 
-    assert_close(gt.mm(a.build(), b.build()), (f64(a) @ f64(b)).astype(dtype))
-    assert_close(a.build().mm(b.build()), (f64(a) @ f64(b)).astype(dtype))
-    assert_close(gt.mv(a.build(), v.build()), (f64(a) @ f64(v)).astype(dtype))
-    assert_close(a.build().mv(v.build()), (f64(a) @ f64(v)).astype(dtype))
-    assert_close(gt.dot(v.build(), w.build()), np.asarray(f64(v) @ f64(w)).astype(dtype))
-    assert_close(v.build().dot(w.build()), np.asarray(f64(v) @ f64(w)).astype(dtype))
-    assert_close(gt.bmm(p.build(), q.build()), np.matmul(f64(p), f64(q)).astype(dtype))
-    assert_close(p.build().bmm(q.build()), np.matmul(f64(p), f64(q)).astype(dtype))
+    assert_close(
+        gt.mm(a.build(device=device), b.build(device=device)), (f64(a) @ f64(b)).astype(dtype)
+    )
+    assert_close(a.build(device=device).mm(b.build(device=device)), (f64(a) @ f64(b)).astype(dtype))
+    assert_close(
+        gt.mv(a.build(device=device), v.build(device=device)), (f64(a) @ f64(v)).astype(dtype)
+    )
+    assert_close(a.build(device=device).mv(v.build(device=device)), (f64(a) @ f64(v)).astype(dtype))
+    assert_close(
+        gt.dot(v.build(device=device), w.build(device=device)),
+        np.asarray(f64(v) @ f64(w)).astype(dtype),
+    )
+    assert_close(
+        v.build(device=device).dot(w.build(device=device)),
+        np.asarray(f64(v) @ f64(w)).astype(dtype),
+    )
+    assert_close(
+        gt.bmm(p.build(device=device), q.build(device=device)),
+        np.matmul(f64(p), f64(q)).astype(dtype),
+    )
+    assert_close(
+        p.build(device=device).bmm(q.build(device=device)), np.matmul(f64(p), f64(q)).astype(dtype)
+    )
 
 
 def test_matmul_result_shapes_and_strides():
@@ -130,7 +146,7 @@ def test_matmul_errors(call, match):
 
 # ----------------------------------------------------------------- cat / stack
 @given(data=st.data())
-def test_cat_on_layouts(data):
+def test_cat_on_layouts(data, device):
     shape = data.draw(shapes(min_dims=1, max_dims=3))
     ndim = len(shape)
     dim = data.draw(st.integers(-ndim, ndim - 1))
@@ -141,20 +157,20 @@ def test_cat_on_layouts(data):
         part_shape[dim] = data.draw(st.integers(0, 3))
         parts.append(data.draw(layouts(tuple(part_shape), "float32")))
     expected = np.concatenate([p.array for p in parts], axis=dim)
-    out = gt.cat([p.build() for p in parts], dim)
+    out = gt.cat([p.build(device=device) for p in parts], dim)
     assert_close(out, expected)
     assert out.is_contiguous()
-    assert_close(gt.cat(tuple(p.build() for p in parts), dim=dim), expected)
+    assert_close(gt.cat(tuple(p.build(device=device) for p in parts), dim=dim), expected)
 
 
 @given(data=st.data())
-def test_stack_on_layouts(data):
+def test_stack_on_layouts(data, device):
     shape = data.draw(shapes(max_dims=3))
     dim = data.draw(st.integers(-len(shape) - 1, len(shape)))
     parts = [data.draw(layouts(shape, "int64")) for _ in range(data.draw(st.integers(1, 3)))]
     expected = np.stack([p.array for p in parts], axis=dim)
-    assert_close(gt.stack([p.build() for p in parts], dim), expected)
-    assert_close(gt.stack([p.build() for p in parts], dim=dim), expected)
+    assert_close(gt.stack([p.build(device=device) for p in parts], dim), expected)
+    assert_close(gt.stack([p.build(device=device) for p in parts], dim=dim), expected)
 
 
 def test_cat_stack_defaults_and_promotion():
@@ -211,13 +227,13 @@ def _np_softmax(a, dim):
 
 
 @given(data=st.data())
-def test_softmax_log_softmax_on_layouts(data):
+def test_softmax_log_softmax_on_layouts(data, device):
     dtype = data.draw(st.sampled_from(["float32", "float64"]))
     layout = data.draw(layouts(shapes(min_dims=1, min_side=1), dtype))
     ndim = len(layout.shape)
     dim = data.draw(st.integers(-ndim, ndim - 1))
     expected = _np_softmax(layout.array, dim)
-    x = layout.build()
+    x = layout.build(device=device)
     assert_close(gt.softmax(x, dim), expected.astype(dtype))
     assert_close(x.softmax(dim), expected.astype(dtype))
     assert_close(gt.log_softmax(x, dim=dim), np.log(expected).astype(dtype))

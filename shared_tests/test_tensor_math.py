@@ -193,6 +193,7 @@ def test_inplace_writes_through_views(device):
     assert_close(z, np.array([3.0, 8.0], dtype=np.float32))
 
 
+@pytest.mark.usefixtures("default_device")  # its tensors on the device under test
 @pytest.mark.parametrize(
     "expression",
     [

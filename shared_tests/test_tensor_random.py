@@ -13,7 +13,8 @@ from oracle import dtype_name, gt_dtype, to_numpy
 
 import glasstorch as gt
 
-pytestmark = pytest.mark.random
+# Every tensor of these tests is made on the device under test (--device).
+pytestmark = [pytest.mark.random, pytest.mark.usefixtures("default_device")]
 
 
 def test_rand_shape_dtype_range():

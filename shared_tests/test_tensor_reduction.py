@@ -275,6 +275,7 @@ def test_logsumexp_is_stable(device):
     )
 
 
+@pytest.mark.usefixtures("default_device")  # its tensors on the device under test
 @needs_torch
 @pytest.mark.parametrize(
     "call",

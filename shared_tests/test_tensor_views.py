@@ -18,7 +18,8 @@ from strategies import WRITABLE_KINDS, Layout, layouts, shapes
 
 import glasstorch as gt
 
-pytestmark = pytest.mark.views
+# Every tensor of these tests is made on the device under test (--device).
+pytestmark = [pytest.mark.views, pytest.mark.usefixtures("default_device")]
 
 SENTINEL = 99  # never drawn by strategies.random_values for these dtypes
 VIEW_DTYPES = st.sampled_from(["float32", "int64", "uint8"])
@@ -179,12 +180,12 @@ def _written(tensor):
 
 @pytest.mark.parametrize("kind", list(VIEW_KINDS))
 @given(data=st.data())
-def test_view_ops_on_layouts(kind, data):
+def test_view_ops_on_layouts(kind, data, device):
     min_dims, max_dims = VIEW_KINDS[kind]
     shape = shapes(min_dims=min_dims, max_dims=max_dims)
     layout = data.draw(layouts(shape, dtype=data.draw(VIEW_DTYPES)))
     description, op, numpy_op, is_reshape = data.draw(view_ops(layout.shape, kind))
-    x = layout.build()
+    x = layout.build(device=device)
     expected = numpy_op(layout.array)
     x_torch = layout.build(torch) if torch is not None else None
     y_torch = None
@@ -211,8 +212,8 @@ def test_view_ops_on_layouts(kind, data):
 
 
 @given(layout=layouts(dtype="float32"))
-def test_reshape_copies_only_when_it_must(layout):
-    x = layout.build()
+def test_reshape_copies_only_when_it_must(layout, device):
+    x = layout.build(device=device)
     y = x.reshape(-1) if x.numel() else x.reshape(0)
     assert_close(y, layout.array.reshape(-1))
     if x.numel() == 0:
@@ -231,8 +232,8 @@ def test_reshape_copies_only_when_it_must(layout):
 
 
 @given(layout=layouts(dtype=st.sampled_from(["float32", "int64", "bool"])))
-def test_contiguous_clone_detach_on_layouts(layout):
-    x = layout.build()
+def test_contiguous_clone_detach_on_layouts(layout, device):
+    x = layout.build(device=device)
     c = x.contiguous()
     assert_close(c, layout.array)
     assert c.is_contiguous()
@@ -456,14 +457,14 @@ def test_contiguous_is_contiguous_clone_detach():
     ],
     ids=lambda layout: layout.kind,
 )
-def test_layout_strides_match_torch(layout):
-    x, xt = layout.build(), layout.build(torch)
+def test_layout_strides_match_torch(layout, device):
+    x, xt = layout.build(device=device), layout.build(torch)
     assert x.stride() == xt.stride() and x.storage_offset() == xt.storage_offset()
     assert_close(x, layout.array)
 
 
 @given(data=st.data())
-def test_split_chunk_unbind_on_layouts(data):
+def test_split_chunk_unbind_on_layouts(data, device):
     layout = data.draw(layouts(shapes(min_dims=1), dtype=VIEW_DTYPES))
     ndim = len(layout.shape)
     dim = data.draw(st.integers(-ndim, ndim - 1))
@@ -483,7 +484,7 @@ def test_split_chunk_unbind_on_layouts(data):
         bounds = [0, 0]
 
     def run(lib):
-        x = layout.build(lib)
+        x = layout.build(lib, device=device if lib is gt else None)
         return x.unbind(dim) if how == "unbind" else getattr(x, how)(arg, dim)
 
     parts = run(gt)

@@ -19,16 +19,28 @@
 #define GT_ADD(a, b) ((a) + (b))
 #endif
 
-// Integers: start + i * step in wrapping 64-bit arithmetic, whose low bits
-// are what an integer dtype keeps. (The CPU tiers compute the exact 128-bit
-// value; for a float dtype the two differ only past 2^63.)
+// An exact integer stored with the CPU tiers' rules: its low 64 bits into an
+// integer dtype (wrapping), rounded once into a float one, nonzero into bool.
+template <typename T>
+struct gt_exact_store {
+    __device__ static T from(__int128 x) {
+        return gt_is_float<T>::value ? gt_cast<T>((double)x) : gt_cast<T>((long long)x);
+    }
+};
+template <>
+struct gt_exact_store<bool> {
+    __device__ static bool from(__int128 x) { return x != 0; }
+};
+
+// Integers: Python computes start + i * step exactly, then stores it. A 128-bit
+// integer holds the exact value for any int64 start and step and any length,
+// as in the CPU tiers (a float dtype sees the difference past 2^63).
 template <typename T>
 __device__ void arange_int(T *out, long long stride, long long n, long long start,
                            long long step) {
     GT_GRID_STRIDE_LOOP(i, n) {
-        const long long value =
-            (long long)((unsigned long long)start + (unsigned long long)i * (unsigned long long)step);
-        out[i * stride] = gt_cast<T>(value);
+        const __int128 exact = (__int128)start + (__int128)i * step;
+        out[i * stride] = gt_exact_store<T>::from(exact);
     }
 }
 
@@ -43,7 +55,9 @@ __device__ void arange_float(T *out, long long stride, long long n, double start
 template <typename T>
 __device__ void arange_float_int(T *out, long long stride, long long n, double start,
                                  long long step) {
-    GT_GRID_STRIDE_LOOP(i, n) out[i * stride] = gt_cast<T>(GT_ADD(start, (double)(i * step)));
+    GT_GRID_STRIDE_LOOP(i, n) {
+        out[i * stride] = gt_cast<T>(GT_ADD(start, (double)((__int128)i * step)));
+    }
 }
 
 // Count from whichever end is nearer, so both ends come out exact.

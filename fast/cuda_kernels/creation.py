@@ -14,7 +14,7 @@ class CreationKernels:
     def arange(self, out: Strided, start, step) -> None:
         """``out[i] = start + i * step``, evaluated as Python would for these types.
 
-        Two ints: integer arithmetic. A float start and an int step: ``i * step``
+        Two ints: exact integer arithmetic. A float start and an int step: ``i * step``
         as an integer, then the float sum. Otherwise in double.
         """
         n = out.shape[0]

@@ -58,6 +58,14 @@ class ElementwiseKernels:
     def fill(self, out: Strided, value) -> None:
         """Set every element of ``out`` to ``value``."""
         kind = out.buffer.dtype.kind
+        if kind != "f" and isinstance(value, float):
+            # A float into an integer or bool tensor (NaN, infinities and values out of
+            # range included): converted on the host with the CPU tiers' rules, as copy is.
+            from glasstorch._tier import cpu_kernels
+
+            one = np.empty(1, dtype=out.buffer.dtype)
+            cpu_kernels.fill(Strided(one, (1,), (1,), 0), value)
+            value = one[0].item()
         if kind == "f":
             fvalue, ivalue = float(value), 0
         else:
