@@ -141,6 +141,24 @@ def device(request: pytest.FixtureRequest) -> str:
     return test_device_of(request.config)
 
 
+@pytest.fixture
+def on_device(device: str):
+    """Make ``device`` the default device of the factory functions for one test.
+
+    ``glasstorch.tensor``, ``ones``, ``randn``, ... and the parameters of new
+    modules then land on the device under test, as in a program that calls
+    ``set_default_device``; ``from_numpy`` stays on the CPU (it shares host
+    memory). The default goes back to the CPU after the test.
+    """
+    import glasstorch
+
+    glasstorch.set_default_device(device)
+    try:
+        yield device
+    finally:
+        glasstorch.set_default_device(None)
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     try:
         import glasstorch
