@@ -178,6 +178,20 @@ def test_pin_memory_pins_batches_that_move_to_the_device(device):
         assert gt.equal(xd.cpu(), x[yb])
 
 
+def test_batches_from_worker_processes_are_pinned_and_move_to_the_device(device):
+    x = gt.arange(20.0, device="cpu").reshape(10, 2)
+    loader = DataLoader(TensorDataset(x), batch_size=4, num_workers=2, pin_memory=True)
+    pinning = gt.cuda.is_available()  # without a device: a warning, batches left as they are
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for (xb,) in loader:
+            assert xb.is_pinned() == pinning  # pinned in the main process, after the worker
+            seen.append(xb.to(device, non_blocking=True).sum(1))
+    assert all(s.device.type == device for s in seen)
+    assert gt.cat([s.cpu() for s in seen]).tolist() == x.sum(1).tolist()
+
+
 def test_tensor_dataset_batches_match_manual_stack(device):
     x = gt.randn(9, 4, device=device)
     y = gt.arange(9, device=device)
