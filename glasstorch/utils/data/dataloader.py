@@ -83,10 +83,11 @@ class DataLoader:
         num_workers: worker processes to load with; 0 loads in this process.
         collate_fn: merges a list of samples into a batch (default
             :func:`default_collate`).
-        pin_memory: when a CUDA device is available, copy each batch's tensors to
-            pinned (page-locked) host memory (see :func:`pin_batch`), so that moving
-            them with ``non_blocking=True`` can overlap with computation; without
-            one, a warning says so and batches stay as they are.
+        pin_memory: when a CUDA device is available, copy each batch's tensors
+            (those inside mappings, tuples and lists too) to pinned (page-locked)
+            host memory, so that moving them with ``non_blocking=True`` can overlap
+            with computation; without one, a warning says so and batches stay as
+            they are.
         drop_last: drop the last, incomplete batch.
         timeout: seconds to wait for a worker's batch before raising (0: forever).
         worker_init_fn: called as ``worker_init_fn(worker_id)`` in each worker,
@@ -355,7 +356,7 @@ class _BaseDataLoaderIter:
     def __next__(self):
         data = self._next_data()
         if self._pin_memory:
-            data = pin_batch(data)
+            data = _pin_batch(data)
         self._num_yielded += 1
         return data
 
@@ -373,31 +374,32 @@ def _accelerator_available() -> bool:
     return cuda.is_available()
 
 
-def pin_batch(data: Any) -> Any:
+def _pin_batch(data: Any) -> Any:
     """``data`` with every tensor in it replaced by a pinned copy (``Tensor.pin_memory``).
 
     What ``pin_memory=True`` does to each batch when a CUDA device is available, so
     that ``batch.to("cuda", non_blocking=True)`` copies from page-locked memory.
     Mappings, named tuples, tuples and lists are rebuilt around their pinned
-    contents (a mapping or list keeps its type); other values pass unchanged.
+    contents (a mutable mapping and a named tuple keep their type); other values
+    pass unchanged.
     """
     if hasattr(data, "pin_memory") and not isinstance(data, type):
         return data.pin_memory()  # a tensor, or a custom batch that pins itself
     if isinstance(data, (str, bytes)):
         return data
     if isinstance(data, collections.abc.Mapping):
-        pinned = {key: pin_batch(value) for key, value in data.items()}
+        pinned = {key: _pin_batch(value) for key, value in data.items()}
         if isinstance(data, collections.abc.MutableMapping):
             result = copy.copy(data)
             result.update(pinned)
             return result
         return pinned
     if isinstance(data, tuple) and hasattr(data, "_fields"):  # a named tuple
-        return type(data)(*(pin_batch(item) for item in data))
+        return type(data)(*(_pin_batch(item) for item in data))
     if isinstance(data, tuple):
-        return tuple(pin_batch(item) for item in data)
+        return tuple(_pin_batch(item) for item in data)
     if isinstance(data, list):
-        return [pin_batch(item) for item in data]
+        return [_pin_batch(item) for item in data]
     return data
 
 
