@@ -171,6 +171,13 @@ def test_pin_memory_pins_batches_that_move_to_the_device(device):
         assert any("pin_memory" in str(w.message) for w in caught)
         assert values(DataLoader([1, 2], batch_size=2, pin_memory=True)) == [[1, 2]]
     assert [yb.tolist() for _, yb in batches] == [[0, 1, 2, 3], [4, 5]]
+    samples = [{"x": gt.ones(2, device="cpu"), "pair": (k, "name")} for k in range(3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = next(iter(DataLoader(samples, batch_size=2, pin_memory=True)))
+    pinning = gt.cuda.is_available()  # tensors inside containers are pinned too
+    assert first["x"].is_pinned() == pinning and first["pair"][0].is_pinned() == pinning
+    assert first["pair"][0].tolist() == [0, 1] and first["pair"][1] == ["name", "name"]
     for xb, yb in batches:
         xd, yd = xb.to(device, non_blocking=True), yb.to(device, non_blocking=True)
         assert xd.device.type == device and yd.device.type == device
