@@ -21,7 +21,10 @@ from glasstorch.bench.backends import numpy_backend
 from glasstorch.bench.report import format_seconds
 from glasstorch.bench.runner import BenchSettings, run_one
 
-pytestmark = pytest.mark.contract
+pytestmark = [
+    pytest.mark.contract,
+    pytest.mark.cpu_only("the benchmark harness's processes, JSON and timing bookkeeping"),
+]
 
 #: Tiny workloads: one-element add and a small softmax, at --quick sizes.
 TINY = ["add-one-element", "softmax"]

@@ -19,7 +19,10 @@ import textwrap
 
 import pytest
 
-pytestmark = pytest.mark.classroom
+pytestmark = [
+    pytest.mark.classroom,
+    pytest.mark.cpu_only("the course tools (regions, releases, autograder) handle source text"),
+]
 
 if sys.version_info < (3, 11):  # the course file is TOML (tomllib)
     pytest.skip("the classroom tools need Python 3.11", allow_module_level=True)

@@ -6,12 +6,14 @@ import collections
 
 import numpy as np
 import pytest
-from oracle import needs_torch, torch
+from oracle import TEST_DEVICE, needs_torch, torch
 
 import glasstorch as gt
 from glasstorch.utils.data import default_collate, default_convert
 
-pytestmark = pytest.mark.data
+# Every test makes its tensors on the device under test (conftest: --device): the
+# factory functions allocate there.
+pytestmark = [pytest.mark.data, pytest.mark.usefixtures("default_device")]
 
 Point = collections.namedtuple("Point", ["x", "y"])
 
@@ -64,12 +66,15 @@ def test_default_collate_like_torch(case):
     ours = default_collate(CASES[case](gt))
     theirs = torch.utils.data.default_collate(CASES[case](torch))
     assert describe(ours) == describe(theirs)
+    if isinstance(ours, gt.Tensor) and not case.startswith("numpy"):
+        assert ours.device.type == TEST_DEVICE  # device samples stack on their device
 
 
 def test_namedtuple_type_is_kept():
     out = default_collate([Point(gt.tensor(1.0), 2), Point(gt.tensor(3.0), 4)])
     assert type(out) is Point
     assert out.x.tolist() == [1.0, 3.0] and out.y.dtype == gt.int64
+    assert out.x.device.type == TEST_DEVICE
 
 
 def test_collate_dtypes():
@@ -120,6 +125,7 @@ def test_default_convert_like_torch(make):
     assert describe(ours) == describe(theirs)
 
 
+@pytest.mark.cpu_only("NumPy arrays collate into CPU tensors over their memory")
 def test_collate_numpy_shares_memory_before_stacking():
     # Each array becomes a tensor over the same memory; only the stack copies.
     arrays = [np.arange(3, dtype=np.int64), np.arange(3, 6, dtype=np.int64)]

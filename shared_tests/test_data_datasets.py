@@ -18,7 +18,9 @@ from glasstorch.utils.data import (
     random_split,
 )
 
-pytestmark = pytest.mark.data
+# Every test makes its tensors on the device under test (conftest: --device): the
+# factory functions allocate there.
+pytestmark = [pytest.mark.data, pytest.mark.usefixtures("default_device")]
 
 
 class Squares(Dataset):

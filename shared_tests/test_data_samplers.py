@@ -14,7 +14,12 @@ from glasstorch.utils.data import (
     SubsetRandomSampler,
 )
 
-pytestmark = pytest.mark.data
+pytestmark = [
+    pytest.mark.data,
+    pytest.mark.cpu_only(
+        "samplers yield Python int indices drawn from the CPU generator; no tensor data"
+    ),
+]
 
 
 def test_sampler_base_is_abstract():

@@ -13,7 +13,11 @@ from glasstorch.datasets.digits import DIGITS_PATH, load_digits_arrays, split_in
 
 pytestmark = pytest.mark.datasets
 
+#: The dataset reads its bundled file into CPU tensors; a program moves batches to the device.
+HOST_FILE = pytest.mark.cpu_only("the bundled file is read into CPU tensors")
 
+
+@HOST_FILE
 def test_bundled_file_is_small_and_complete():
     assert os.path.getsize(DIGITS_PATH) < 100_000
     images, labels = load_digits_arrays()
@@ -27,6 +31,7 @@ def test_bundled_file_is_small_and_complete():
     assert images[0, 0].tolist() == [0, 0, 5, 13, 9, 1, 0, 0]
 
 
+@HOST_FILE
 def test_bundled_data_is_documented():
     readme = os.path.join(os.path.dirname(DIGITS_PATH), "README.md")
     text = open(readme, encoding="utf-8").read()
@@ -38,6 +43,7 @@ def test_bundled_data_is_documented():
     assert "CC BY 4.0" in Digits.__doc__
 
 
+@HOST_FILE
 def test_split_sizes_and_disjoint():
     train, test, every = split_indices("train"), split_indices("test"), split_indices("all")
     assert len(train) == 1437 and len(test) == 360 and len(every) == 1797
@@ -50,6 +56,7 @@ def test_split_sizes_and_disjoint():
         split_indices("validation")
 
 
+@HOST_FILE
 def test_items_shape_dtype_range():
     train = Digits(train=True)
     test = Digits(train=False)
@@ -74,6 +81,7 @@ def test_items_shape_dtype_range():
     assert train.classes == [str(d) for d in range(10)]
 
 
+@HOST_FILE
 def test_items_match_the_source_rows():
     every = Digits(split="all")
     images, labels = load_digits_arrays()
@@ -85,6 +93,7 @@ def test_items_match_the_source_rows():
         every[1797]
 
 
+@HOST_FILE
 def test_items_are_independent_copies():
     train = Digits()
     image, _ = train[3]
@@ -92,6 +101,7 @@ def test_items_are_independent_copies():
     assert float(train[3][0].sum()) > 0
 
 
+@HOST_FILE
 def test_transforms_are_applied():
     train = Digits(
         transform=transforms.Normalize((0.5,), (0.5,)), target_transform=lambda y: y + 100
@@ -102,6 +112,7 @@ def test_transforms_are_applied():
     assert label == raw_label + 100
 
 
+@HOST_FILE
 def test_repr():
     text = repr(Digits(train=False, transform=transforms.Lambda(lambda x: x)))
     assert text.splitlines() == [
@@ -112,7 +123,7 @@ def test_repr():
     ]
 
 
-def test_feeds_a_dataloader():
+def test_feeds_a_dataloader(device):
     from glasstorch.utils.data import DataLoader
 
     loader = DataLoader(Digits(train=False), batch_size=100, shuffle=False)
@@ -122,3 +133,13 @@ def test_feeds_a_dataloader():
     assert tuple(images.shape) == (100, 1, 8, 8) and images.dtype == gt.float32
     assert labels.dtype == gt.int64
     np.testing.assert_array_equal(labels.numpy(), Digits(train=False).targets.numpy()[:100])
+    images, labels = images.to(device), labels.to(device)  # as a training program does
+    assert images.device.type == device and labels.device.type == device
+    pixels = images.flatten(1)
+    np.testing.assert_allclose(
+        pixels.mean(1).cpu().numpy(), batches[0][0].numpy().reshape(100, 64).mean(1), rtol=1e-5
+    )
+    counts = gt.zeros(10, dtype=gt.int64, device=device).index_add_(
+        0, labels, gt.ones(100, dtype=gt.int64, device=device)
+    )
+    assert counts.tolist() == np.bincount(labels.cpu().numpy(), minlength=10).tolist()

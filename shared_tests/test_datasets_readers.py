@@ -29,7 +29,10 @@ from glasstorch.datasets import (
 from glasstorch.datasets import utils as dataset_utils
 from glasstorch.datasets.cifar import restricted_loads
 
-pytestmark = pytest.mark.datasets
+pytestmark = [
+    pytest.mark.datasets,
+    pytest.mark.cpu_only("dataset files (IDX, CIFAR batches) are read into CPU tensors"),
+]
 
 
 # ------------------------------------------------------------------ IDX files

@@ -17,6 +17,9 @@ from glasstorch.datasets.transforms import (
 
 pytestmark = pytest.mark.datasets
 
+#: The transforms read NumPy images (host memory); those that take tensors run on the device.
+HOST_IMAGES = pytest.mark.cpu_only("transforms of NumPy images in host memory")
+
 
 def image(h=4, w=5, c=3, seed=0) -> np.ndarray:
     shape = (h, w) if c is None else (h, w, c)
@@ -24,6 +27,7 @@ def image(h=4, w=5, c=3, seed=0) -> np.ndarray:
 
 
 # ------------------------------------------------------------------- ToTensor
+@HOST_IMAGES
 def test_to_tensor_hwc_uint8():
     array = image()
     out = ToTensor()(array)
@@ -34,6 +38,7 @@ def test_to_tensor_hwc_uint8():
     assert out.numpy().min() >= 0 and out.numpy().max() <= 1
 
 
+@HOST_IMAGES
 def test_to_tensor_2d_and_copies():
     array = image(c=None)
     out = ToTensor()(array)
@@ -47,6 +52,7 @@ def test_to_tensor_2d_and_copies():
     assert kept.numpy()[0, 0, 0] == 0  # a copy, not a view
 
 
+@HOST_IMAGES
 def test_to_tensor_errors():
     with pytest.raises(TypeError, match="pic should be PIL Image or ndarray"):
         ToTensor()(gt.zeros(3, 4, 4))
@@ -55,51 +61,54 @@ def test_to_tensor_errors():
 
 
 # ------------------------------------------------------------------ Normalize
-def test_normalize_per_channel():
-    x = ToTensor()(image())
+def test_normalize_per_channel(device):
+    x = ToTensor()(image()).to(device)
     mean, std = (0.1, 0.5, 0.9), (0.2, 0.25, 2.0)
     out = Normalize(mean, std)(x)
-    expected = (x.numpy() - np.array(mean, np.float32)[:, None, None]) / np.array(std, np.float32)[
-        :, None, None
-    ]
-    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6, atol=1e-7)
+    expected = (x.cpu().numpy() - np.array(mean, np.float32)[:, None, None]) / np.array(
+        std, np.float32
+    )[:, None, None]
+    assert out.device.type == device
+    np.testing.assert_allclose(out.cpu().numpy(), expected, rtol=1e-6, atol=1e-7)
     assert out.dtype == gt.float32
-    np.testing.assert_array_equal(x.numpy(), ToTensor()(image()).numpy())  # input untouched
+    np.testing.assert_array_equal(x.cpu().numpy(), ToTensor()(image()).numpy())  # input untouched
 
 
-def test_normalize_batch_and_inplace():
-    x = gt.from_numpy(np.random.default_rng(1).random((2, 3, 2, 2)))
-    before = x.numpy().copy()
+def test_normalize_batch_and_inplace(device):
+    x = gt.from_numpy(np.random.default_rng(1).random((2, 3, 2, 2))).to(device)
+    before = x.cpu().numpy().copy()
     out = Normalize([0.5, 0.0, 1.0], [1.0, 2.0, 4.0], inplace=True)(x)
     assert out.data_ptr() == x.data_ptr()
     expected = (before - np.array([0.5, 0, 1])[:, None, None]) / np.array([1, 2, 4.0])[
         :, None, None
     ]
-    np.testing.assert_allclose(x.numpy(), expected, rtol=1e-12)
+    assert x.device.type == device
+    np.testing.assert_allclose(x.cpu().numpy(), expected, rtol=1e-12)
 
 
-def test_normalize_errors():
+def test_normalize_errors(device):
     with pytest.raises(TypeError, match="Input tensor should be a torch tensor"):
         Normalize([0.5], [0.5])(np.zeros((1, 2, 2)))
     with pytest.raises(TypeError, match="Input tensor should be a float tensor. Got torch.uint8"):
-        Normalize([0.5], [0.5])(gt.zeros(1, 2, 2, dtype=gt.uint8))
+        Normalize([0.5], [0.5])(gt.zeros(1, 2, 2, dtype=gt.uint8, device=device))
     with pytest.raises(ValueError, match="std evaluated to zero"):
-        Normalize([0.5], [0.0])(gt.zeros(1, 2, 2))
+        Normalize([0.5], [0.0])(gt.zeros(1, 2, 2, device=device))
     with pytest.raises(ValueError, match="Expected tensor to be a tensor image of size"):
-        Normalize([0.5], [0.5])(gt.zeros(2, 2))
+        Normalize([0.5], [0.5])(gt.zeros(2, 2, device=device))
 
 
 # -------------------------------------------------------------------- flipping
-def test_horizontal_flip_always_and_never():
+def test_horizontal_flip_always_and_never(device):
     array = image()
     np.testing.assert_array_equal(RandomHorizontalFlip(p=1.0)(array), array[:, ::-1])
     np.testing.assert_array_equal(RandomHorizontalFlip(p=0.0)(array), array)
-    tensor = ToTensor()(array)
-    np.testing.assert_array_equal(
-        RandomHorizontalFlip(1.0)(tensor).numpy(), tensor.numpy()[..., ::-1]
-    )
+    tensor = ToTensor()(array).to(device)
+    flipped = RandomHorizontalFlip(1.0)(tensor)
+    assert flipped.device.type == device
+    np.testing.assert_array_equal(flipped.cpu().numpy(), tensor.cpu().numpy()[..., ::-1])
 
 
+@HOST_IMAGES
 def test_horizontal_flip_follows_the_generator():
     array = image(c=None)
     flip = RandomHorizontalFlip(p=0.5)
@@ -113,6 +122,7 @@ def test_horizontal_flip_follows_the_generator():
 
 
 # ---------------------------------------------------------------------- crops
+@HOST_IMAGES
 def test_random_crop_follows_the_generator():
     array = image(h=6, w=7)
     crop = RandomCrop((3, 4))
@@ -126,18 +136,20 @@ def test_random_crop_follows_the_generator():
     assert len(set(corners)) > 1
 
 
-def test_random_crop_with_padding_on_tensor():
-    x = ToTensor()(image(h=4, w=4))
+def test_random_crop_with_padding_on_tensor(device):
+    x = ToTensor()(image(h=4, w=4)).to(device)
     crop = RandomCrop(4, padding=2, fill=0.5)
-    padded = np.pad(x.numpy(), [(0, 0), (2, 2), (2, 2)], constant_values=0.5)
+    padded = np.pad(x.cpu().numpy(), [(0, 0), (2, 2), (2, 2)], constant_values=0.5)
     gt.manual_seed(11)
     top, left = gt.randint(0, 5, size=(1,)).item(), gt.randint(0, 5, size=(1,)).item()
     gt.manual_seed(11)
     out = crop(x)
     assert tuple(out.shape) == (3, 4, 4) and out.dtype == gt.float32
-    np.testing.assert_array_equal(out.numpy(), padded[:, top : top + 4, left : left + 4])
+    assert out.device.type == device
+    np.testing.assert_array_equal(out.cpu().numpy(), padded[:, top : top + 4, left : left + 4])
 
 
+@HOST_IMAGES
 @pytest.mark.parametrize(
     "padding, widths",
     [
@@ -153,6 +165,7 @@ def test_random_crop_padding_forms(padding, widths):
     np.testing.assert_array_equal(crop(array), padded)
 
 
+@HOST_IMAGES
 def test_random_crop_pad_if_needed_and_modes():
     array = image(h=2, w=3, c=None)
     out = RandomCrop((4, 5), pad_if_needed=True, fill=9)(array)
@@ -170,6 +183,7 @@ def test_random_crop_pad_if_needed_and_modes():
         RandomCrop(2, padding=(1, 2, 3))
 
 
+@HOST_IMAGES
 def test_pad_if_needed_values():
     array = np.arange(6, dtype=np.uint8).reshape(2, 3)
     out = RandomCrop((2, 5), pad_if_needed=True, fill=7)(array)
@@ -179,6 +193,7 @@ def test_pad_if_needed_values():
 
 
 # -------------------------------------------------------- Compose, Lambda, repr
+@HOST_IMAGES
 def test_compose_and_lambda():
     pipeline = Compose([ToTensor(), Lambda(lambda t: t * 2), Normalize([1.0], [0.5])])
     array = image(c=None)
@@ -188,6 +203,7 @@ def test_compose_and_lambda():
         Lambda(3)
 
 
+@HOST_IMAGES
 def test_reprs_like_torchvision():
     assert repr(ToTensor()) == "ToTensor()"
     assert repr(Normalize((0.5,), (0.25,))) == "Normalize(mean=(0.5,), std=(0.25,))"
@@ -199,6 +215,7 @@ def test_reprs_like_torchvision():
     )
 
 
+@HOST_IMAGES
 def test_pipeline_reproducible_under_manual_seed():
     pipeline = Compose(
         [

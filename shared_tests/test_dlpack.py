@@ -13,6 +13,10 @@ from glasstorch.utils import dlpack
 
 pytestmark = pytest.mark.interop
 
+#: Most of DLPack's exchange here is with NumPy (and PyTorch's CPU tensors): zero-copy
+#: sharing of host memory, which a device tensor does not take part in.
+HOST_MEMORY = pytest.mark.cpu_only("zero-copy exchange of host memory with NumPy / PyTorch CPU")
+
 DTYPES = ["bool", "uint8", "int32", "int64", "float32", "float64"]
 
 
@@ -26,6 +30,7 @@ def live_exports() -> int:
 
 
 # ------------------------------------------------------------- to NumPy
+@HOST_MEMORY
 @pytest.mark.parametrize("name", DTYPES)
 def test_numpy_reads_a_tensor_without_copying(name):
     t = gt.from_numpy(sample(name).copy())
@@ -35,6 +40,7 @@ def test_numpy_reads_a_tensor_without_copying(name):
     assert np.array_equal(a, sample(name))
 
 
+@HOST_MEMORY
 @pytest.mark.parametrize(
     "make",
     [
@@ -56,6 +62,7 @@ def test_numpy_keeps_strides_and_offset(make):
     assert a.tolist() == t.tolist()
 
 
+@HOST_MEMORY
 def test_writes_show_on_both_sides():
     t = gt.zeros(2, 3)
     a = np.from_dlpack(t)
@@ -65,6 +72,7 @@ def test_writes_show_on_both_sides():
     assert a.tolist() == t.tolist()
 
 
+@HOST_MEMORY
 def test_exported_memory_outlives_the_tensor():
     before = live_exports()
     t = gt.arange(4.0)
@@ -77,38 +85,45 @@ def test_exported_memory_outlives_the_tensor():
     assert live_exports() == before  # NumPy called the deleter
 
 
-def test_an_unconsumed_capsule_releases_its_export():
+def test_an_unconsumed_capsule_releases_its_export(device):
     before = live_exports()
-    capsule = gt.ones(3).__dlpack__()
+    capsule = gt.ones(3, device=device).__dlpack__()
     assert live_exports() == before + 1
     del capsule
     assert live_exports() == before
 
 
+@HOST_MEMORY
 def test_a_tensor_that_requires_grad_is_refused():
     with pytest.raises(BufferError, match=r"Can't export tensors that require gradient"):
         np.from_dlpack(gt.ones(2, requires_grad=True))
     assert np.from_dlpack(gt.ones(2, requires_grad=True).detach()).tolist() == [1.0, 1.0]
 
 
+@HOST_MEMORY
 def test_copy_true_exports_a_copy():
     t = gt.arange(3.0)
     a = np.from_dlpack(t, copy=True)
     assert a.ctypes.data != t.data_ptr() and a.tolist() == [0.0, 1.0, 2.0]
 
 
-def test_dlpack_device():
-    device, index = gt.ones(1).__dlpack_device__()
-    assert (device, index) == (dlpack.DLDeviceType.kDLCPU, 0) and int(device) == 1
+def test_dlpack_device(device):
+    kind, index = gt.ones(1, device=device).__dlpack_device__()
+    if device == "cpu":
+        assert (kind, index) == (dlpack.DLDeviceType.kDLCPU, 0) and int(kind) == 1
+    else:  # a CUDA tensor is kDLCUDA (2) on its device's index, as in PyTorch
+        assert (kind, index) == (dlpack.DLDeviceType.kDLCUDA, 0) and int(kind) == 2
 
 
-def test_capsule_kinds():
-    assert "dltensor_versioned" in repr(gt.ones(1).__dlpack__(max_version=(1, 0)))
-    assert '"dltensor"' in repr(gt.ones(1).__dlpack__())
-    assert '"dltensor"' in repr(gt.utils.dlpack.to_dlpack(gt.ones(1)))
+def test_capsule_kinds(device):
+    one = gt.ones(1, device=device)
+    assert "dltensor_versioned" in repr(one.__dlpack__(max_version=(1, 0)))
+    assert '"dltensor"' in repr(one.__dlpack__())
+    assert '"dltensor"' in repr(gt.utils.dlpack.to_dlpack(one))
 
 
 # ----------------------------------------------------------- from NumPy
+@HOST_MEMORY
 @pytest.mark.parametrize("name", DTYPES)
 def test_from_dlpack_shares_numpy_memory(name):
     a = sample(name)
@@ -118,6 +133,7 @@ def test_from_dlpack_shares_numpy_memory(name):
     assert t.tolist() == a.tolist()
 
 
+@HOST_MEMORY
 def test_from_dlpack_keeps_numpy_strides():
     a = np.arange(24.0).reshape(4, 6)[1:, ::2].T
     t = gt.from_dlpack(a)
@@ -128,12 +144,14 @@ def test_from_dlpack_keeps_numpy_strides():
     assert np.array_equal(a, -np.arange(24.0).reshape(4, 6)[1:, ::2].T)
 
 
+@HOST_MEMORY
 def test_from_dlpack_keeps_the_producer_alive():
     t = gt.from_dlpack(np.arange(5.0) * 2)  # nobody else holds the array
     gc.collect()
     assert t.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0]
 
 
+@HOST_MEMORY
 def test_read_only_array_is_shared_as_in_pytorch():
     a = np.arange(3.0)
     a.flags.writeable = False
@@ -141,6 +159,7 @@ def test_read_only_array_is_shared_as_in_pytorch():
     assert t.data_ptr() == a.ctypes.data and t.tolist() == [0.0, 1.0, 2.0]
 
 
+@HOST_MEMORY
 def test_round_trip_through_our_own_capsule():
     t = gt.arange(6).reshape(2, 3)
     u = gt.from_dlpack(gt.utils.dlpack.to_dlpack(t))
@@ -148,6 +167,7 @@ def test_round_trip_through_our_own_capsule():
     assert gt.utils.dlpack.from_dlpack is gt.from_dlpack
 
 
+@HOST_MEMORY
 @pytest.mark.errors
 def test_a_capsule_is_consumed_once():
     capsule = gt.utils.dlpack.to_dlpack(gt.ones(2))
@@ -158,6 +178,7 @@ def test_a_capsule_is_consumed_once():
         gt.from_dlpack(3)
 
 
+@HOST_MEMORY
 @pytest.mark.errors
 def test_unsupported_arrays_are_refused_clearly():
     with pytest.raises(TypeError, match="no dtype for DLPack type code 2 with 16 bits"):
@@ -167,6 +188,7 @@ def test_unsupported_arrays_are_refused_clearly():
 
 
 # ------------------------------------------------------------- PyTorch
+@HOST_MEMORY
 @needs_torch
 @pytest.mark.parametrize("name", DTYPES)
 def test_pytorch_and_glasstorch_exchange_without_copying(name):
@@ -178,6 +200,7 @@ def test_pytorch_and_glasstorch_exchange_without_copying(name):
     assert back.data_ptr() == t.data_ptr() and back.stride() == theirs.stride()
 
 
+@HOST_MEMORY
 @needs_torch
 def test_strided_views_agree_with_pytorch():
     ours = gt.arange(24.0).reshape(4, 6)[1:, ::2].t()

@@ -30,7 +30,10 @@ import glasstorch as gt
 import glasstorch.multiprocessing as mp
 from glasstorch.multiprocessing import reductions, shared_memory
 
-pytestmark = pytest.mark.multiprocessing
+pytestmark = [
+    pytest.mark.multiprocessing,
+    pytest.mark.cpu_only("storages moved to shared host memory and sent to child processes"),
+]
 
 SAFETY = 60  # seconds: a child that should never take this long
 START_METHODS = ["fork", "spawn"]

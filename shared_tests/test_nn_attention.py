@@ -13,21 +13,23 @@ import re
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_same_error, needs_torch, torch
+from oracle import TEST_DEVICE, assert_close, assert_same_error, needs_torch, torch
 
 import glasstorch as gt
 import glasstorch.nn as gnn
 import glasstorch.nn.functional as F
 from glasstorch.autograd import gradcheck
 
-pytestmark = pytest.mark.nn
+# Every test makes its inputs on the device under test (conftest: --device): the
+# factory functions and new modules allocate there.
+pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("default_device")]
 
 RNG = np.random.default_rng(7)
 TOL = {"rtol": 1e-4, "atol": 1e-5}
 
 
 def from_torch(tensor):
-    return gt.from_numpy(np.array(tensor.detach().numpy(), copy=True))
+    return gt.from_numpy(np.array(tensor.detach().numpy(), copy=True)).to(TEST_DEVICE)
 
 
 def values(*shape, dtype=np.float32):
@@ -114,10 +116,10 @@ def test_sdpa_fully_masked_rows_give_zeros_like_torch(kind):
         q[1], k[1], v[1], attn_mask=torch.tensor(mask)
     )
     assert_close(out_gt, out_t, **TOL)
-    assert np.all(out_gt.detach().numpy()[1] == 0)
+    assert np.all(out_gt.detach().cpu().numpy()[1] == 0)
     backprop_same(out_gt, out_t)
     for g, t in (q, k, v):
-        assert np.all(np.isfinite(g.grad.numpy()))
+        assert np.all(np.isfinite(g.grad.cpu().numpy()))
         assert_close(g.grad, t.grad, **TOL)
 
 
@@ -140,10 +142,10 @@ def test_sdpa_dropout_uses_the_generator():
     first = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
     gt.manual_seed(5)
     again = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
-    assert np.array_equal(first.numpy(), again.numpy())
-    assert not np.allclose(first.numpy(), plain.numpy())
+    assert np.array_equal(first.cpu().numpy(), again.cpu().numpy())
+    assert not np.allclose(first.cpu().numpy(), plain.cpu().numpy())
     dropped = F.scaled_dot_product_attention(q, q, q, dropout_p=1.0)
-    assert np.all(dropped.numpy() == 0)
+    assert np.all(dropped.cpu().numpy() == 0)
 
 
 @pytest.mark.gradcheck
@@ -216,10 +218,10 @@ def test_mha_initialisation():
     gt.manual_seed(0)
     layer = gnn.MultiheadAttention(16, 4)
     bound = math.sqrt(6 / (16 + 48))  # xavier_uniform_ on the (48, 16) stacked weight
-    weight = layer.in_proj_weight.detach().numpy()
+    weight = layer.in_proj_weight.detach().cpu().numpy()
     assert np.abs(weight).max() <= bound and np.abs(weight).max() > 0.8 * bound
-    assert np.all(layer.in_proj_bias.detach().numpy() == 0)
-    assert np.all(layer.out_proj.bias.detach().numpy() == 0)
+    assert np.all(layer.in_proj_bias.detach().cpu().numpy() == 0)
+    assert np.all(layer.out_proj.bias.detach().cpu().numpy() == 0)
 
 
 def make_mha_pair(*args, **kwargs):
@@ -328,11 +330,11 @@ def test_mha_dropout_only_in_training():
     gt.manual_seed(1)
     layer = gnn.MultiheadAttention(4, 2, dropout=0.5)
     x = gt.tensor(values(5, 1, 4))
-    trained = layer(x, x, x)[0].detach().numpy()
+    trained = layer(x, x, x)[0].detach().cpu().numpy()
     layer.eval()
     first, second = layer(x, x, x)[0], layer(x, x, x)[0]
-    assert np.array_equal(first.detach().numpy(), second.detach().numpy())
-    assert not np.allclose(first.detach().numpy(), trained)
+    assert np.array_equal(first.detach().cpu().numpy(), second.detach().cpu().numpy())
+    assert not np.allclose(first.detach().cpu().numpy(), trained)
 
 
 @pytest.mark.gradcheck

@@ -16,12 +16,14 @@ from oracle import needs_torch, torch
 
 import glasstorch
 
-pytestmark = [pytest.mark.nn, needs_torch]
+# Every test makes its inputs on the device under test (conftest: --device): the
+# factory functions and new modules allocate there.
+pytestmark = [pytest.mark.nn, needs_torch, pytest.mark.usefixtures("default_device")]
 
 
 def _copy_weights(source, target, lib) -> None:
     """Give ``target`` (a module of ``lib``) the parameters of ``source`` (a torch module)."""
-    state = {k: lib.tensor(v.detach().numpy().copy()) for k, v in source.state_dict().items()}
+    state = {k: lib.tensor(v.detach().cpu().numpy().copy()) for k, v in source.state_dict().items()}
     target.load_state_dict(state)
 
 
@@ -42,18 +44,24 @@ def polynomial_with_nn_and_optim(lib, model, steps: int = 60) -> list[float]:
     return losses
 
 
-def classifier_with_dataloader(lib, model, workers: int) -> list[float]:
-    """A classifier fed by a DataLoader (with worker processes), then saved and reloaded."""
+def classifier_with_dataloader(lib, model, workers: int, device: str = "cpu") -> list[float]:
+    """A classifier fed by a DataLoader (with worker processes), then saved and reloaded.
+
+    The dataset lives on the CPU, as a program's does, and each batch moves to ``device``.
+    """
     rng = np.random.default_rng(0)
     images = rng.standard_normal((96, 12)).astype(np.float32)
     labels = (images[:, 0] + images[:, 1] > 0).astype(np.int64) + (images[:, 2] > 1)
-    dataset = lib.utils.data.TensorDataset(lib.tensor(images), lib.tensor(labels))
+    dataset = lib.utils.data.TensorDataset(
+        lib.tensor(images, device="cpu"), lib.tensor(labels, device="cpu")
+    )
     loader = lib.utils.data.DataLoader(dataset, batch_size=16, num_workers=workers)
     optimizer = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     loss_fn = lib.nn.CrossEntropyLoss()
     losses = []
     for _ in range(3):
         for batch, target in loader:
+            batch, target = batch.to(device), target.to(device)
             loss = loss_fn(model(batch), target)
             optimizer.zero_grad()
             loss.backward()
@@ -79,7 +87,7 @@ def test_polynomial_fit_matches_pytorch_step_by_step():
     assert ours[-1] < ours[0] / 2  # it learned
 
 
-def test_dataloader_classifier_with_workers_matches_pytorch():
+def test_dataloader_classifier_with_workers_matches_pytorch(device):
     def build(lib):
         return lib.nn.Sequential(lib.nn.Linear(12, 16), lib.nn.Tanh(), lib.nn.Linear(16, 3))
 
@@ -88,6 +96,7 @@ def test_dataloader_classifier_with_workers_matches_pytorch():
     mine = build(glasstorch)
     _copy_weights(reference, mine, glasstorch)
     theirs = classifier_with_dataloader(torch, reference, workers=0)
-    ours = classifier_with_dataloader(glasstorch, mine, workers=2)
+    ours = classifier_with_dataloader(glasstorch, mine, workers=2, device=device)
+    assert next(mine.parameters()).device.type == device
     np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)
     assert ours[-1] < ours[0]

@@ -8,14 +8,16 @@ import math
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_same_error, needs_torch, torch
+from oracle import TEST_DEVICE, assert_close, assert_same_error, needs_torch, torch
 
 import glasstorch as gt
 import glasstorch.nn as gnn
 import glasstorch.nn.functional as F
 from glasstorch.autograd import gradcheck
 
-pytestmark = pytest.mark.nn
+# Every test makes its inputs on the device under test (conftest: --device): the
+# factory functions and new modules allocate there.
+pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("default_device")]
 
 RNG = np.random.default_rng(2024)
 
@@ -25,7 +27,7 @@ def values(*shape, dtype=np.float32):
 
 
 def from_torch(tensor):
-    return gt.from_numpy(np.array(tensor.detach().numpy(), copy=True))
+    return gt.from_numpy(np.array(tensor.detach().numpy(), copy=True)).to(TEST_DEVICE)
 
 
 def run_both(gt_layer, torch_layer, x: np.ndarray, *, rtol=None, atol=None):
@@ -138,7 +140,7 @@ def test_conv_default_initialisation_bounds():
     gt.manual_seed(0)
     layer = gnn.Conv2d(4, 8, 3)
     bound = 1 / math.sqrt(4 * 3 * 3)  # kaiming_uniform(a=sqrt(5)) is U(-1/sqrt(fan_in), ..)
-    weight, bias = layer.weight.detach().numpy(), layer.bias.detach().numpy()
+    weight, bias = layer.weight.detach().cpu().numpy(), layer.bias.detach().cpu().numpy()
     assert weight.shape == (8, 4, 3, 3) and bias.shape == (8,)
     assert np.abs(weight).max() <= bound and np.abs(bias).max() <= bound
     assert np.abs(weight).max() > 0.8 * bound
@@ -272,13 +274,13 @@ def test_group_norm_matches_torch():
 def test_dropout2d_zeroes_whole_channels():
     gt.manual_seed(0)
     x = gt.ones(4, 8, 3, 3)
-    y = gnn.Dropout2d(0.5)(x).numpy()
+    y = gnn.Dropout2d(0.5)(x).cpu().numpy()
     per_channel = y.reshape(4, 8, 9)
     assert np.all((per_channel == 0).all(-1) | (per_channel == 2.0).all(-1))
     assert 0 < (per_channel == 0).all(-1).sum() < 32
     layer = gnn.Dropout2d(0.5)
     layer.eval()
-    assert np.array_equal(layer(x).numpy(), x.numpy())
+    assert np.array_equal(layer(x).cpu().numpy(), x.cpu().numpy())
 
 
 @needs_torch

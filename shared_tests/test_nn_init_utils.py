@@ -14,7 +14,9 @@ import glasstorch as gt
 import glasstorch.nn as gnn
 from glasstorch.nn import init
 
-pytestmark = pytest.mark.nn
+# Every test makes its inputs on the device under test (conftest: --device): the
+# factory functions and new modules allocate there.
+pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("default_device")]
 
 
 # ---------------------------------------------------------------------- init
@@ -61,7 +63,7 @@ def _sample(fill, shape=(60, 50)):
     gt.manual_seed(11)
     p = gnn.Parameter(gt.empty(*shape))
     assert fill(p) is p and p.is_leaf
-    return p.detach().numpy().astype(np.float64)
+    return p.detach().cpu().numpy().astype(np.float64)
 
 
 def test_uniform_and_normal():
@@ -125,7 +127,7 @@ def test_orthogonal(shape, gain):
     gt.manual_seed(2)
     p = gnn.Parameter(gt.empty(*shape, dtype=gt.float64))
     init.orthogonal_(p, gain=gain)
-    matrix = p.detach().numpy().reshape(shape[0], -1)
+    matrix = p.detach().cpu().numpy().reshape(shape[0], -1)
     rows, cols = matrix.shape
     product = matrix @ matrix.T if rows <= cols else matrix.T @ matrix
     np.testing.assert_allclose(product, gain**2 * np.eye(min(rows, cols)), atol=1e-12)
@@ -206,7 +208,9 @@ def test_clip_grad_value():
 def test_parameters_to_vector_and_back():
     layer = gnn.Linear(2, 3)
     vector = gnn.utils.parameters_to_vector(layer.parameters())
-    expected = np.concatenate([layer.weight.detach().numpy().ravel(), layer.bias.detach().numpy()])
+    expected = np.concatenate(
+        [layer.weight.detach().cpu().numpy().ravel(), layer.bias.detach().cpu().numpy()]
+    )
     assert_close(vector.detach(), expected)
     gnn.utils.vector_to_parameters(gt.arange(9.0), layer.parameters())
     assert layer.weight.tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
@@ -219,7 +223,7 @@ def test_parameters_to_vector_matches_torch_and_errors():
     torch_layer = torch.nn.Linear(2, 2)
     gt_layer = gnn.Linear(2, 2)
     gt_layer.load_state_dict(
-        {k: gt.tensor(v.detach().numpy()) for k, v in torch_layer.state_dict().items()}
+        {k: gt.tensor(v.detach().cpu().numpy()) for k, v in torch_layer.state_dict().items()}
     )
     assert_close(
         gnn.utils.parameters_to_vector(gt_layer.parameters()).detach(),

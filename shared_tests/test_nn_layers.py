@@ -15,7 +15,7 @@ import glasstorch.nn.functional as F
 from glasstorch.autograd import gradcheck, gradgradcheck
 
 # Every test makes its inputs on the device under test (conftest: --device).
-pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("device")]
+pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("default_device")]
 
 RNG = np.random.default_rng(1234)
 

@@ -9,17 +9,19 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_same_error, needs_torch, torch
+from oracle import TEST_DEVICE, assert_close, assert_same_error, needs_torch, torch
 
 import glasstorch as gt
 import glasstorch.nn as gnn
 
-pytestmark = pytest.mark.nn
+# Every test makes its inputs on the device under test (conftest: --device): the
+# factory functions and new modules allocate there.
+pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("default_device")]
 
 
 def from_torch(tensor):
     """A glasstorch copy of a PyTorch tensor (0-d tensors stay 0-d)."""
-    return gt.from_numpy(np.array(tensor.detach().numpy(), copy=True))
+    return gt.from_numpy(np.array(tensor.detach().numpy(), copy=True)).to(TEST_DEVICE)
 
 
 def build(nn):
@@ -51,14 +53,16 @@ class Net(gnn.Module):
 # ----------------------------------------------------------------- Parameter
 
 
-def test_parameter_is_a_leaf_tensor_that_prints_like_torch():
+def test_parameter_is_a_leaf_tensor_that_prints_like_torch(device):
     p = gnn.Parameter(gt.tensor([1.0, 2.0]))
     assert isinstance(p, gnn.Parameter) and isinstance(p, gt.Tensor)
     assert p.requires_grad and p.is_leaf and p.grad_fn is None
-    assert repr(p) == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
+    assert p.device == gt.tensor([0.0]).device and p.device.type == device
+    on = "" if device == "cpu" else f", device='{p.device}'"  # PyTorch prints a CUDA device
+    assert repr(p) == f"Parameter containing:\ntensor([1., 2.]{on}, requires_grad=True)"
     frozen = gnn.Parameter(gt.ones(2, dtype=gt.float64), requires_grad=False)
-    assert repr(frozen) == "Parameter containing:\ntensor([1., 1.], dtype=torch.float64)"
-    if torch is not None:
+    assert repr(frozen) == f"Parameter containing:\ntensor([1., 1.]{on}, dtype=torch.float64)"
+    if torch is not None and device == "cpu":
         assert repr(p) == repr(torch.nn.Parameter(torch.tensor([1.0, 2.0])))
 
 
@@ -172,7 +176,10 @@ def test_registration_errors_match_torch(action):
     try:
         run(torch.nn, torch)
     except Exception as torch_error:  # noqa: BLE001 - comparing the wording
-        assert str(gt_error) == str(torch_error)
+        expected = str(torch_error)
+        if TEST_DEVICE == "cuda":  # PyTorch names a CUDA tensor's type torch.cuda.FloatTensor
+            expected = expected.replace("'torch.FloatTensor'", "'torch.cuda.FloatTensor'")
+        assert str(gt_error) == expected
 
 
 def test_assigning_before_init_is_an_attribute_error():

@@ -13,7 +13,9 @@ import glasstorch.nn as gnn
 import glasstorch.nn.functional as F
 from glasstorch.autograd import gradcheck
 
-pytestmark = pytest.mark.nn
+# Every test makes its inputs on the device under test (conftest: --device): the
+# factory functions and new modules allocate there.
+pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("default_device")]
 
 RNG = np.random.default_rng(77)
 
@@ -51,7 +53,7 @@ def test_max_pool2d_matches_torch(kwargs):
     x = values(2, 5, 5)  # unbatched
     _, gi = F.max_pool2d(gt.tensor(x), return_indices=True, **kwargs)
     _, ti = torch.nn.functional.max_pool2d(torch.tensor(x), return_indices=True, **kwargs)
-    assert np.array_equal(gi.numpy(), ti.numpy())
+    assert np.array_equal(gi.cpu().numpy(), ti.cpu().numpy())
     assert gi.dtype is gt.int64
 
 
@@ -61,8 +63,8 @@ def test_max_pool2d_ties_and_nan_follow_torch():
     x[0, 0, 3, 3] = np.nan
     _, gi = F.max_pool2d(gt.tensor(x), 2, 1, return_indices=True)
     _, ti = torch.nn.functional.max_pool2d(torch.tensor(x), 2, 1, return_indices=True)
-    assert np.array_equal(gi.numpy(), ti.numpy())
-    assert np.isnan(F.max_pool2d(gt.tensor(x), 2).numpy()[0, 0, 1, 1])
+    assert np.array_equal(gi.cpu().numpy(), ti.cpu().numpy())
+    assert np.isnan(F.max_pool2d(gt.tensor(x), 2).cpu().numpy()[0, 0, 1, 1])
 
 
 @needs_torch
@@ -87,7 +89,7 @@ def test_max_pool1d_matches_torch(kwargs):
     if kwargs.get("return_indices"):
         _, gi = gnn.MaxPool1d(**kwargs)(gt.tensor(x[0]))
         _, ti = torch.nn.MaxPool1d(**kwargs)(torch.tensor(x[0]))
-        assert np.array_equal(gi.numpy(), ti.numpy())
+        assert np.array_equal(gi.cpu().numpy(), ti.cpu().numpy())
 
 
 @needs_torch

@@ -13,13 +13,15 @@ import re
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_same_error, needs_torch, torch
+from oracle import TEST_DEVICE, assert_close, assert_same_error, needs_torch, torch
 
 import glasstorch as gt
 import glasstorch.nn as gnn
 from glasstorch.autograd import gradcheck
 
-pytestmark = pytest.mark.nn
+# Every test makes its inputs on the device under test (conftest: --device): the
+# factory functions and new modules allocate there.
+pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("default_device")]
 
 RNG = np.random.default_rng(2024)
 TOL = {"rtol": 1e-4, "atol": 1e-5}
@@ -34,7 +36,7 @@ KINDS = {
 
 
 def from_torch(tensor):
-    return gt.from_numpy(np.array(tensor.detach().numpy(), copy=True))
+    return gt.from_numpy(np.array(tensor.detach().numpy(), copy=True)).to(TEST_DEVICE)
 
 
 def values(*shape, dtype=np.float32):
@@ -99,7 +101,7 @@ def test_default_initialisation_is_uniform_in_one_over_sqrt_hidden(name, gates):
     assert tuple(layer.weight_ih_l0.shape) == (gates * 16, 5)
     assert tuple(layer.weight_hh_l0.shape) == (gates * 16, 16)
     for param in layer.parameters():
-        data = param.detach().numpy()
+        data = param.detach().cpu().numpy()
         assert np.abs(data).max() <= bound
         assert np.abs(data).max() > 0.7 * bound
     assert getattr(gnn, name)(2, 3, dtype=gt.float64).weight_hh_l0.dtype is gt.float64
@@ -185,7 +187,9 @@ def test_dropout_between_layers(kind):
     ours.eval()
     theirs.eval()
     assert_close(ours(gt.tensor(x))[0], theirs(torch.tensor(x))[0], **TOL)
-    assert not np.allclose(ours(gt.tensor(x))[0].detach().numpy(), out_gt.detach().numpy())
+    assert not np.allclose(
+        ours(gt.tensor(x))[0].detach().cpu().numpy(), out_gt.detach().cpu().numpy()
+    )
 
 
 def test_dropout_with_one_layer_warns():

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import needs_torch, torch
+from oracle import TEST_DEVICE, needs_torch, torch
 
 import glasstorch as gt
 from glasstorch.nn.utils import rnn as gt_rnn
 
-pytestmark = pytest.mark.nn
+# Every test makes its inputs on the device under test (conftest: --device): the
+# factory functions and new modules allocate there.
+pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("default_device")]
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((5, 3, 4)).astype(np.float32)
@@ -19,12 +21,17 @@ X = RNG.standard_normal((5, 3, 4)).astype(np.float32)
 
 def _copy(source, target) -> None:
     target.load_state_dict(
-        {k: gt.tensor(v.detach().numpy()) for k, v in source.state_dict().items()}
+        {k: gt.tensor(v.detach().cpu().numpy()) for k, v in source.state_dict().items()}
     )
 
 
 def _close(ours, theirs, rtol=1e-5, atol=1e-5) -> None:
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol, atol=atol)
+    """Compare on the host; ``ours`` must have been computed on the device under test."""
+    if isinstance(ours, gt.Tensor):
+        assert ours.device.type == TEST_DEVICE, f"result on {ours.device}, expected {TEST_DEVICE}"
+    np.testing.assert_allclose(
+        ours.detach().cpu().numpy(), theirs.detach().cpu().numpy(), rtol=rtol, atol=atol
+    )
 
 
 # ------------------------------------------------------------- packed sequences
@@ -167,7 +174,7 @@ def test_transformer_like_pytorch(norm_first):
     tgt = RNG.standard_normal((2, 4, 8)).astype(np.float32)
     mask = gt.nn.Transformer.generate_square_subsequent_mask(4)
     t_src, g_src = torch.tensor(src, requires_grad=True), gt.tensor(src, requires_grad=True)
-    t_out = theirs(t_src, torch.tensor(tgt), tgt_mask=torch.tensor(mask.numpy()))
+    t_out = theirs(t_src, torch.tensor(tgt), tgt_mask=torch.tensor(mask.cpu().numpy()))
     g_out = ours(g_src, gt.tensor(tgt), tgt_mask=mask)
     _close(g_out, t_out, rtol=1e-4)
     t_out.sum().backward()

@@ -19,7 +19,10 @@ import pytest
 
 from glasstorch import _kernels
 
-pytestmark = pytest.mark.contract
+pytestmark = [
+    pytest.mark.contract,
+    pytest.mark.cpu_only("reads the C tier's op tables (source text), no tensors"),
+]
 
 
 def csrc() -> Path:

@@ -11,12 +11,22 @@ import copy
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_same_error, from_torch, needs_torch, to_torch, torch
+from oracle import (
+    TEST_DEVICE,
+    assert_close,
+    assert_same_error,
+    from_torch,
+    needs_torch,
+    to_torch,
+    torch,
+)
 
 import glasstorch as gt
 import glasstorch.optim as gt_optim
 
-pytestmark = pytest.mark.optim
+# Every test makes its inputs on the device under test (conftest: --device): the
+# factory functions and new modules allocate there.
+pytestmark = [pytest.mark.optim, pytest.mark.usefixtures("default_device")]
 
 
 def quadratic_step(optimizer, params, target: float = 1.0) -> float:
@@ -221,9 +231,17 @@ def _torch_leaf():
     ids=lambda v: v if isinstance(v, str) else None,
 )
 def test_error_wording_matches_pytorch(make_gt, make_torch, match, exc_type):
-    assert_same_error(
-        make_gt, make_torch if torch is not None else None, match=match, exc_type=exc_type
-    )
+    if TEST_DEVICE == "cpu" or "torch.FloatTensor" not in match:
+        assert_same_error(
+            make_gt, make_torch if torch is not None else None, match=match, exc_type=exc_type
+        )
+        return
+    # PyTorch names a CUDA tensor's type torch.cuda.FloatTensor; the oracle runs on the CPU.
+    on_device = match.replace("torch.FloatTensor", "torch.cuda.FloatTensor")
+    assert_same_error(make_gt, match=on_device, exc_type=exc_type)
+    if torch is not None:
+        with pytest.raises(exc_type, match=match):
+            make_torch()
 
 
 def test_differentiable_steps_are_refused_clearly():
@@ -340,8 +358,8 @@ def test_non_contiguous_parameter_is_updated_in_place(name):
         for opt, p in zip(opts, (strided, twin)):
             quadratic_step(opt, [p], target=0.5)
     assert strided.stride() == (1, 3)
-    assert_close(strided, twin.detach().numpy(), rtol=1e-15)
-    assert_close(base, twin.detach().t().numpy(), rtol=1e-15)  # written through the view
+    assert_close(strided, twin.detach().cpu().numpy(), rtol=1e-15)
+    assert_close(base, twin.detach().t().cpu().numpy(), rtol=1e-15)  # written through the view
 
 
 def test_float32_parameter_keeps_float32_state():
@@ -365,7 +383,7 @@ def test_state_dict_format():
     assert sd["param_groups"][1]["lr"] == 0.5
     assert set(sd["state"]) == {0, 1}
     assert list(sd["state"][0]) == ["momentum_buffer"]
-    assert_close(sd["state"][0]["momentum_buffer"], opt.state[a]["momentum_buffer"].numpy())
+    assert_close(sd["state"][0]["momentum_buffer"], opt.state[a]["momentum_buffer"].cpu().numpy())
 
 
 @pytest.mark.parametrize(
@@ -417,7 +435,7 @@ def test_load_state_dict_copies_state_tensors_and_casts_to_param_dtype():
     same.load_state_dict(sd)
     (param,) = same.param_groups[0]["params"]
     assert same.state[param]["exp_avg"] is not sd["state"][0]["exp_avg"]
-    assert_close(same.state[param]["exp_avg"], sd["state"][0]["exp_avg"].numpy())
+    assert_close(same.state[param]["exp_avg"], sd["state"][0]["exp_avg"].cpu().numpy())
 
 
 def test_load_state_dict_accepts_an_integer_step():
@@ -484,7 +502,8 @@ def test_checkpoints_move_between_pytorch_and_glasstorch(name, kwargs):
         },
         "param_groups": copy.deepcopy(tsd["param_groups"]),
     }
-    weights = [from_torch(p).requires_grad_() for p in tp]
+    # The checkpoint's tensors stay on the CPU: loading moves them to the parameters' device.
+    weights = [from_torch(p).to(TEST_DEVICE).requires_grad_() for p in tp]
     resumed = getattr(gt_optim, name)([{"params": [weights[0]]}, {"params": [weights[1]]}])
     resumed.load_state_dict(converted)
     back = {

@@ -19,7 +19,9 @@ import glasstorch as gt
 import glasstorch.optim as gt_optim
 from glasstorch.optim import lr_scheduler as gt_sched
 
-pytestmark = pytest.mark.optim
+# Every test makes its inputs on the device under test (conftest: --device): the
+# factory functions and new modules allocate there.
+pytestmark = [pytest.mark.optim, pytest.mark.usefixtures("default_device")]
 
 
 def make_optimizer(lib, optim, name="SGD", **kwargs):

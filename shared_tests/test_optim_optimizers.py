@@ -17,7 +17,7 @@ import glasstorch as gt
 import glasstorch.optim as gt_optim
 
 # Every test makes its inputs on the device under test (conftest: --device).
-pytestmark = [pytest.mark.optim, pytest.mark.usefixtures("device")]
+pytestmark = [pytest.mark.optim, pytest.mark.usefixtures("default_device")]
 
 #: Training steps per run; fewer on a device, where the CUDA simulator runs each GPU
 #: thread as a coroutine (a step costs tens of milliseconds there).

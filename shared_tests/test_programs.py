@@ -23,7 +23,14 @@ import pytest
 from oracle import torch as real_torch
 from programs.loader import load
 
+# On a device run the programs that pick their device themselves (quickstart, mnist and
+# nanoGPT ask ``torch.cuda.is_available()`` / ``torch.accelerator``) train there; the
+# others make their tensors there through the default device (conftest: on_device).
 pytestmark = pytest.mark.programs
+DEFAULT_DEVICE = pytest.mark.usefixtures("default_device")
+
+#: The programs that share memory with NumPy (``t.numpy()``, ``from_numpy``) on purpose.
+NUMPY_SHARING = pytest.mark.cpu_only("the program shows tensors sharing memory with NumPy")
 
 SMALL = {
     "quickstart": {"IMAGE": 6, "HIDDEN": 12, "SAMPLES": 24, "BATCH_SIZE": 8},
@@ -55,7 +62,7 @@ def _programs(name: str):
 
 
 def _as_numpy(value):
-    return value.detach().numpy().copy()
+    return value.detach().cpu().numpy().copy()
 
 
 def _same_weights(source, target, library) -> None:
@@ -82,7 +89,7 @@ def _finite(values) -> None:
     assert values and all(math.isfinite(v) for v in values)
 
 
-def test_quickstart_trains_saves_and_predicts_like_pytorch():
+def test_quickstart_trains_saves_and_predicts_like_pytorch(device):
     mine, theirs = _programs("quickstart")
     model = mine.build()
     with tempfile.TemporaryDirectory() as folder:
@@ -93,8 +100,10 @@ def test_quickstart_trains_saves_and_predicts_like_pytorch():
         reference = theirs.build()
         _same_weights(reference, model, mine.torch)
         _close(mine.run(model, path=path), theirs.run(reference, path=path))
+        assert mine.device == device and next(model.parameters()).device.type == device
 
 
+@NUMPY_SHARING
 def test_blitz_tensors_autograd_and_cifar_cnn_like_pytorch():
     mine, theirs = _programs("blitz")
     ours = mine.tensors_part()
@@ -111,7 +120,7 @@ def test_blitz_tensors_autograd_and_cifar_cnn_like_pytorch():
     _close(mine.run(net), theirs.run(reference))
 
 
-def test_mnist_example_with_adadelta_and_steplr_like_pytorch():
+def test_mnist_example_with_adadelta_and_steplr_like_pytorch(device):
     mine, theirs = _programs("mnist")
     argv = ["--batch-size", "4", "--test-batch-size", "8", "--epochs", "2"]
     model = mine.build()
@@ -123,7 +132,10 @@ def test_mnist_example_with_adadelta_and_steplr_like_pytorch():
     reference = theirs.build()
     reference.dropout1.p = reference.dropout2.p = 0.0
     _same_weights(reference, model, mine.torch)
+    # On a device the program loads with a worker, pinned memory and shuffling: one
+    # batch an epoch (SAMPLES) keeps the losses comparable with PyTorch's CPU run.
     _close(mine.run(model, argv), theirs.run(reference, argv), rtol=1e-3, atol=1e-4)
+    assert next(model.parameters()).device.type == device
 
 
 @pytest.mark.parametrize(
@@ -136,9 +148,11 @@ def test_mnist_example_with_adadelta_and_steplr_like_pytorch():
         ("Transformer", False),
     ],
 )
-def test_word_language_model_like_pytorch(kind, tied):
+@DEFAULT_DEVICE
+def test_word_language_model_like_pytorch(kind, tied, device):
     mine, theirs = _programs("word_language_model")
     model = mine.build(kind, tied)
+    assert next(model.parameters()).device.type == device
     if tied:
         assert model.decoder.weight is model.encoder.weight
     if theirs is None:
@@ -151,6 +165,7 @@ def test_word_language_model_like_pytorch(kind, tied):
     _close(mine.run(model), theirs.run(reference), rtol=1e-3, atol=1e-4)
 
 
+@NUMPY_SHARING
 def test_d2l_chapters_like_pytorch():
     mine, theirs = _programs("d2l")
     g = mine.torch
@@ -189,13 +204,15 @@ def test_d2l_chapters_like_pytorch():
     )
 
 
-def test_makemore_lectures_like_pytorch():
+@DEFAULT_DEVICE
+def test_makemore_lectures_like_pytorch(device):
     mine, theirs = _programs("makemore")
     counts, names = mine.bigram_counts()
     assert all(name.endswith(".") or len(name) > 20 for name in names)
     W = np.random.default_rng(0).standard_normal((mine.vocab_size, mine.vocab_size))
     parameters = mine.mlp_parameters(n_hidden=16)
     model = mine.wavenet(n_embd=4, n_hidden=8)
+    assert next(iter(model.parameters())).device.type == device  # a list, in the lectures
     assert len(mine.sample(parameters, count=1)) == 1
     if theirs is None:
         assert all(mine.backprop_ninja(parameters, n=16)[1])
@@ -224,7 +241,7 @@ def test_makemore_lectures_like_pytorch():
 
 
 @pytest.mark.parametrize("flash", [True, False])
-def test_nanogpt_trains_and_generates_like_pytorch(flash):
+def test_nanogpt_trains_and_generates_like_pytorch(flash, device):
     mine, theirs = _programs("nanogpt")
     model = mine.build(flash=flash, bias=not flash)
     if theirs is None:
@@ -238,6 +255,7 @@ def test_nanogpt_trains_and_generates_like_pytorch(flash):
             rtol=1e-3,
             atol=1e-4,
         )
+    assert next(model.parameters()).device.type == device
     tokens = mine.sample(model, max_new_tokens=4)
     assert len(tokens) == 7 and all(0 <= t < model.config.vocab_size for t in tokens)
     model.crop_block_size(8)

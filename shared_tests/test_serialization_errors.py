@@ -19,7 +19,10 @@ from glasstorch.serialization import SerializationError, load, save
 
 pytestmark = [
     pytest.mark.serialization,
-    pytest.mark.cpu_only("the file format's errors are checked on the CPU"),
+    pytest.mark.cpu_only(
+        "bad files, atomic saves and map_location errors are checked on bytes in host memory "
+        "(device checkpoints and map_location: test_serialization_roundtrip)"
+    ),
 ]
 
 

@@ -9,18 +9,15 @@ import pathlib
 
 import numpy as np
 import pytest
-from oracle import assert_close, needs_torch, torch
+from oracle import TEST_DEVICE, assert_close, needs_torch, torch
 
 import glasstorch as gt
 from glasstorch import _dtype
 from glasstorch.serialization import load, save
 
-pytestmark = [
-    pytest.mark.serialization,
-    pytest.mark.cpu_only(
-        "the file format is checked on the CPU; saving device tensors is covered by test_cuda_device"
-    ),
-]
+# Every test saves tensors made on the device under test (conftest: --device): the
+# factory functions allocate there, and a loaded tensor comes back to the device it was saved from.
+pytestmark = [pytest.mark.serialization, pytest.mark.usefixtures("default_device")]
 
 
 def roundtrip(obj):
@@ -41,11 +38,12 @@ def test_every_dtype(dtype):
     else:
         info = np.iinfo(dtype.numpy)
         values = np.array([info.min, info.max, 0, 1] * 3, dtype=dtype.numpy).reshape(3, 4)
-    loaded = roundtrip(gt.from_numpy(values))
+    loaded = roundtrip(gt.from_numpy(values).to(TEST_DEVICE))
+    assert loaded.device.type == TEST_DEVICE
     assert loaded.dtype is dtype and tuple(loaded.shape) == (3, 4)
     assert loaded.stride() == (4, 1) and loaded.storage_offset() == 0
-    np.testing.assert_array_equal(loaded.numpy(), values)  # bit for bit, nan included
-    assert np.signbit(loaded.numpy()[0, 2]) == np.signbit(values[0, 2])
+    np.testing.assert_array_equal(loaded.cpu().numpy(), values)  # bit for bit, nan included
+    assert np.signbit(loaded.cpu().numpy()[0, 2]) == np.signbit(values[0, 2])
 
 
 def test_zero_dim_and_empty():
@@ -66,7 +64,7 @@ def test_views_keep_layout_and_share_storage():
         view = loaded[name]
         assert view.stride() == original.stride()
         assert view.storage_offset() == original.storage_offset()
-        assert_close(view, original.numpy())
+        assert_close(view, original.cpu().numpy())
         assert view.untyped_storage() is loaded["base"].untyped_storage()
     loaded["base"][1, 2] = -1.0  # one storage: a write shows through every view
     assert loaded["t"][2, 1].item() == -1.0 and loaded["win"][0, 0].item() == -1.0
@@ -157,7 +155,7 @@ def test_nested_containers_and_plain_values():
     loaded = roundtrip(obj)
     assert isinstance(loaded["state"], collections.OrderedDict)
     assert list(loaded["state"]) == ["layer.weight", "layer.bias"]
-    assert_close(loaded["state"]["layer.weight"], state["layer.weight"].numpy())
+    assert_close(loaded["state"]["layer.weight"], state["layer.weight"].cpu().numpy())
     opt = loaded["optimizer"]
     assert set(opt["state"]) == {0, 1} and opt["state"][1] == {}
     assert opt["state"][0]["step"].item() == 3.0
@@ -220,7 +218,8 @@ def test_deterministic_bytes_and_readable_format():
         assert all(i.compress_type == zipfile.ZIP_STORED for i in archive.infolist())
         manifest = json.loads(archive.read("manifest.json"))
         assert manifest["format"] == "glasstorch.save" and manifest["version"] == 1
-        assert manifest["storages"] == [{"dtype": "float32", "numel": 4, "location": "cpu"}]
+        location = str(state["w"].device)  # "cpu" or "cuda:0"
+        assert manifest["storages"] == [{"dtype": "float32", "numel": 4, "location": location}]
         raw = archive.read("storages/0")
     assert np.frombuffer(raw, "<f4").tolist() == [0.0, 1.0, 2.0, 3.0]
 
@@ -288,11 +287,51 @@ def test_model_state_dict_round_trip(tmp_path):
     fresh = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
     fresh.load_state_dict(state)
     x = gt.randn(5, 4)
-    assert_close(fresh(x).detach(), model(x).detach().numpy())
+    assert_close(fresh(x).detach(), model(x).detach().cpu().numpy())
     if torch is not None:  # the same weights give PyTorch's outputs
         reference = torch.nn.Sequential(
             torch.nn.Linear(4, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2)
         )
-        reference.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in state.items()})
-        expected = reference(torch.from_numpy(x.numpy().copy())).detach()
+        reference.load_state_dict(
+            {k: torch.from_numpy(v.cpu().numpy().copy()) for k, v in state.items()}
+        )
+        expected = reference(torch.from_numpy(x.cpu().numpy().copy())).detach()
         assert_close(fresh(x).detach(), expected)
+
+
+def test_device_tensors_load_on_their_device_or_where_map_location_says(device):
+    """PyTorch's rule: a storage loads on the device it was saved from, unless mapped."""
+    from glasstorch import nn
+
+    model = nn.Linear(3, 2)
+    state = {"model": model.state_dict(), "step": gt.tensor(4.0), "ids": gt.arange(5)}
+    buffer = io.BytesIO()
+    save(state, buffer)
+    data = buffer.getvalue()
+
+    def load_with(**kwargs):
+        return load(io.BytesIO(data), **kwargs)
+
+    same = load_with()
+    assert same["model"]["weight"].device == model.weight.device
+    assert same["model"]["weight"].device.type == device
+    assert_close(same["model"]["weight"], model.weight.detach().cpu().numpy())
+    assert same["ids"].tolist() == [0, 1, 2, 3, 4] and same["step"].item() == 4.0
+    for where in ("cpu", gt.device("cpu"), {str(model.weight.device): "cpu"}):
+        on_host = load_with(map_location=where)
+        assert on_host["model"]["bias"].device == gt.device("cpu")
+        assert on_host["ids"].device == gt.device("cpu")
+        assert on_host["model"]["bias"].tolist() == model.bias.tolist()
+    back = load_with(map_location=device)
+    assert back["model"]["weight"].device.type == device
+    host = io.BytesIO()
+    save(gt.ones(2, device="cpu"), host)  # a CPU checkpoint mapped to the device
+    host.seek(0)
+    moved = load(host, map_location=device)
+    assert moved.device.type == device and moved.tolist() == [1.0, 1.0]
+    fresh = nn.Linear(3, 2)
+    fresh.load_state_dict(load_with(map_location="cpu")["model"])  # copied to fresh's device
+    assert fresh.weight.device.type == device
+    assert fresh.weight.tolist() == model.weight.tolist()
+    x = gt.randn(4, 3)
+    assert_close(fresh(x).detach(), model(x).detach().cpu().numpy())

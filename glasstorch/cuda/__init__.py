@@ -37,6 +37,7 @@ __all__ = [
     "get_device_name",
     "get_device_properties",
     "is_available",
+    "is_bf16_supported",
     "is_initialized",
     "manual_seed",
     "manual_seed_all",
@@ -128,6 +129,20 @@ def get_device_capability(device: Any = None) -> tuple[int, int]:
     driver = _driver()
     _index(device)
     return driver.capability()
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether tensors on the device can compute in bfloat16: False in glasstorch.
+
+    ``glasstorch.bfloat16`` is a name only (programs mention it; no kernel computes
+    in it), so programs that choose their dtype with this call, as nanoGPT does,
+    pick float32. On a PyTorch GPU of compute capability 8.0 or later it is True.
+
+    Args:
+        including_emulation: accepted for PyTorch's signature; it changes nothing.
+    """
+    _driver()
+    return False
 
 
 class _DeviceProperties:

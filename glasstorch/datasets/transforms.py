@@ -133,8 +133,9 @@ class Normalize:
                 f"std evaluated to zero after conversion to {tensor.dtype}, leading to "
                 "division by zero."
             )
-        mean = glasstorch.from_numpy(mean.reshape(-1, 1, 1))
-        std = glasstorch.from_numpy(std.reshape(-1, 1, 1))
+        # mean and std go to the image's device, so a CUDA image is normalized there.
+        mean = glasstorch.from_numpy(mean.reshape(-1, 1, 1)).to(tensor.device)
+        std = glasstorch.from_numpy(std.reshape(-1, 1, 1)).to(tensor.device)
         if self.inplace:
             return tensor.sub_(mean).div_(std)
         return (tensor - mean) / std
@@ -207,7 +208,8 @@ _NUMPY_PAD_MODES = {"constant", "edge", "reflect", "symmetric"}
 def _pad(img: Any, padding, fill, padding_mode: str) -> Any:
     left, top, right, bottom = _padding_ltrb(padding)
     if isinstance(img, Tensor):
-        array, is_tensor = img.detach().numpy(), True
+        # NumPy pads on the host: a CUDA image makes a round trip and comes back to its device.
+        array, is_tensor = img.detach().cpu().numpy(), True
         widths = [(0, 0)] * (array.ndim - 2) + [(top, bottom), (left, right)]
     else:
         array, is_tensor = _as_image_array(img), False
@@ -218,7 +220,9 @@ def _pad(img: Any, padding, fill, padding_mode: str) -> Any:
         out = np.pad(array, widths, mode="constant", constant_values=fill)
     else:
         out = np.pad(array, widths, mode=padding_mode)
-    return glasstorch.from_numpy(np.ascontiguousarray(out)) if is_tensor else out
+    if is_tensor:
+        return glasstorch.from_numpy(np.ascontiguousarray(out)).to(img.device)
+    return out
 
 
 def _height_width(img: Any) -> tuple[int, int]:

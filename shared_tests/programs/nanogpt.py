@@ -310,7 +310,8 @@ def run(model, iters=4, batch_size=4, gradient_accumulation_steps=2):
 
 def sample(model, start=(1, 2, 3), max_new_tokens=5, top_k=10, seed=1337):
     torch.manual_seed(seed)
-    x = torch.tensor(start, dtype=torch.long)[None, ...]
+    device = next(model.parameters()).device  # sample.py's device, where the model lives
+    x = torch.tensor(start, dtype=torch.long, device=device)[None, ...]
     with torch.no_grad():
         y = model.generate(x, max_new_tokens, temperature=0.8, top_k=top_k)
     return y[0].tolist()

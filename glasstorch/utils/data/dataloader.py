@@ -30,6 +30,8 @@ module level, not in ``__main__`` of an interactive session).
 
 from __future__ import annotations
 
+import collections.abc
+import copy
 import multiprocessing
 import os
 import queue
@@ -81,7 +83,11 @@ class DataLoader:
         num_workers: worker processes to load with; 0 loads in this process.
         collate_fn: merges a list of samples into a batch (default
             :func:`default_collate`).
-        pin_memory: accepted for compatibility; there is no accelerator to pin for.
+        pin_memory: when a CUDA device is available, copy each batch's tensors
+            (those inside mappings, tuples and lists too) to pinned (page-locked)
+            host memory, so that moving them with ``non_blocking=True`` can overlap
+            with computation; without one, a warning says so and batches stay as
+            they are.
         drop_last: drop the last, incomplete batch.
         timeout: seconds to wait for a worker's batch before raising (0: forever).
         worker_init_fn: called as ``worker_init_fn(worker_id)`` in each worker,
@@ -322,7 +328,8 @@ class _BaseDataLoaderIter:
         self._num_workers = loader.num_workers
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
-        if loader.pin_memory:
+        self._pin_memory = loader.pin_memory and _accelerator_available()
+        if loader.pin_memory and not self._pin_memory:
             warnings.warn(
                 "'pin_memory' argument is set as true but no accelerator is found, then device "
                 "pinned memory won't be used.",
@@ -348,6 +355,8 @@ class _BaseDataLoaderIter:
 
     def __next__(self):
         data = self._next_data()
+        if self._pin_memory:
+            data = _pin_batch(data)
         self._num_yielded += 1
         return data
 
@@ -356,6 +365,42 @@ class _BaseDataLoaderIter:
 
     def __getstate__(self):
         raise NotImplementedError(f"{self.__class__.__name__} cannot be pickled")
+
+
+def _accelerator_available() -> bool:
+    """Whether a CUDA device is there to pin batches for (``glasstorch.cuda.is_available``)."""
+    from glasstorch import cuda
+
+    return cuda.is_available()
+
+
+def _pin_batch(data: Any) -> Any:
+    """``data`` with every tensor in it replaced by a pinned copy (``Tensor.pin_memory``).
+
+    What ``pin_memory=True`` does to each batch when a CUDA device is available, so
+    that ``batch.to("cuda", non_blocking=True)`` copies from page-locked memory.
+    Mappings, named tuples, tuples and lists are rebuilt around their pinned
+    contents (a mutable mapping and a named tuple keep their type); other values
+    pass unchanged.
+    """
+    if hasattr(data, "pin_memory") and not isinstance(data, type):
+        return data.pin_memory()  # a tensor, or a custom batch that pins itself
+    if isinstance(data, (str, bytes)):
+        return data
+    if isinstance(data, collections.abc.Mapping):
+        pinned = {key: _pin_batch(value) for key, value in data.items()}
+        if isinstance(data, collections.abc.MutableMapping):
+            result = copy.copy(data)
+            result.update(pinned)
+            return result
+        return pinned
+    if isinstance(data, tuple) and hasattr(data, "_fields"):  # a named tuple
+        return type(data)(*(_pin_batch(item) for item in data))
+    if isinstance(data, tuple):
+        return tuple(_pin_batch(item) for item in data)
+    if isinstance(data, list):
+        return [_pin_batch(item) for item in data]
+    return data
 
 
 class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
