@@ -58,9 +58,9 @@ lint: $(TEST_STAMP)
 # device (GLASSTORCH_CUDA=simulator), over the fast tier only: the simulator
 # compiles the .cu kernels with the host C++ compiler, which the fast tier needs
 # anyway, and the device code is the same whichever CPU tier runs beside it.
-# Last, the conformance suite's device subset (the tests that take the `device`
-# fixture, see shared_tests/conftest.py) runs with its inputs on the simulated
-# device (--device=cuda); on a GPU run it with GLASSTORCH_CUDA=cupy.
+# Last, the whole conformance suite runs with its inputs on the simulated device
+# (--device=cuda; the tests of host memory are skipped as cpu_only, see
+# shared_tests/conftest.py); on a GPU run it with GLASSTORCH_CUDA=cupy.
 test: lint
 	@tiers="$$(GLASSTORCH_TIER=reference $(PY) -m glasstorch.tiers)" || exit 1; \
 	if [ -z "$$tiers" ]; then echo "no tier implements the whole kernel contract"; exit 1; fi; \
