@@ -14,7 +14,7 @@ import glasstorch.nn as gnn
 import glasstorch.nn.functional as F
 from glasstorch.autograd import gradcheck
 
-pytestmark = [pytest.mark.nn, needs_torch]
+pytestmark = [pytest.mark.nn, needs_torch, pytest.mark.usefixtures("default_device")]
 
 RNG = np.random.default_rng(2026)
 

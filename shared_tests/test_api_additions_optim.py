@@ -15,7 +15,7 @@ from oracle import assert_close, assert_same_error, needs_torch, on_test_device,
 import glasstorch as gt
 from glasstorch.utils.data import DataLoader, TensorDataset, WeightedRandomSampler
 
-pytestmark = [pytest.mark.optim, needs_torch]
+pytestmark = [pytest.mark.optim, needs_torch, pytest.mark.usefixtures("default_device")]
 
 RNG = np.random.default_rng(5)
 START = RNG.standard_normal(6).astype(np.float32)

@@ -12,7 +12,7 @@ from oracle import assert_close, assert_same_error, needs_torch, on_test_device,
 import glasstorch as gt
 from glasstorch.autograd import gradcheck
 
-pytestmark = [pytest.mark.math, needs_torch]
+pytestmark = [pytest.mark.math, needs_torch, pytest.mark.usefixtures("default_device")]
 
 RNG = np.random.default_rng(1125)
 
