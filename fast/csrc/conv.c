@@ -782,31 +782,34 @@ int gt_avg_pool2d_backward(gt_view *grad_input, const gt_view *grad_output, int6
  * shift computed once.
  * ------------------------------------------------------------------------ */
 /* Optimization (vector partial sums): a sum over a row of numbers is kept in
- * BN_LANES independent partial sums of the element type, one per lane, which
- * GCC turns into whole-vector adds (a single running sum is one add at a time,
- * each waiting for the last: 4 cycles apiece). Each row's partials are then
- * added in double, so a channel's total over many rows keeps double's
- * precision across rows. Used by the batch-norm statistics and gradients. */
-#define BN_LANES 16
+ * two vectors of partial sums of the element type (GCC vector extensions; a
+ * single running sum is one add at a time, each waiting 4 cycles for the
+ * last). Each row's partials are then added in double, so a channel's total
+ * over many rows keeps double's precision across rows. Used by the
+ * batch-norm statistics and gradients. */
+typedef float bn_vfloat __attribute__((vector_size(32)));
+typedef double bn_vdouble __attribute__((vector_size(32)));
 
-#define DEFINE_ROW_SUMS(T, SUFFIX)                                                                 \
+#define DEFINE_ROW_SUMS(T, V, SUFFIX)                                                              \
     /* sum of (x - shift)^p over a row, p = 1 or 2 */                                              \
     static inline double row_moment_##SUFFIX(const T *x, int64_t l, T shift, int square)          \
     {                                                                                              \
-        T acc[BN_LANES] = {0};                                                                     \
+        enum { VL = sizeof(V) / sizeof(T) };                                                       \
+        V acc0 = {0}, acc1 = {0}, x0, x1;                                                          \
         int64_t j = 0;                                                                             \
-        if (square) {                                                                              \
-            for (; j + BN_LANES <= l; j += BN_LANES)                                               \
-                for (int v = 0; v < BN_LANES; v++) {                                               \
-                    const T d = x[j + v] - shift;                                                  \
-                    acc[v] += d * d;                                                               \
-                }                                                                                  \
-        } else {                                                                                   \
-            for (; j + BN_LANES <= l; j += BN_LANES)                                               \
-                for (int v = 0; v < BN_LANES; v++) acc[v] += x[j + v];                             \
+        for (; j + 2 * VL <= l; j += 2 * VL) {                                                     \
+            memcpy(&x0, x + j, sizeof x0);                                                         \
+            memcpy(&x1, x + j + VL, sizeof x1);                                                    \
+            if (square) {                                                                          \
+                x0 -= shift, x1 -= shift;                                                          \
+                acc0 += x0 * x0, acc1 += x1 * x1;                                                  \
+            } else {                                                                               \
+                acc0 += x0, acc1 += x1;                                                            \
+            }                                                                                      \
         }                                                                                          \
+        acc0 += acc1;                                                                              \
         double total = 0.0;                                                                        \
-        for (int v = 0; v < BN_LANES; v++) total += (double)acc[v];                                \
+        for (int v = 0; v < VL; v++) total += (double)acc0[v];                                     \
         for (; j < l; j++) {                                                                       \
             const double d = (double)x[j] - (square ? (double)shift : 0.0);                        \
             total += square ? d * d : d;                                                           \
@@ -817,15 +820,20 @@ int gt_avg_pool2d_backward(gt_view *grad_input, const gt_view *grad_output, int6
     static inline void row_grad_sums_##SUFFIX(const T *dy, const T *x, int64_t l, T mu,           \
                                               double *sum_dy, double *sum_dy_xmu)                  \
     {                                                                                              \
-        T a[BN_LANES] = {0}, b[BN_LANES] = {0};                                                    \
+        enum { VL = sizeof(V) / sizeof(T) };                                                       \
+        V a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0}, g0, g1, x0, x1;                                  \
         int64_t j = 0;                                                                             \
-        for (; j + BN_LANES <= l; j += BN_LANES)                                                   \
-            for (int v = 0; v < BN_LANES; v++) {                                                   \
-                a[v] += dy[j + v];                                                                 \
-                b[v] += dy[j + v] * (x[j + v] - mu);                                               \
-            }                                                                                      \
+        for (; j + 2 * VL <= l; j += 2 * VL) {                                                     \
+            memcpy(&g0, dy + j, sizeof g0);                                                        \
+            memcpy(&g1, dy + j + VL, sizeof g1);                                                   \
+            memcpy(&x0, x + j, sizeof x0);                                                         \
+            memcpy(&x1, x + j + VL, sizeof x1);                                                    \
+            a0 += g0, a1 += g1;                                                                    \
+            b0 += g0 * (x0 - mu), b1 += g1 * (x1 - mu);                                            \
+        }                                                                                          \
+        a0 += a1, b0 += b1;                                                                        \
         double s0 = 0.0, s1 = 0.0;                                                                 \
-        for (int v = 0; v < BN_LANES; v++) s0 += (double)a[v], s1 += (double)b[v];                 \
+        for (int v = 0; v < VL; v++) s0 += (double)a0[v], s1 += (double)b0[v];                     \
         for (; j < l; j++) {                                                                       \
             s0 += (double)dy[j];                                                                   \
             s1 += (double)dy[j] * ((double)x[j] - (double)mu);                                     \
@@ -834,8 +842,8 @@ int gt_avg_pool2d_backward(gt_view *grad_input, const gt_view *grad_output, int6
         *sum_dy_xmu += s1;                                                                         \
     }
 
-DEFINE_ROW_SUMS(float, f32)
-DEFINE_ROW_SUMS(double, f64)
+DEFINE_ROW_SUMS(float, bn_vfloat, f32)
+DEFINE_ROW_SUMS(double, bn_vdouble, f64)
 
 #define DEFINE_BATCH_NORM(T, SUFFIX)                                                               \
     static void bn_stats_##SUFFIX(gt_view *mean, gt_view *var, const gt_view *input)               \
