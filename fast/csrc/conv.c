@@ -110,74 +110,91 @@ static void valid_range(int64_t offset, int64_t stride, int64_t size, int64_t co
 }
 
 /* ------------------------------------------------------------------------
- * im2col and col2im over a tile of output positions [l0, l0 + len): the
- * tile's columns are rows of `len` numbers, one row per tap (c, kh, kw).
- * A tile may start and end inside an output row, so it is walked one output
- * row segment at a time; within a segment the input row is fixed.
+ * im2col and col2im over a tile of whole output rows [r0, r0 + rows): the
+ * tile's columns are rows of rows * OW numbers, one row per tap (c, kh, kw).
  * ------------------------------------------------------------------------ */
-#define DEFINE_IM2COL(T, SUFFIX)                                                                   \
-    static void im2col_##SUFFIX(const void *x_, int64_t channels, const conv_geom *g,              \
-                                int64_t l0, int64_t len, void *cols_)                              \
+/* Optimization (whole output rows): with tiles cut in whole output rows no
+ * division finds where each row segment starts, and the columns of each
+ * kernel column kw that read inside the image, [lo, hi), are the same for
+ * every row, so they are found once per tap rather than once per row
+ * segment. On 8 x 8 and 16 x 16 images (rows of 8 or 16 numbers) that
+ * bookkeeping, done per row segment, cost more than the copies (measured: the
+ * im2col of ResNet-20's 64-channel layers, batch 32, 1.55 -> 1.04 ms). */
+#define DEFINE_IM2COL_ROWS(T, SUFFIX)                                                              \
+    static void im2col_rows_##SUFFIX(const T *x, int64_t channels, const conv_geom *g,            \
+                                     int64_t r0, int64_t rows, T *cols)                            \
     {                                                                                              \
-        const T *x = (const T *)x_;                                                                \
-        T *cols = (T *)cols_;                                                                      \
+        const int64_t ow_n = g->ow, len = rows * ow_n;                                             \
         for (int64_t c = 0; c < channels; c++) {                                                   \
             const T *plane = x + c * g->h * g->w;                                                  \
             for (int64_t kh = 0; kh < g->kh; kh++) {                                               \
                 for (int64_t kw = 0; kw < g->kw; kw++) {                                           \
-                    T *dst = cols + ((c * g->kh + kh) * g->kw + kw) * len - l0;                    \
+                    T *dst = cols + ((c * g->kh + kh) * g->kw + kw) * len;                         \
                     const int64_t off = kw * g->dw - g->pw;                                        \
-                    for (int64_t l = l0; l < l0 + len;) {                                          \
-                        const int64_t oh = l / g->ow, ow0 = l % g->ow;                             \
-                        const int64_t ow1 = min64(g->ow, ow0 + (l0 + len - l));                    \
-                        const int64_t ih = oh * g->sh - g->ph + kh * g->dh;                        \
-                        T *d = dst + l - ow0; /* d[ow] is output position (oh, ow) */              \
-                        int64_t lo = ow1, hi = ow1;                                                \
-                        if (ih >= 0 && ih < g->h) {                                                \
-                            valid_range(off, g->sw, g->w, ow1, &lo, &hi);                          \
-                            lo = max64(lo, ow0);                                                   \
-                            hi = max64(hi, lo);                                                    \
+                    int64_t lo, hi;                                                                \
+                    valid_range(off, g->sw, g->w, ow_n, &lo, &hi);                                 \
+                    for (int64_t r = 0; r < rows; r++, dst += ow_n) {                              \
+                        const int64_t ih = (r0 + r) * g->sh - g->ph + kh * g->dh;                  \
+                        if (ih < 0 || ih >= g->h) {                                                \
+                            for (int64_t ow = 0; ow < ow_n; ow++) dst[ow] = 0;                     \
+                            continue;                                                              \
                         }                                                                          \
                         const T *row = plane + ih * g->w + off;                                    \
-                        for (int64_t ow = ow0; ow < lo; ow++) d[ow] = 0;                           \
-                        for (int64_t ow = lo; ow < hi; ow++) d[ow] = row[ow * g->sw];              \
-                        for (int64_t ow = hi; ow < ow1; ow++) d[ow] = 0;                           \
-                        l += ow1 - ow0;                                                            \
+                        for (int64_t ow = 0; ow < lo; ow++) dst[ow] = 0;                           \
+                        if (g->sw == 1)                                                            \
+                            for (int64_t ow = lo; ow < hi; ow++) dst[ow] = row[ow];                \
+                        else                                                                       \
+                            for (int64_t ow = lo; ow < hi; ow++) dst[ow] = row[ow * g->sw];        \
+                        for (int64_t ow = hi; ow < ow_n; ow++) dst[ow] = 0;                        \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static void col2im_rows_##SUFFIX(T *x, int64_t channels, const conv_geom *g, int64_t r0,      \
+                                     int64_t rows, const T *cols)                                  \
+    {                                                                                              \
+        const int64_t ow_n = g->ow, len = rows * ow_n;                                             \
+        for (int64_t c = 0; c < channels; c++) {                                                   \
+            T *plane = x + c * g->h * g->w;                                                        \
+            for (int64_t kh = 0; kh < g->kh; kh++) {                                               \
+                for (int64_t kw = 0; kw < g->kw; kw++) {                                           \
+                    const T *src = cols + ((c * g->kh + kh) * g->kw + kw) * len;                   \
+                    const int64_t off = kw * g->dw - g->pw;                                        \
+                    int64_t lo, hi;                                                                \
+                    valid_range(off, g->sw, g->w, ow_n, &lo, &hi);                                 \
+                    for (int64_t r = 0; r < rows; r++, src += ow_n) {                              \
+                        const int64_t ih = (r0 + r) * g->sh - g->ph + kh * g->dh;                  \
+                        if (ih < 0 || ih >= g->h) continue;                                        \
+                        T *row = plane + ih * g->w + off;                                          \
+                        if (g->sw == 1)                                                            \
+                            for (int64_t ow = lo; ow < hi; ow++) row[ow] += src[ow];               \
+                        else                                                                       \
+                            for (int64_t ow = lo; ow < hi; ow++) row[ow * g->sw] += src[ow];       \
                     }                                                                              \
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
     }
 
-#define DEFINE_COL2IM(T, SUFFIX)                                                                   \
-    static void col2im_##SUFFIX(void *x_, int64_t channels, const conv_geom *g, int64_t l0,        \
-                                int64_t len, const void *cols_)                                    \
+DEFINE_IM2COL_ROWS(float, f32)
+DEFINE_IM2COL_ROWS(double, f64)
+
+/* The op table's entries: a tile given as output positions [l0, l0 + len),
+ * always whole output rows (conv_shape_of cuts tiles so; F.unfold and F.fold
+ * pass whole samples). */
+#define DEFINE_IM2COL(T, SUFFIX)                                                                   \
+    static void im2col_##SUFFIX(const void *x, int64_t channels, const conv_geom *g, int64_t l0,   \
+                                int64_t len, void *cols)                                           \
     {                                                                                              \
-        T *x = (T *)x_;                                                                            \
-        const T *cols = (const T *)cols_;                                                          \
-        for (int64_t c = 0; c < channels; c++) {                                                   \
-            T *plane = x + c * g->h * g->w;                                                        \
-            for (int64_t kh = 0; kh < g->kh; kh++) {                                               \
-                for (int64_t kw = 0; kw < g->kw; kw++) {                                           \
-                    const T *src = cols + ((c * g->kh + kh) * g->kw + kw) * len - l0;              \
-                    const int64_t off = kw * g->dw - g->pw;                                        \
-                    for (int64_t l = l0; l < l0 + len;) {                                          \
-                        const int64_t oh = l / g->ow, ow0 = l % g->ow;                             \
-                        const int64_t ow1 = min64(g->ow, ow0 + (l0 + len - l));                    \
-                        const int64_t ih = oh * g->sh - g->ph + kh * g->dh;                        \
-                        if (ih >= 0 && ih < g->h) {                                                \
-                            int64_t lo, hi;                                                        \
-                            valid_range(off, g->sw, g->w, ow1, &lo, &hi);                          \
-                            lo = max64(lo, ow0);                                                   \
-                            const T *s = src + l - ow0;                                            \
-                            T *row = plane + ih * g->w + off;                                      \
-                            for (int64_t ow = lo; ow < hi; ow++) row[ow * g->sw] += s[ow];         \
-                        }                                                                          \
-                        l += ow1 - ow0;                                                            \
-                    }                                                                              \
-                }                                                                                  \
-            }                                                                                      \
-        }                                                                                          \
+        im2col_rows_##SUFFIX((const T *)x, channels, g, l0 / g->ow, len / g->ow, (T *)cols);       \
+    }
+
+#define DEFINE_COL2IM(T, SUFFIX)                                                                   \
+    static void col2im_##SUFFIX(void *x, int64_t channels, const conv_geom *g, int64_t l0,         \
+                                int64_t len, const void *cols)                                     \
+    {                                                                                              \
+        col2im_rows_##SUFFIX((T *)x, channels, g, l0 / g->ow, len / g->ow, (const T *)cols);       \
     }
 
 /* Each of the `rows` rows of `c` (row stride ld, `len` long) set to bias[row]:
@@ -273,10 +290,14 @@ static conv_shape conv_shape_of(const gt_view *x, const gt_view *y, const gt_vie
     s.k = s.c_group * g.kh * g.kw;
     s.l = g.oh * g.ow;
     s.pointwise = g.kh == 1 && g.kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
-    /* A tile of at most CONV_TILE_BYTES, in whole GEMM column slivers (32). */
-    int64_t tile = CONV_TILE_BYTES / (max64(s.k, 1) * itemsize);
-    tile = max64(32, tile / 32 * 32);
-    s.tile = max64(1, min64(tile, s.l));
+    /* A tile of at most CONV_TILE_BYTES (at least one output row), in whole
+     * output rows (see im2col_rows), the rows shared out evenly between the
+     * tiles of a sample: 256 positions in 2 tiles are 128 + 128, not
+     * 224 + 32, whose second product would be mostly overhead. */
+    const int64_t max_rows = max64(1, CONV_TILE_BYTES / (max64(s.k, 1) * itemsize) / max64(g.ow, 1));
+    const int64_t tiles = (g.oh + max_rows - 1) / max_rows;
+    const int64_t rows = tiles > 0 ? (g.oh + tiles - 1) / tiles : 1;
+    s.tile = max64(1, min64(rows * g.ow, s.l));
     return s;
 }
 
