@@ -68,6 +68,11 @@
 /* Below this many multiply-adds a convolution runs on one thread: starting a
  * team costs more than it saves. */
 #define CONV_PARALLEL_MIN (1 << 17)
+/* The most columns, in bytes, of a tile buffer holding several samples side
+ * by side (see conv_shape_of). */
+#ifndef CONV_BATCH_BYTES
+#define CONV_BATCH_BYTES (512 * 1024)
+#endif
 
 /* Where a convolution or pooling window lies: sizes, kernel and steps. */
 typedef struct {
@@ -122,9 +127,9 @@ static void valid_range(int64_t offset, int64_t stride, int64_t size, int64_t co
  * im2col of ResNet-20's 64-channel layers, batch 32, 1.55 -> 1.04 ms). */
 #define DEFINE_IM2COL_ROWS(T, SUFFIX)                                                              \
     static void im2col_rows_##SUFFIX(const T *x, int64_t channels, const conv_geom *g,            \
-                                     int64_t r0, int64_t rows, T *cols)                            \
+                                     int64_t r0, int64_t rows, T *cols, int64_t len)               \
     {                                                                                              \
-        const int64_t ow_n = g->ow, len = rows * ow_n;                                             \
+        const int64_t ow_n = g->ow;                                                                \
         for (int64_t c = 0; c < channels; c++) {                                                   \
             const T *plane = x + c * g->h * g->w;                                                  \
             for (int64_t kh = 0; kh < g->kh; kh++) {                                               \
@@ -182,12 +187,13 @@ DEFINE_IM2COL_ROWS(double, f64)
 
 /* The op table's entries: a tile given as output positions [l0, l0 + len),
  * always whole output rows (conv_shape_of cuts tiles so; F.unfold and F.fold
- * pass whole samples). */
+ * pass whole samples). The im2col rows are `ld` apart (several samples'
+ * columns can sit side by side, see conv_shape_of). */
 #define DEFINE_IM2COL(T, SUFFIX)                                                                   \
     static void im2col_##SUFFIX(const void *x, int64_t channels, const conv_geom *g, int64_t l0,   \
-                                int64_t len, void *cols)                                           \
+                                int64_t len, void *cols, int64_t ld)                               \
     {                                                                                              \
-        im2col_rows_##SUFFIX((const T *)x, channels, g, l0 / g->ow, len / g->ow, (T *)cols);       \
+        im2col_rows_##SUFFIX((const T *)x, channels, g, l0 / g->ow, len / g->ow, (T *)cols, ld);   \
     }
 
 #define DEFINE_COL2IM(T, SUFFIX)                                                                   \
@@ -232,7 +238,7 @@ DEFINE_ADD_INTO(double, f64)
 typedef struct {
     int64_t itemsize;
     void (*im2col)(const void *x, int64_t channels, const conv_geom *g, int64_t l0, int64_t len,
-                   void *cols);
+                   void *cols, int64_t ld);
     void (*col2im)(void *x, int64_t channels, const conv_geom *g, int64_t l0, int64_t len,
                    const void *cols);
     void (*fill_rows)(void *c, int64_t rows, int64_t len, int64_t ld, const void *bias);
@@ -271,6 +277,8 @@ typedef struct {
     conv_geom g;
     int pointwise; /* 1x1, stride 1, no padding: the input is its own im2col */
     int64_t tile;  /* output positions per tile */
+    int64_t batch; /* samples per work item (1 unless a tile is a whole sample) */
+    int64_t width; /* columns of a tile buffer: max(tile, batch * l) */
 } conv_shape;
 
 static conv_shape conv_shape_of(const gt_view *x, const gt_view *y, const gt_view *w,
@@ -298,6 +306,19 @@ static conv_shape conv_shape_of(const gt_view *x, const gt_view *y, const gt_vie
     const int64_t tiles = (g.oh + max_rows - 1) / max_rows;
     const int64_t rows = tiles > 0 ? (g.oh + tiles - 1) / tiles : 1;
     s.tile = max64(1, min64(rows * g.ow, s.l));
+    /* Optimization (samples side by side): when a whole sample is one small
+     * tile (LeNet's second layer: 100 positions, 16 x 100 x 150 products),
+     * several samples' columns go in one tile buffer, so that each product
+     * is several times wider: the fixed costs of a product (its call, the
+     * edge sliver N = 100 leaves 4/32 full) are paid once for them all. Up to
+     * CONV_BATCH_BYTES of columns, leaving each thread at least one item. */
+    s.batch = 1;
+    if (s.tile == s.l && !s.pointwise && s.l > 0) {
+        const int64_t fit = CONV_BATCH_BYTES / (max64(s.k, 1) * s.l * itemsize);
+        const int64_t per_thread = s.n / max_threads();
+        s.batch = max64(1, min64(fit, per_thread));
+    }
+    s.width = max64(s.tile, s.batch * s.l);
     return s;
 }
 
@@ -319,16 +340,51 @@ static int share_items(int64_t items, int64_t work, int *gemm_threads)
 /* The im2col tile buffers of a convolution: one of k x tile elements per
  * thread, in one allocation made before the parallel region, so that a failed
  * allocation is reported (NULL; the caller returns -2), never dereferenced. */
+static int64_t tile_buffer_size(const conv_shape *s, int64_t size)
+{
+    /* the im2col columns, then (several samples side by side) the product's rows */
+    return (s->k + (s->batch > 1 ? s->o_group : 0)) * s->width * size;
+}
+
 static char *tile_buffers(const conv_shape *s, int threads, int64_t size)
 {
-    return malloc((size_t)(threads * s->k * s->tile * size));
+    return malloc((size_t)(threads * tile_buffer_size(s, size)));
 }
 
 /* The calling thread's tile buffer within `all` (NULL for a pointwise
  * convolution, which reads its input in place). */
 static char *tile_buffer(char *all, const conv_shape *s, int64_t size)
 {
-    return all == NULL ? NULL : all + (int64_t)thread_id() * s->k * s->tile * size;
+    return all == NULL ? NULL : all + (int64_t)thread_id() * tile_buffer_size(s, size);
+}
+
+/* Several samples side by side (s->batch > 1): the im2col columns of samples
+ * n0 .. n0 + count - 1 (group grp) into one buffer whose rows are
+ * count * l wide, sample j's columns at j * l. */
+static void im2col_samples(const conv_kind *kind, const conv_shape *s, const gt_view *input,
+                           int64_t n0, int64_t count, int64_t grp, char *cols)
+{
+    const int64_t size = kind->itemsize, plane = s->g.h * s->g.w;
+    for (int64_t j = 0; j < count; j++) {
+        const char *x = at(input, ((n0 + j) * s->c_in + grp * s->c_group) * plane, size);
+        kind->im2col(x, s->c_group, &s->g, 0, s->l, cols + j * s->l * size, count * s->l);
+    }
+}
+
+/* Rows of o_group channels of samples n0 .. n0 + count - 1 between a (N, C, L)
+ * view and a buffer of o_group rows, count * l wide (to_view: buffer -> view). */
+static void move_rows(const conv_shape *s, const gt_view *v, int64_t size, int64_t n0,
+                      int64_t count, int64_t grp, char *buffer, int to_view)
+{
+    const int64_t width = count * s->l;
+    for (int64_t j = 0; j < count; j++) {
+        for (int64_t o = 0; o < s->o_group; o++) {
+            char *in_view = at(v, ((n0 + j) * s->c_out + grp * s->o_group + o) * s->l, size);
+            char *in_buffer = buffer + (o * width + j * s->l) * size;
+            if (to_view) memcpy(in_view, in_buffer, (size_t)(s->l * size));
+            else memcpy(in_buffer, in_view, (size_t)(s->l * size));
+        }
+    }
 }
 
 /* ------------------------------------------------------------------------
@@ -344,7 +400,8 @@ int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const g
     const int64_t size = kind->itemsize;
     const conv_shape s = conv_shape_of(input, out, weight, sh, sw, ph, pw, dh, dw, groups, size);
     if (gt_numel(out) == 0) return 0;
-    const int64_t tiles = (s.l + s.tile - 1) / s.tile, items = s.n * tiles;
+    const int64_t tiles = (s.l + s.tile - 1) / s.tile;
+    const int64_t items = s.batch > 1 ? (s.n + s.batch - 1) / s.batch : s.n * tiles;
     int gemm_threads;
     const int threads = share_items(items, s.n * s.c_out * s.l * s.k, &gemm_threads);
     const int64_t plane = s.g.h * s.g.w;
@@ -357,6 +414,21 @@ int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const g
         char *cols = tile_buffer(all_cols, &s, size);
 #pragma omp for schedule(static)
         for (int64_t item = 0; item < items; item++) {
+            if (s.batch > 1) { /* several samples side by side: via the staging rows */
+                const int64_t n0 = item * s.batch, count = min64(s.batch, s.n - n0);
+                const int64_t width = count * s.l;
+                char *rows = cols + s.k * s.width * size;
+                for (int64_t grp = 0; grp < groups; grp++) {
+                    im2col_samples(kind, &s, input, n0, count, grp, cols);
+                    if (bias != NULL)
+                        kind->fill_rows(rows, s.o_group, width, width,
+                                        at(bias, grp * s.o_group, size));
+                    gt_gemm(dtype, s.o_group, width, s.k, at(weight, grp * s.o_group * s.k, size),
+                            s.k, 1, cols, width, 1, rows, width, 1, bias != NULL, gemm_threads);
+                    move_rows(&s, out, size, n0, count, grp, rows, 1);
+                }
+                continue;
+            }
             const int64_t n = item / tiles, l0 = item % tiles * s.tile;
             const int64_t len = min64(s.tile, s.l - l0);
             for (int64_t grp = 0; grp < groups; grp++) {
@@ -364,7 +436,7 @@ int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const g
                 const char *b = x + l0 * size;
                 int64_t b_rs = s.l;
                 if (!s.pointwise) {
-                    kind->im2col(x, s.c_group, &s.g, l0, len, cols);
+                    kind->im2col(x, s.c_group, &s.g, l0, len, cols, len);
                     b = cols;
                     b_rs = len;
                 }
@@ -458,7 +530,8 @@ int gt_conv2d_backward_weight(gt_view *grad_weight, const gt_view *grad_output,
     memset(dw_all, 0, (size_t)(count * size));
     if (count == 0 || s.n * s.l == 0) return 0;
     const int64_t plane = s.g.h * s.g.w;
-    const int64_t tiles = (s.l + s.tile - 1) / s.tile, items = s.n * tiles;
+    const int64_t tiles = (s.l + s.tile - 1) / s.tile;
+    const int64_t items = s.batch > 1 ? (s.n + s.batch - 1) / s.batch : s.n * tiles;
     int gemm_threads;
     const int threads = share_items(items, s.n * s.c_out * s.l * s.k, &gemm_threads);
     /* One private gradient per thread after the first, which adds into the result. */
@@ -478,6 +551,18 @@ int gt_conv2d_backward_weight(gt_view *grad_weight, const gt_view *grad_output,
         char *cols = tile_buffer(all_cols, &s, size);
 #pragma omp for schedule(static)
         for (int64_t item = 0; item < items; item++) {
+            if (s.batch > 1) { /* several samples side by side: dW_g += dy_rows cols^T */
+                const int64_t n0 = item * s.batch, count = min64(s.batch, s.n - n0);
+                const int64_t width = count * s.l;
+                char *rows = cols + s.k * s.width * size;
+                for (int64_t grp = 0; grp < groups; grp++) {
+                    im2col_samples(kind, &s, input, n0, count, grp, cols);
+                    move_rows(&s, grad_output, size, n0, count, grp, rows, 0);
+                    gt_gemm(dtype, s.o_group, s.k, width, rows, width, 1, cols, 1, width,
+                            mine + grp * s.o_group * s.k * size, s.k, 1, 1, gemm_threads);
+                }
+                continue;
+            }
             const int64_t n = item / tiles, l0 = item % tiles * s.tile;
             const int64_t len = min64(s.tile, s.l - l0);
             for (int64_t grp = 0; grp < groups; grp++) {
@@ -485,7 +570,7 @@ int gt_conv2d_backward_weight(gt_view *grad_weight, const gt_view *grad_output,
                 const char *b = x + l0 * size;
                 int64_t b_cs = s.l; /* B = cols^T: row l, column k */
                 if (!s.pointwise) {
-                    kind->im2col(x, s.c_group, &s.g, l0, len, cols);
+                    kind->im2col(x, s.c_group, &s.g, l0, len, cols, len);
                     b = cols;
                     b_cs = len;
                 }
@@ -525,7 +610,7 @@ int gt_im2col(gt_view *out, const gt_view *input, int64_t kh, int64_t kw, int64_
 #pragma omp parallel for schedule(static) if (n * per_out >= GT_PARALLEL_THRESHOLD)
     for (int64_t i = 0; i < n; i++)
         kind->im2col(at(input, i * per_in, kind->itemsize), c, &g, 0, l,
-                     at(out, i * per_out, kind->itemsize));
+                     at(out, i * per_out, kind->itemsize), l);
     return 0;
 }
 
