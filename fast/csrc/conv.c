@@ -157,9 +157,9 @@ static void valid_range(int64_t offset, int64_t stride, int64_t size, int64_t co
         }                                                                                          \
     }                                                                                              \
     static void col2im_rows_##SUFFIX(T *x, int64_t channels, const conv_geom *g, int64_t r0,      \
-                                     int64_t rows, const T *cols)                                  \
+                                     int64_t rows, const T *cols, int64_t len)                     \
     {                                                                                              \
-        const int64_t ow_n = g->ow, len = rows * ow_n;                                             \
+        const int64_t ow_n = g->ow;                                                                \
         for (int64_t c = 0; c < channels; c++) {                                                   \
             T *plane = x + c * g->h * g->w;                                                        \
             for (int64_t kh = 0; kh < g->kh; kh++) {                                               \
@@ -198,9 +198,9 @@ DEFINE_IM2COL_ROWS(double, f64)
 
 #define DEFINE_COL2IM(T, SUFFIX)                                                                   \
     static void col2im_##SUFFIX(void *x, int64_t channels, const conv_geom *g, int64_t l0,         \
-                                int64_t len, const void *cols)                                     \
+                                int64_t len, const void *cols, int64_t ld)                         \
     {                                                                                              \
-        col2im_rows_##SUFFIX((T *)x, channels, g, l0 / g->ow, len / g->ow, (const T *)cols);       \
+        col2im_rows_##SUFFIX((T *)x, channels, g, l0 / g->ow, len / g->ow, (const T *)cols, ld);   \
     }
 
 /* Each of the `rows` rows of `c` (row stride ld, `len` long) set to bias[row]:
@@ -240,7 +240,7 @@ typedef struct {
     void (*im2col)(const void *x, int64_t channels, const conv_geom *g, int64_t l0, int64_t len,
                    void *cols, int64_t ld);
     void (*col2im)(void *x, int64_t channels, const conv_geom *g, int64_t l0, int64_t len,
-                   const void *cols);
+                   const void *cols, int64_t ld);
     void (*fill_rows)(void *c, int64_t rows, int64_t len, int64_t ld, const void *bias);
     void (*add_into)(void *dst, const void *src, int64_t count);
 } conv_kind;
@@ -358,7 +358,8 @@ static char *tile_buffer(char *all, const conv_shape *s, int64_t size)
     return all == NULL ? NULL : all + (int64_t)thread_id() * tile_buffer_size(s, size);
 }
 
-/* Several samples side by side (s->batch > 1): the im2col columns of samples
+/* Several samples side by side (s->batch > 1; the three convolution kernels
+ * take this path alike): the im2col columns of samples
  * n0 .. n0 + count - 1 (group grp) into one buffer whose rows are
  * count * l wide, sample j's columns at j * l. */
 static void im2col_samples(const conv_kind *kind, const conv_shape *s, const gt_view *input,
@@ -471,7 +472,9 @@ int gt_conv2d_backward_input(gt_view *grad_input, const gt_view *grad_output,
     /* A pointwise gradient writes each tile's own columns: tiles share out
      * like the forward's. Otherwise tiles of one sample overlap through
      * col2im, so whole samples are shared out. */
-    const int64_t items = s.pointwise ? s.n * tiles : s.n;
+    const int64_t items = s.pointwise  ? s.n * tiles
+                          : s.batch > 1 ? (s.n + s.batch - 1) / s.batch
+                                        : s.n;
     int gemm_threads;
     const int threads = share_items(items, s.n * s.c_out * s.l * s.k, &gemm_threads);
 
@@ -483,6 +486,24 @@ int gt_conv2d_backward_input(gt_view *grad_input, const gt_view *grad_output,
         char *cols = tile_buffer(all_cols, &s, size);
 #pragma omp for schedule(static)
         for (int64_t item = 0; item < items; item++) {
+            if (s.batch > 1) { /* several samples side by side: d cols = W_g^T dy_rows */
+                const int64_t n0 = item * s.batch, count = min64(s.batch, s.n - n0);
+                const int64_t width = count * s.l;
+                char *rows = cols + s.k * s.width * size;
+                memset(at(grad_input, n0 * s.c_in * plane, size), 0,
+                       (size_t)(count * s.c_in * plane * size));
+                for (int64_t grp = 0; grp < groups; grp++) {
+                    move_rows(&s, grad_output, size, n0, count, grp, rows, 0);
+                    gt_gemm(dtype, s.k, width, s.o_group, at(weight, grp * s.o_group * s.k, size),
+                            1, s.k, rows, width, 1, cols, width, 1, 0, gemm_threads);
+                    for (int64_t j = 0; j < count; j++) {
+                        char *dx = at(grad_input, ((n0 + j) * s.c_in + grp * s.c_group) * plane,
+                                      size);
+                        kind->col2im(dx, s.c_group, &s.g, 0, s.l, cols + j * s.l * size, width);
+                    }
+                }
+                continue;
+            }
             const int64_t n = s.pointwise ? item / tiles : item;
             const int64_t first = s.pointwise ? item % tiles : 0;
             const int64_t last = s.pointwise ? first + 1 : tiles;
@@ -501,7 +522,7 @@ int gt_conv2d_backward_input(gt_view *grad_input, const gt_view *grad_output,
                     } else {
                         gt_gemm(dtype, s.k, len, s.o_group, w, 1, s.k, dy, s.l, 1, cols, len, 1,
                                 0, gemm_threads);
-                        kind->col2im(dx, s.c_group, &s.g, l0, len, cols);
+                        kind->col2im(dx, s.c_group, &s.g, l0, len, cols, len);
                     }
                 }
             }
@@ -627,7 +648,7 @@ int gt_col2im(gt_view *out, const gt_view *columns, int64_t kh, int64_t kw, int6
     for (int64_t i = 0; i < n; i++) {
         char *x = at(out, i * per_out, kind->itemsize);
         memset(x, 0, (size_t)(per_out * kind->itemsize));
-        kind->col2im(x, c, &g, 0, l, at(columns, i * per_in, kind->itemsize));
+        kind->col2im(x, c, &g, 0, l, at(columns, i * per_in, kind->itemsize), l);
     }
     return 0;
 }
