@@ -36,7 +36,9 @@
  *
  * Threads
  * -------
- * The work items are (sample, tile) pairs. With at least as many items as
+ * The work items are (sample, tile) pairs, or groups of samples when a
+ * sample is one small tile (their columns then sit side by side in one tile
+ * buffer, see conv_shape_of). With at least as many items as
  * threads, OpenMP shares the items out and each runs a one-thread GEMM on its
  * own tile buffer (no barrier, no sharing); with fewer (one large image), the
  * items run in turn and each GEMM uses every thread. col2im adds into the
@@ -311,12 +313,19 @@ static conv_shape conv_shape_of(const gt_view *x, const gt_view *y, const gt_vie
      * several samples' columns go in one tile buffer, so that each product
      * is several times wider: the fixed costs of a product (its call, the
      * edge sliver N = 100 leaves 4/32 full) are paid once for them all. Up to
-     * CONV_BATCH_BYTES of columns, leaving each thread at least one item. */
+     * CONV_BATCH_BYTES of columns, and a group size that gives every thread
+     * the same number of samples (32 samples in groups of 3 would leave one
+     * thread 18 and the other 14). */
     s.batch = 1;
     if (s.tile == s.l && !s.pointwise && s.l > 0) {
         const int64_t fit = CONV_BATCH_BYTES / (max64(s.k, 1) * s.l * itemsize);
-        const int64_t per_thread = s.n / max_threads();
-        s.batch = max64(1, min64(fit, per_thread));
+        const int64_t threads = max_threads();
+        for (int64_t b = min64(fit, s.n / threads); b > 1; b--) {
+            if (s.n % (b * threads) == 0) {
+                s.batch = b;
+                break;
+            }
+        }
     }
     s.width = max64(s.tile, s.batch * s.l);
     return s;

@@ -60,7 +60,10 @@
  * once, and then C is cut into one tile per thread, each multiplied with the
  * same micro-kernel and the same KC blocks, but with no packing or barrier in
  * between (see gemm_small). KC blocks are of equal depth (kc_depth), so that
- * no block is left only a few steps deep.
+ * no block is left only a few steps deep. The smallest (at most 2^24
+ * multiply-adds: a convolution tile, a recurrent step) may skip packing
+ * altogether: the micro-kernel then reads A, and B when its rows are
+ * contiguous, where they lie (see gemm_inplace).
  *
  * Threads (OpenMP): with at least as many batch entries as threads, the batch
  * loop is split over threads, one whole product each. Otherwise each product
