@@ -60,7 +60,10 @@
  * once, and then C is cut into one tile per thread, each multiplied with the
  * same micro-kernel and the same KC blocks, but with no packing or barrier in
  * between (see gemm_small). KC blocks are of equal depth (kc_depth), so that
- * no block is left only a few steps deep.
+ * no block is left only a few steps deep. The smallest (at most 2^24
+ * multiply-adds: a convolution tile, a recurrent step) may skip packing
+ * altogether: the micro-kernel then reads A, and B when its rows are
+ * contiguous, where they lie (see gemm_inplace).
  *
  * Threads (OpenMP): with at least as many batch entries as threads, the batch
  * loop is split over threads, one whole product each. Otherwise each product
@@ -167,6 +170,22 @@
  * five loops at two threads: 128 x 784 times 784 x 256 (1.2 MiB) 261 us
  * against 274 us, 128 x 4096 times 4096 x 128 (4 MiB) 709 us against 758 us,
  * 1024^3 (8 MiB) level. */
+/* What packing one number costs, in multiply-adds of the micro-kernel (a
+ * copy through the caches against 32 multiply-adds a cycle), for choosing
+ * between the packed and the in-place small paths (see gemm_blocked). */
+#ifndef GEMM_PACK_COST
+#define GEMM_PACK_COST 16
+#endif
+
+/* Above this many multiply-adds the in-place path loses to packing (each
+ * operand is then reused often enough to pay for its copy, and the in-place
+ * B sliver, its rows far apart, no longer stays in L1): measured 0.72-0.96x
+ * the packed path's time from 16 x 144 x 448 to 256^3, 1.1-1.2x at 384^3 and
+ * 512 x 128 x 512. */
+#ifndef GEMM_INPLACE_MAX
+#define GEMM_INPLACE_MAX (1 << 24)
+#endif
+
 #ifndef GEMM_PACK_ALL_BYTES
 #define GEMM_PACK_ALL_BYTES (8 << 20)
 #endif
@@ -313,19 +332,24 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
  * to C (later KC blocks), otherwise it overwrites C (the first KC block), so C
  * never has to be zeroed first.
  *
+ * The body is written once, over the slivers' strides: A[i, p] is
+ * a[i * a_rs + p * a_cs] and row p of B starts at b + p * b_rs (its NR numbers
+ * contiguous). The packed kernel passes the packed layout's constants
+ * (1, MR, NR), so after inlining it is the same code as a kernel written for
+ * packed slivers only; the in-place kernel (gemm_inplace) passes an operand's
+ * own strides.
+ *
  * The loops over i and the two vectors have constant trip counts: GCC unrolls
- * them and keeps `acc` in registers. Loads from the packed slivers are aligned
- * vector loads; loads and stores of C go through memcpy, C's way of saying
- * "a vector at an address that may not be aligned". */
+ * them and keeps `acc` in registers. Loads of B and loads and stores of C go
+ * through memcpy, C's way of saying "a vector at an address that may not be
+ * aligned". */
 #define DEFINE_MICROKERNEL(T, V, NR, SUFFIX)                                        \
-    static void microkernel_##SUFFIX(int64_t kc, const void *a_, const void *b_,   \
-                                     void *c_, int64_t rs_c, int64_t cs_c,         \
-                                     int64_t m, int64_t n, int accumulate)         \
+    static inline __attribute__((always_inline)) void micro_body_##SUFFIX(        \
+        int64_t kc, const T *a, int64_t a_rs, int64_t a_cs, const T *b,             \
+        int64_t b_rs, T *c, int64_t rs_c, int64_t cs_c, int64_t m, int64_t n,       \
+        int accumulate)                                                             \
     {                                                                               \
         enum { VL = sizeof(V) / sizeof(T) };                                        \
-        const T *a = (const T *)a_;                                                 \
-        const V *b = (const V *)b_;                                                 \
-        T *c = (T *)c_;                                                             \
         /* Ask for the C tile now: it arrives while the loop below runs. */         \
         for (int64_t i = 0; i < m; i++) {                                           \
             __builtin_prefetch(c + i * rs_c, 1);                                    \
@@ -337,14 +361,16 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
         for (int i = 0; i < GEMM_MR; i++)                                           \
             for (int v = 0; v < GEMM_NR_VECTORS; v++) acc[i][v] = (V){0};           \
         for (int64_t p = 0; p < kc; p++) {                                          \
-            V b0 = b[0], b1 = b[1]; /* row p of the B sliver */                     \
+            V b0, b1; /* row p of the B sliver */                                   \
+            memcpy(&b0, b, sizeof b0);                                              \
+            memcpy(&b1, b + VL, sizeof b1);                                         \
             for (int i = 0; i < GEMM_MR; i++) {                                     \
-                T ai = a[i]; /* broadcast A[i, p] to a whole vector */              \
+                T ai = a[i * a_rs]; /* broadcast A[i, p] to a whole vector */       \
                 acc[i][0] += ai * b0;                                               \
                 acc[i][1] += ai * b1;                                               \
             }                                                                       \
-            a += GEMM_MR;                                                           \
-            b += GEMM_NR_VECTORS;                                                   \
+            a += a_cs;                                                              \
+            b += b_rs;                                                              \
         }                                                                           \
         if (m == GEMM_MR && n == NR && cs_c == 1) {                                 \
             /* a full tile over contiguous rows: whole vectors in and out */        \
@@ -371,6 +397,21 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
                 }                                                                   \
             }                                                                       \
         }                                                                           \
+    }                                                                               \
+    static void microkernel_##SUFFIX(int64_t kc, const void *a, const void *b,     \
+                                     void *c, int64_t rs_c, int64_t cs_c,          \
+                                     int64_t m, int64_t n, int accumulate)         \
+    {                                                                               \
+        micro_body_##SUFFIX(kc, (const T *)a, 1, GEMM_MR, (const T *)b, NR, (T *)c, \
+                            rs_c, cs_c, m, n, accumulate);                          \
+    }                                                                               \
+    static void microkernel_inplace_##SUFFIX(                                       \
+        int64_t kc, const void *a, int64_t a_rs, int64_t a_cs, const void *b,       \
+        int64_t b_rs, void *c, int64_t rs_c, int64_t cs_c, int64_t m, int64_t n,    \
+        int accumulate)                                                             \
+    {                                                                               \
+        micro_body_##SUFFIX(kc, (const T *)a, a_rs, a_cs, (const T *)b, b_rs,      \
+                            (T *)c, rs_c, cs_c, m, n, accumulate);                  \
     }
 
 /* The direct loop for small problems, over rows i0..i1 of C, in i-k-j
@@ -473,6 +514,9 @@ typedef void (*gemm_pack_fn)(int64_t kc, int64_t count, const void *src, int64_t
 typedef void (*gemm_kernel_fn)(int64_t kc, const void *a, const void *b, void *c,
                                int64_t rs_c, int64_t cs_c, int64_t m, int64_t n,
                                int accumulate);
+typedef void (*gemm_inplace_kernel_fn)(int64_t kc, const void *a, int64_t a_rs, int64_t a_cs,
+                                       const void *b, int64_t b_rs, void *c, int64_t rs_c,
+                                       int64_t cs_c, int64_t m, int64_t n, int accumulate);
 
 typedef struct {
     int itemsize;
@@ -481,17 +525,18 @@ typedef struct {
     int64_t mr, nr;
     gemm_pack_fn pack_a, pack_b;
     gemm_kernel_fn kernel;
+    gemm_inplace_kernel_fn kernel_inplace;
 } gemm_kind;
 
 static const gemm_kind GEMM_KINDS[] = {
-    [GT_BOOL] = {1, direct_bool, 0, 0, NULL, NULL, NULL},
-    [GT_UINT8] = {1, direct_u8, 0, 0, NULL, NULL, NULL},
-    [GT_INT32] = {4, direct_i32, 0, 0, NULL, NULL, NULL},
-    [GT_INT64] = {8, direct_i64, 0, 0, NULL, NULL, NULL},
+    [GT_BOOL] = {1, direct_bool, 0, 0, NULL, NULL, NULL, NULL},
+    [GT_UINT8] = {1, direct_u8, 0, 0, NULL, NULL, NULL, NULL},
+    [GT_INT32] = {4, direct_i32, 0, 0, NULL, NULL, NULL, NULL},
+    [GT_INT64] = {8, direct_i64, 0, 0, NULL, NULL, NULL, NULL},
     [GT_FLOAT32] = {4, direct_f32, GEMM_MR, GEMM_NR_FLOAT, pack_a_f32, pack_b_f32,
-                    microkernel_f32},
+                    microkernel_f32, microkernel_inplace_f32},
     [GT_FLOAT64] = {8, direct_f64, GEMM_MR, GEMM_NR_DOUBLE, pack_a_f64, pack_b_f64,
-                    microkernel_f64},
+                    microkernel_f64, microkernel_inplace_f64},
 };
 
 /* ------------------------------------------------------------------------
@@ -610,6 +655,111 @@ static int gemm_small(const gemm_kind *kind, const gemm_problem *p, int nthreads
     return 1;
 }
 
+/* The in-place path: operands read where they lie, not packed.
+ *
+ * Packing copies A and B once per product, which pays when each copy is used
+ * many times. In the products a training step is made of it often is not: a
+ * convolution tile (16 x 448 times 448 x 144), a recurrent step (32 x 256
+ * times 256 x 1024, the 256 x 1024 weight packed again at each of 64 steps),
+ * where the copy costs a third of the multiply-adds' time. The micro-kernel
+ * only needs each row of a B sliver to be NR contiguous numbers (any distance
+ * apart) and reads A one number at a time (any strides), so:
+ * - A is read in place, except its last sliver when M is not a multiple of
+ *   MR (packed, with the zero rows the kernel expects);
+ * - B is read in place when its rows are contiguous (b_cs = 1), except its
+ *   last sliver when N is not a multiple of NR; otherwise all of B is packed
+ *   (gemm_blocked turns the product around when that makes the packed operand
+ *   the smaller one).
+ * Threads share out tiles of C as in gemm_small; only the packing (if any)
+ * has a barrier after it.
+ *
+ * Returns 0 when it could not allocate its buffer, 1 when C holds the product. */
+static int gemm_inplace(const gemm_kind *kind, const gemm_problem *p, int nthreads)
+{
+    const int64_t m = p->m, n = p->n, k = p->k, size = kind->itemsize;
+    const int64_t mr = kind->mr, nr = kind->nr;
+    const char *a = (const char *)p->a, *b = (const char *)p->b;
+    char *c = (char *)p->c;
+    const int64_t m_slivers = (m + mr - 1) / mr, n_slivers = (n + nr - 1) / nr;
+    const int64_t m_full = m / mr, n_full = n / nr;
+    const int b_inplace = p->b_cs == 1;
+    /* Packed: the partial A sliver (if any), then B's slivers from `b_first` on
+     * (only the partial one when B is read in place). */
+    const int64_t b_first = b_inplace ? n_full : 0;
+    const int64_t a_sliver_bytes = mr * k * size, b_sliver_bytes = nr * k * size;
+    const int64_t a_bytes = round_up(m_full < m_slivers ? a_sliver_bytes : 0, GEMM_ALIGN);
+    const int64_t b_packed_count = n_slivers - b_first;
+    char *workspace = packing_buffer(a_bytes + b_packed_count * b_sliver_bytes);
+    if (workspace == NULL) return 0;
+    char *a_edge = workspace, *b_packed = workspace + a_bytes;
+
+    const int64_t mc_slivers = GEMM_MC >= mr ? GEMM_MC / mr : 1;
+    int64_t row_tiles = (m_slivers + mc_slivers - 1) / mc_slivers, col_tiles = 1;
+    if (row_tiles < nthreads && n_slivers >= nthreads) {
+        col_tiles = (nthreads + row_tiles - 1) / row_tiles;
+    } else {
+        row_tiles = min64(round_up(row_tiles, nthreads), m_slivers);
+    }
+    const int64_t tiles = row_tiles * col_tiles, kc_max = kc_depth(k);
+    const int pack_anything = m_full < m_slivers || b_packed_count > 0;
+
+#pragma omp parallel num_threads(nthreads) if (nthreads > 1)
+    {
+        if (pack_anything) {
+#pragma omp single nowait
+            if (m_full < m_slivers)
+                kind->pack_a(k, m - m_full * mr, a + m_full * mr * p->a_rs * size, p->a_rs,
+                             p->a_cs, a_edge);
+#pragma omp for schedule(static)
+            for (int64_t j = b_first; j < n_slivers; j++) {
+                kind->pack_b(k, min64(nr, n - j * nr), b + j * nr * p->b_cs * size, p->b_rs,
+                             p->b_cs, b_packed + (j - b_first) * b_sliver_bytes);
+            }
+        }
+#pragma omp for schedule(static) nowait
+        for (int64_t t = 0; t < tiles; t++) {
+            const int64_t ti = t / col_tiles, tj = t % col_tiles;
+            const int64_t i0 = ti * m_slivers / row_tiles, i1 = (ti + 1) * m_slivers / row_tiles;
+            const int64_t j0 = tj * n_slivers / col_tiles, j1 = (tj + 1) * n_slivers / col_tiles;
+            for (int64_t pc = 0; pc < k; pc += kc_max) {
+                const int64_t kc = min64(kc_max, k - pc);
+                for (int64_t js = j0; js < j1; js++) {
+                    const char *b_sliver = js < b_first
+                                               ? b + (js * nr + pc * p->b_rs) * size
+                                               : b_packed + (js - b_first) * b_sliver_bytes +
+                                                     pc * nr * size;
+                    const int64_t b_rs = js < b_first ? p->b_rs : nr;
+                    for (int64_t is = i0; is < i1; is++) {
+                        char *c_tile = c + (is * mr * p->c_rs + js * nr * p->c_cs) * size;
+                        const int in_place = is < m_full;
+                        const char *a_sliver =
+                            in_place ? a + (is * mr * p->a_rs + pc * p->a_cs) * size
+                                     : a_edge + pc * mr * size;
+                        kind->kernel_inplace(kc, a_sliver, in_place ? p->a_rs : 1,
+                                             in_place ? p->a_cs : mr, b_sliver, b_rs, c_tile,
+                                             p->c_rs, p->c_cs, min64(mr, m - is * mr),
+                                             min64(nr, n - js * nr), pc > 0 || p->accumulate);
+                    }
+                }
+            }
+        }
+    }
+    free(workspace);
+    return 1;
+}
+
+/* How many numbers the in-place path packs for problem p, or -1 when it
+ * would read neither operand in place (A in place needs one unit stride, so
+ * that its broadcasts walk along cache lines). */
+static int64_t inplace_packed(const gemm_kind *kind, const gemm_problem *p)
+{
+    const int64_t mr = kind->mr, nr = kind->nr;
+    if (p->a_cs != 1 && p->a_rs != 1) return -1;
+    const int64_t a_count = p->m % mr ? mr * p->k : 0;
+    const int64_t b_count = p->b_cs == 1 ? (p->n % nr ? nr * p->k : 0) : round_up(p->n, nr) * p->k;
+    return a_count + b_count;
+}
+
 /* The large path: the five loops (see the top of the file). Returns 0 when it
  * could not allocate its buffers (the caller then uses the direct loop), 1 when
  * C holds the product. */
@@ -699,8 +849,8 @@ static gemm_problem transposed(const gemm_problem *p)
     return t;
 }
 
-/* The blocked path: small problems pack everything once, large ones go
- * through the five loops.
+/* The blocked path: small problems pack everything once or read their
+ * operands in place (gemm_inplace), large ones go through the five loops.
  *
  * The register tile rounds M up to a multiple of MR (8) and N up to one of NR
  * (32): a product with 10 columns, such as a classifier's last layer, would
@@ -714,10 +864,25 @@ static int gemm_blocked(const gemm_kind *kind, const gemm_problem *p, int nthrea
     const int64_t mr = kind->mr, nr = kind->nr;
     const int64_t padded = round_up(p->m, mr) * round_up(p->n, nr);
     const int64_t padded_turned = round_up(p->n, mr) * round_up(p->m, nr);
-    const gemm_problem q = 4 * padded_turned <= 3 * padded ? transposed(p) : *p;
+    const gemm_problem turned = transposed(p);
+    const int turn = 4 * padded_turned <= 3 * padded;
+    const gemm_problem q = turn ? turned : *p;
     const int64_t packed_bytes = (round_up(q.m, mr) + round_up(q.n, nr)) * q.k * kind->itemsize;
-    if (packed_bytes <= GEMM_PACK_ALL_BYTES) return gemm_small(kind, &q, nthreads);
-    return gemm_large(kind, &q, nthreads);
+    if (packed_bytes > GEMM_PACK_ALL_BYTES) return gemm_large(kind, &q, nthreads);
+    if (p->m * p->n * p->k > GEMM_INPLACE_MAX) return gemm_small(kind, &q, nthreads);
+    /* Optimization (read in place): a small product runs packed (gemm_small)
+     * or in place (gemm_inplace), either way round, whichever is cheapest when
+     * priced as its multiply-adds (padded to whole tiles) plus GEMM_PACK_COST
+     * per number packed. */
+    const int64_t packed_cost = (turn ? padded_turned : padded) * p->k +
+                                GEMM_PACK_COST * (packed_bytes / kind->itemsize);
+    const int64_t own = inplace_packed(kind, p), other = inplace_packed(kind, &turned);
+    const int64_t own_cost = own < 0 ? -1 : padded * p->k + GEMM_PACK_COST * own;
+    const int64_t other_cost = other < 0 ? -1 : padded_turned * p->k + GEMM_PACK_COST * other;
+    if (own_cost >= 0 && own_cost < packed_cost && (other_cost < 0 || own_cost <= other_cost))
+        return gemm_inplace(kind, p, nthreads);
+    if (other_cost >= 0 && other_cost < packed_cost) return gemm_inplace(kind, &turned, nthreads);
+    return gemm_small(kind, &q, nthreads);
 }
 
 /* ------------------------------------------------------------------------
