@@ -94,7 +94,31 @@ class MaxPool2d(_MaxPoolNd):
         )  # fmt: skip
 
 
-class AvgPool2d(Module):
+class _AvgPoolNd(Module):
+    """Arguments and repr shared by the average-pooling layers."""
+
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
     """The mean of each window of an image: see :func:`F.avg_pool2d <glasstorch.nn.functional.avg_pool2d>`.
 
     Args:
@@ -115,34 +139,26 @@ class AvgPool2d(Module):
         torch.Size([1, 3, 4, 4])
     """
 
-    def __init__(
-        self,
-        kernel_size,
-        stride=None,
-        padding=0,
-        ceil_mode: bool = False,
-        count_include_pad: bool = True,
-        divisor_override: int | None = None,
-    ) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool2d(
             input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
             self.count_include_pad, self.divisor_override,
         )  # fmt: skip
 
+
+class _AdaptivePool(Module):
+    """What the adaptive pooling layers share: the output size and its repr."""
+
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
     def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+        return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool2d(Module):
+class AdaptiveAvgPool2d(_AdaptivePool):
     """Average pooling to a fixed output size, whatever the input's:
     see :func:`F.adaptive_avg_pool2d <glasstorch.nn.functional.adaptive_avg_pool2d>`.
 
@@ -161,17 +177,13 @@ class AdaptiveAvgPool2d(Module):
     """
 
     def __init__(self, output_size) -> None:
-        super().__init__()
-        self.output_size = output_size
+        super().__init__(output_size)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.adaptive_avg_pool2d(input, self.output_size)
 
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
 
-
-class AvgPool1d(Module):
+class AvgPool1d(_AvgPoolNd):
     """The mean of each window of a sequence: see :func:`F.avg_pool1d <glasstorch.nn.functional.avg_pool1d>`.
 
     Args:
@@ -199,12 +211,10 @@ class AvgPool1d(Module):
         ceil_mode: bool = False,
         count_include_pad: bool = True,
     ) -> None:
-        super().__init__()
-        self.kernel_size = _one(kernel_size)
-        self.stride = _one(stride if stride is not None else kernel_size)
-        self.padding = _one(padding)
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
+        stride = stride if stride is not None else kernel_size
+        super().__init__(
+            _one(kernel_size), _one(stride), _one(padding), ceil_mode, count_include_pad
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool1d(
@@ -212,25 +222,10 @@ class AvgPool1d(Module):
             self.count_include_pad,
         )  # fmt: skip
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
 
 def _one(value) -> tuple[int]:
     """An int (or a one-element sequence) as a one-element tuple, as PyTorch keeps it."""
     return (value,) if isinstance(value, int) else tuple(value)
-
-
-class _AdaptivePool(Module):
-    """What the adaptive pooling layers share: the output size and its repr."""
-
-    def __init__(self, output_size, return_indices: bool = False) -> None:
-        super().__init__()
-        self.output_size = output_size
-        self.return_indices = return_indices
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
 
 
 class AdaptiveAvgPool1d(_AdaptivePool):
@@ -330,7 +325,7 @@ class MaxPool3d(_MaxPoolNd):
         )  # fmt: skip
 
 
-class AvgPool3d(Module):
+class AvgPool3d(_AvgPoolNd):
     """The mean of each box of a volume: see :func:`F.avg_pool3d <glasstorch.nn.functional.avg_pool3d>`.
 
     Args:
@@ -351,28 +346,8 @@ class AvgPool3d(Module):
         torch.Size([1, 3, 2, 4, 4])
     """
 
-    def __init__(
-        self,
-        kernel_size,
-        stride=None,
-        padding=0,
-        ceil_mode: bool = False,
-        count_include_pad: bool = True,
-        divisor_override: int | None = None,
-    ) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool3d(
             input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
             self.count_include_pad, self.divisor_override,
         )  # fmt: skip
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
