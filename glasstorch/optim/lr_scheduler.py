@@ -189,6 +189,17 @@ class LRScheduler:
 _LRScheduler = LRScheduler
 
 
+def _one_lambda_per_group(optimizer: Optimizer, lr_lambda) -> list:
+    """``lr_lambda`` for every parameter group, or the list given, one per group."""
+    if isinstance(lr_lambda, (list, tuple)):
+        if len(lr_lambda) != len(optimizer.param_groups):
+            raise ValueError(
+                f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
+            )
+        return list(lr_lambda)
+    return [lr_lambda] * len(optimizer.param_groups)
+
+
 class LambdaLR(LRScheduler):
     """Set each group's rate to its initial rate times a function of the epoch.
 
@@ -212,14 +223,7 @@ class LambdaLR(LRScheduler):
     ):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(
-                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
-                )
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        self.lr_lambdas = _one_lambda_per_group(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
@@ -905,14 +909,7 @@ class MultiplicativeLR(LRScheduler):
     ):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(
-                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
-                )
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        self.lr_lambdas = _one_lambda_per_group(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
