@@ -12,34 +12,9 @@ from glasstorch.ops.creation import empty, ones, tensor, zeros
 from glasstorch.tensor import Tensor
 
 
-class BatchNorm1d(Module):
-    """Normalise each channel over the batch: ``y = (x - mean) / sqrt(var + eps) * weight + bias``.
-
-    In training mode the mean and (biased) variance come from the current
-    batch, and the running statistics are updated as
-    ``running = (1 - momentum) * running + momentum * batch_statistic``, using
-    the *unbiased* batch variance. In evaluation mode the running statistics
-    are used instead, so one sample gives the same output whatever its batch.
-
-    Args:
-        num_features: the number of channels ``C``.
-        eps: added to the variance for stability. Default: 1e-5.
-        momentum: weight of the newest batch in the running statistics.
-            ``None`` gives a plain cumulative average. Default: 0.1.
-        affine: learn ``weight`` (ones) and ``bias`` (zeros). Default: ``True``.
-        track_running_stats: keep ``running_mean`` (zeros), ``running_var`` (ones)
-            and ``num_batches_tracked`` (an int64 count) as buffers; without
-            them batch statistics are used in evaluation mode too. Default: ``True``.
-
-    Shape:
-        - Input: ``(N, C)`` or ``(N, C, L)``; Output: the same.
-
-    Example::
-
-        >>> bn = nn.BatchNorm1d(3)
-        >>> out = bn(torch.randn(8, 3))       # training: batch statistics
-        >>> bn.eval(); out = bn(torch.randn(1, 3))   # evaluation: running statistics
-    """
+class _NormBase(Module):
+    """What the batch and instance norms share: the learned ``weight`` and
+    ``bias``, the running statistics, how they are reset, and the repr."""
 
     def __init__(
         self,
@@ -90,6 +65,43 @@ class BatchNorm1d(Module):
             init.ones_(self.weight)
             init.zeros_(self.bias)
 
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
+
+
+class BatchNorm1d(_NormBase):
+    """Normalise each channel over the batch: ``y = (x - mean) / sqrt(var + eps) * weight + bias``.
+
+    In training mode the mean and (biased) variance come from the current
+    batch, and the running statistics are updated as
+    ``running = (1 - momentum) * running + momentum * batch_statistic``, using
+    the *unbiased* batch variance. In evaluation mode the running statistics
+    are used instead, so one sample gives the same output whatever its batch.
+
+    Args:
+        num_features: the number of channels ``C``.
+        eps: added to the variance for stability. Default: 1e-5.
+        momentum: weight of the newest batch in the running statistics.
+            ``None`` gives a plain cumulative average. Default: 0.1.
+        affine: learn ``weight`` (ones) and ``bias`` (zeros). Default: ``True``.
+        track_running_stats: keep ``running_mean`` (zeros), ``running_var`` (ones)
+            and ``num_batches_tracked`` (an int64 count) as buffers; without
+            them batch statistics are used in evaluation mode too. Default: ``True``.
+
+    Shape:
+        - Input: ``(N, C)`` or ``(N, C, L)``; Output: the same.
+
+    Example::
+
+        >>> bn = nn.BatchNorm1d(3)
+        >>> out = bn(torch.randn(8, 3))       # training: batch statistics
+        >>> bn.eval(); out = bn(torch.randn(1, 3))   # evaluation: running statistics
+    """
+
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() not in (2, 3):
             raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
@@ -113,13 +125,6 @@ class BatchNorm1d(Module):
             use_batch_stats,
             momentum,
             self.eps,
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, bias={self.bias is not None}, "
-            f"track_running_stats={self.track_running_stats}"
         )
 
 

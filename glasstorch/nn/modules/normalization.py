@@ -6,6 +6,7 @@ import warnings
 
 from glasstorch.nn import functional as F
 from glasstorch.nn import init
+from glasstorch.nn.modules.batchnorm import _NormBase
 from glasstorch.nn.modules.module import Module
 from glasstorch.nn.parameter import Parameter
 from glasstorch.ops.creation import empty
@@ -147,7 +148,7 @@ class GroupNorm(Module):
         )
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
     """What the instance normalisation layers share (``dims`` spatial dimensions)."""
 
     _dims = 1
@@ -162,43 +163,7 @@ class _InstanceNorm(Module):
         device=None,
         dtype=None,
     ) -> None:
-        super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(empty(num_features, dtype=dtype, device=device))
-            self.bias = Parameter(empty(num_features, dtype=dtype, device=device))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", empty(num_features, dtype=dtype, device=device))
-            self.register_buffer("running_var", empty(num_features, dtype=dtype, device=device))
-            from glasstorch.ops.creation import tensor
-
-            self.register_buffer("num_batches_tracked", tensor(0, device=device))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-        self.reset_parameters()
-
-    def reset_running_stats(self) -> None:
-        """Running mean to zeros, running variance to ones."""
-        if self.track_running_stats:
-            init.zeros_(self.running_mean)
-            init.ones_(self.running_var)
-            self.num_batches_tracked.zero_()
-
-    def reset_parameters(self) -> None:
-        """The running statistics, and the weight to ones and the bias to zeros."""
-        self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         dims = self._dims
@@ -227,13 +192,6 @@ class _InstanceNorm(Module):
             self.training or not self.track_running_stats, self.momentum, self.eps,
         )  # fmt: skip
         return out.squeeze(0) if unbatched else out
-
-    def extra_repr(self) -> str:
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, bias={self.bias is not None}, "
-            f"track_running_stats={self.track_running_stats}"
-        )
 
 
 class InstanceNorm1d(_InstanceNorm):
