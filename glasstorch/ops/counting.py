@@ -249,7 +249,7 @@ def _long(values: list[int], like: Tensor) -> Tensor:
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
-    """How often each value ``0 .. max(input)`` occurs in a 1-D tensor of non-negative integers.
+    """How often each value from 0 to ``max(input)`` occurs in a 1-D tensor of non-negative integers.
 
     With ``weights``, each occurrence adds its weight instead of 1.
 

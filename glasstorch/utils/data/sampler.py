@@ -132,7 +132,7 @@ class SubsetRandomSampler(Sampler[int]):
 
 
 class WeightedRandomSampler(Sampler[int]):
-    """``num_samples`` indices ``0 .. len(weights) - 1``, each drawn with probability
+    """``num_samples`` indices from 0 to ``len(weights) - 1``, each drawn with probability
     proportional to its weight (e.g. to rebalance classes).
 
     The draws are :func:`glasstorch.multinomial` over the weights, with or
