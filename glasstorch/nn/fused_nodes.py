@@ -29,9 +29,9 @@ from __future__ import annotations
 from glasstorch import _dtype
 from glasstorch._kernels import Strided
 from glasstorch._tier import kernels
-from glasstorch.autograd import grad as autograd_grad
 from glasstorch.autograd.function import Function
-from glasstorch.autograd.grad_mode import enable_grad, is_grad_enabled
+from glasstorch.autograd.grad_mode import is_grad_enabled
+from glasstorch.nn.loss_nodes import formula_gradients
 from glasstorch.tensor import Tensor, empty_tensor
 
 _FLOATS = (_dtype.float32, _dtype.float64)
@@ -80,13 +80,7 @@ def _grads_of_formula(ctx, formula, tensors: tuple, grad: Tensor, first: int) ->
     position of ``tensors[0]`` among the node's inputs.
     """
     wanted = [i for i, t in enumerate(tensors) if t is not None and ctx.needs_input_grad[first + i]]
-    with enable_grad():
-        output = formula(*tensors)
-        grads = autograd_grad(output, [tensors[i] for i in wanted], grad, create_graph=True)
-    result = [None] * len(tensors)
-    for i, g in zip(wanted, grads):
-        result[i] = g
-    return result
+    return formula_gradients(formula, list(tensors), wanted, grad, create_graph=True)
 
 
 class LayerNorm(Function):

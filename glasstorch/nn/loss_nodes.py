@@ -22,6 +22,23 @@ from glasstorch.autograd.grad_mode import enable_grad, is_grad_enabled
 from glasstorch.tensor import Tensor
 
 
+def formula_gradients(formula, inputs: list, wanted: list, grad: Tensor, create_graph: bool):
+    """The gradients of ``formula(*inputs)`` against ``grad``, by autograd.
+
+    One entry per input: the gradient for the positions in ``wanted``, None
+    elsewhere. The formula is evaluated with recording on, so a node whose
+    backward is a plain formula gets it differentiated for it (and, with
+    ``create_graph``, recorded for a gradient of the gradient).
+    """
+    with enable_grad():
+        output = formula(*inputs)
+        grads = autograd_grad(output, [inputs[i] for i in wanted], grad, create_graph=create_graph)
+    result = [None] * len(inputs)
+    for i, g in zip(wanted, grads):
+        result[i] = g
+    return result
+
+
 class FormulaLoss(Function):
     """A loss ``formula(*tensors, *options)`` recorded as one node.
 
@@ -53,14 +70,9 @@ class FormulaLoss(Function):
                 t.detach().requires_grad_(i in wanted) if isinstance(t, Tensor) else t
                 for i, t in enumerate(tensors)
             ]
-        with enable_grad():
-            loss = ctx.formula(*inputs, *ctx.options)
-            grads = autograd_grad(
-                loss, [inputs[i] for i in wanted], grad, create_graph=create_graph
-            )
-        result = [None] * len(tensors)
-        for i, g in zip(wanted, grads):
-            result[i] = g
+        result = formula_gradients(
+            lambda *ts: ctx.formula(*ts, *ctx.options), inputs, wanted, grad, create_graph
+        )
         return (None, None, *result)
 
 
