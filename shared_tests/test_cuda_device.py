@@ -323,3 +323,11 @@ def test_save_and_load_keep_the_device_or_map_it(tmp_path):
     assert not on_host.is_cuda and on_host.tolist() == x.tolist()
     gt.save({"y": x.cpu()}, path)
     assert gt.load(path, map_location="cuda")["y"].is_cuda
+
+
+@pytest.mark.parametrize("including_emulation", [True, False])
+def test_bf16_is_not_supported_so_programs_choose_float32(including_emulation):
+    """bfloat16 is a name only in glasstorch: the query nanoGPT makes answers False."""
+    assert gt.cuda.is_bf16_supported(including_emulation=including_emulation) is False
+    dtype = "bfloat16" if gt.cuda.is_bf16_supported() else "float32"  # nanoGPT's choice
+    assert gt.ones(2, device="cuda", dtype=getattr(gt, dtype)).dtype is gt.float32
