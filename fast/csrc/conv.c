@@ -544,12 +544,75 @@ int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const g
 /* ------------------------------------------------------------------------
  * Gradient with respect to the input: d cols = W_g^T d out, then col2im.
  * ------------------------------------------------------------------------ */
+
+/* Optimization (the input gradient as a forward convolution). With stride 1,
+ *
+ *     dx[c, a, b] = sum over o, kh, kw of W[o, c, kh, kw] dy[o, a - kh*d + p, b - kw*d + p]
+ *
+ * is itself a convolution of dy, with the weight's in and out channels swapped
+ * and its taps flipped, W'[c, o, KH-1-kh, KW-1-kw] = W[o, c, kh, kw] (per
+ * group), padding (KH-1)*d - p (which must not be negative) and the same
+ * dilation. Run as gt_conv2d it needs no col2im (each tile's product is
+ * written once, no scattered adds), and its product has the long shared
+ * dimension O*KH*KW instead of O: a 3x3 layer's input gradient costs about a
+ * forward pass. The flipped weight is small (the weight's size); it is made
+ * here and freed after. Returns 1 when it ran (`*status` is gt_conv2d's
+ * result), 0 when the shape does not allow it. */
+static int backward_input_as_forward(gt_view *grad_input, const gt_view *grad_output,
+                                     const gt_view *weight, int64_t sh, int64_t sw, int64_t ph,
+                                     int64_t pw, int64_t dh, int64_t dw, int64_t groups,
+                                     int *status)
+{
+    const int64_t o_all = weight->shape[0], c_group = weight->shape[1];
+    const int64_t kh = weight->shape[2], kw = weight->shape[3];
+    const int64_t fh = (kh - 1) * dh - ph, fw = (kw - 1) * dw - pw; /* the new padding */
+    /* Only where dy is as large as x ("same" padding): otherwise the new
+     * padding is wider and the product would multiply that many more zeros
+     * (LeNet's valid 5x5 layers: twice the work). 1x1 without padding reads
+     * dy in place already (see below). */
+    const int same_size = grad_output->shape[2] == grad_input->shape[2] &&
+                          grad_output->shape[3] == grad_input->shape[3];
+    if (sh != 1 || sw != 1 || fh < 0 || fw < 0 || !same_size ||
+        (kh == 1 && kw == 1 && ph == 0 && pw == 0))
+        return 0;
+    const int64_t size = CONV_KINDS[weight->dtype].itemsize, o_group = o_all / groups;
+    const int64_t taps = kh * kw, count = o_all * c_group * taps;
+    char *flipped = malloc((size_t)(count * size));
+    if (flipped == NULL) {
+        *status = -2;
+        return 1;
+    }
+    const char *w = at(weight, 0, size);
+    for (int64_t grp = 0; grp < groups; grp++)
+        for (int64_t o = 0; o < o_group; o++)
+            for (int64_t c = 0; c < c_group; c++)
+                for (int64_t t = 0; t < taps; t++) {
+                    const int64_t from = ((grp * o_group + o) * c_group + c) * taps + t;
+                    const int64_t to = ((grp * c_group + c) * o_group + o) * taps + (taps - 1 - t);
+                    memcpy(flipped + to * size, w + from * size, (size_t)size);
+                }
+    gt_view w_view = *weight;
+    w_view.data = flipped;
+    w_view.offset = 0;
+    w_view.shape[0] = groups * c_group;
+    w_view.shape[1] = o_group;
+    w_view.strides[3] = 1, w_view.strides[2] = kw, w_view.strides[1] = taps;
+    w_view.strides[0] = o_group * taps;
+    *status = gt_conv2d(grad_input, grad_output, &w_view, NULL, 1, 1, fh, fw, dh, dw, groups);
+    free(flipped);
+    return 1;
+}
+
 int gt_conv2d_backward_input(gt_view *grad_input, const gt_view *grad_output,
                              const gt_view *weight, int64_t sh, int64_t sw, int64_t ph,
                              int64_t pw, int64_t dh, int64_t dw, int64_t groups)
 {
     const int dtype = grad_input->dtype;
     if (!USABLE(dtype, grad_input, grad_output, weight)) return -1;
+    int status;
+    if (backward_input_as_forward(grad_input, grad_output, weight, sh, sw, ph, pw, dh, dw, groups,
+                                  &status))
+        return status;
     const conv_kind *kind = &CONV_KINDS[dtype];
     const int64_t size = kind->itemsize;
     const conv_shape s =
