@@ -354,3 +354,54 @@ def test_inplace_programs_match_torch(case):
 
 def gt_or_torch_zeros(T):
     return T.zeros(3, 3, dtype=T.float64)
+
+
+# ------------------------------------------ in-place arithmetic without history
+# add_, sub_, mul_ and div_ with nothing to record run their kernel straight
+# into the target (inplace.binary_inplace): the same values, storage, version
+# bump and errors as the general path.
+@needs_torch
+@pytest.mark.parametrize("op", ["add_", "sub_", "mul_", "div_", "__iadd__", "__imul__"])
+@pytest.mark.parametrize("other", ["scalar", "row", "same", "self"])
+def test_inplace_arithmetic_without_history(op, other):
+    def program(T):
+        x = T.arange(12, dtype=T.float32).reshape(3, 4) + 1
+        operand = {
+            "scalar": 2.5,
+            "row": T.tensor([1.0, -2.0, 3.0, 0.5]),
+            "same": T.ones(3, 4) * 3,
+            "self": x,
+        }[other]
+        data = x.data_ptr() if T is gt else None
+        result = getattr(x, op)(operand)
+        assert result is x
+        if T is gt:
+            assert x.data_ptr() == data and x._version == 1
+        return x
+
+    assert_close(program(gt), program(torch))
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda T: T.arange(4).div_(2),  # true division of integers gives floats
+        lambda T: T.tensor([True, False]).sub_(T.tensor([True, True])),
+        lambda T: T.zeros(3).add_(T.ones(2)),
+        lambda T: T.zeros(1).add_(T.ones(3)),  # the result would not fit in the target
+        lambda T: T.zeros(2, 2, dtype=T.int64).mul_(1.5),
+        lambda T: (lambda x: x[1:].add_(x[:-1]))(T.zeros(4)),  # partial overlap
+        lambda T: T.zeros(3).expand(2, 3).add_(1),  # written elements share memory
+    ],
+)
+def test_inplace_arithmetic_without_history_errors(call):
+    assert_same_error(lambda: call(gt), lambda: call(torch))
+
+
+def test_inplace_arithmetic_on_view_writes_the_base():
+    base = gt.zeros(2, 3)
+    base[1].add_(gt.tensor([1.0, 2.0, 3.0]))
+    base.t()[0].mul_(5)  # a strided view
+    assert base.tolist() == [[0.0, 0.0, 0.0], [5.0, 2.0, 3.0]]
+    assert base._version == 2

@@ -24,8 +24,19 @@ def _inplace(function, name: str):
     """``x.name_(*args)``: compute ``function(x, *args)`` and write it back into x."""
     dim_first = name[:-1] in _DIM_FIRST
 
+    # add_, sub_, mul_, div_ (and +=, -=, *=, /=) with one operand may take
+    # the speed trick of inplace.binary_inplace.
+    direct_op = {"__iadd__": "add", "__isub__": "sub", "__imul__": "mul"}.get(name, name[:-1])
+    if name == "__itruediv__":
+        direct_op = "div"
+    if direct_op not in inplace.DIRECT_BINARY_OPS:
+        direct_op = None
+
     @functools.wraps(function)
     def method(self, *args, **kwargs):
+        if direct_op is not None and len(args) == 1 and not kwargs:
+            other = args[0]
+            return inplace.binary_inplace(direct_op, self, other, lambda: function(self, other))
         dim = (args[0] if args else kwargs.get("dim")) if dim_first else None
         if type(dim) is int:  # PyTorch checks the dim before the memory it is about to write
             normalize_dim(dim, self.dim())
