@@ -388,6 +388,8 @@ def test_inplace_arithmetic_without_history(op, other):
     [
         lambda T: T.arange(4).div_(2),  # true division of integers gives floats
         lambda T: T.tensor([True, False]).sub_(T.tensor([True, True])),
+        lambda T: T.ones(2).sub_(T.tensor([True, False])),  # a fuzz finding
+        lambda T: T.ones(2).sub_(True),
         lambda T: T.zeros(3).add_(T.ones(2)),
         lambda T: T.zeros(1).add_(T.ones(3)),  # the result would not fit in the target
         lambda T: T.zeros(2, 2, dtype=T.int64).mul_(1.5),

@@ -198,8 +198,12 @@ def _writes_directly(op: str, target: Tensor, other) -> bool:
     dtype = target.dtype
     if op == "div" and not dtype.is_floating_point:
         return False  # true division gives floats
-    if op == "sub" and dtype is _dtype.bool_:
-        return False  # an error, raised by the plain path
+    if op == "sub" and (
+        dtype is _dtype.bool_
+        or isinstance(other, bool)
+        or (other_is_tensor and other.dtype is _dtype.bool_)
+    ):
+        return False  # subtracting bools is an error, raised by the plain path
     return _dtype.result_type(target, other) is dtype
 
 
