@@ -36,7 +36,7 @@ from types import ModuleType
 
 #: The C ABI version these Python sources expect; must equal ``GT_ABI_VERSION``
 #: in ``fast/csrc/glasstorch_fast.h``.
-ABI_VERSION = 4
+ABI_VERSION = 5
 
 _BUILD_HINT = (
     "Build it with `pip install -e .` (or `make test`, which does so in .venv), "

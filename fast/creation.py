@@ -9,11 +9,44 @@ unaligned loads it would save, which AVX-512 handles at almost full speed.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from glasstorch._kernels import Strided
 
 from ._glue import lib, view
+
+#: How much freed memory, in MiB, the heap keeps for new tensors (see
+#: fast/csrc/heap.c); ``GLASSTORCH_KEEP_FREED_MEMORY`` sets it, 0 turns it off.
+KEEP_FREED_MEMORY_MIB = 256
+
+
+def keep_freed_memory(setting: str | None = None) -> int:
+    """Ask the C library's allocator to keep freed memory for reuse; returns the MiB kept.
+
+    Speed trick (keeping freed memory): a training step frees and allocates
+    the same megabytes of tensors over and over, and memory handed back to the
+    operating system costs a page fault per 4 KiB when it is touched again
+    (about a fifth of a GPT-mini step). ``heap.c`` explains the two glibc
+    settings. Applied once, when the fast tier loads; ``setting`` (by default
+    the environment variable) is a number of MiB, ``"0"`` to leave malloc as it is.
+    """
+    if setting is None:
+        setting = os.environ.get("GLASSTORCH_KEEP_FREED_MEMORY", str(KEEP_FREED_MEMORY_MIB))
+    try:
+        mib = int(setting)
+    except ValueError:
+        raise ValueError(
+            f"GLASSTORCH_KEEP_FREED_MEMORY must be a whole number of MiB (0 to turn it off), "
+            f"got {setting!r}"
+        ) from None
+    if mib <= 0:
+        return 0
+    return mib if lib.gt_keep_freed_memory(mib << 20) else 0
+
+
+KEPT_FREED_MEMORY_MIB = keep_freed_memory()
 
 
 class CreationKernels:

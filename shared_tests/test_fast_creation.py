@@ -70,3 +70,38 @@ def test_allocate_gives_a_flat_writable_buffer(dtype, numel, device):
     assert buffer.shape == (numel,) and buffer.dtype == np.dtype(dtype)
     assert buffer.flags.c_contiguous and buffer.flags.writeable
     assert buffer.base is None  # its own memory, shared with no other buffer
+
+
+# ------------------------------------------- keeping freed memory (fast/csrc/heap.c)
+@pytest.mark.cpu_only("a setting of the host's malloc")
+@pytest.mark.skipif(
+    fast_creation.KEPT_FREED_MEMORY_MIB == 0,
+    reason="glibc's malloc keeps no freed memory here (another C library, or turned off)",
+)
+def test_freed_tensor_memory_is_reused_without_page_faults(device):
+    import resource
+
+    import glasstorch as gt
+
+    def make_and_drop():
+        t = gt.empty(4 << 20)  # 16 MiB of float32, under glibc's 32 MiB heap limit
+        t.fill_(1.0)  # touches every page
+        del t
+
+    make_and_drop()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(5):
+        make_and_drop()
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    # Returned to the system, each round would fault in 4,096 pages again.
+    assert faults < 1000, f"{faults} page faults for 5 rounds of a 16 MiB tensor"
+
+
+@pytest.mark.parametrize("setting", ["0", "-5"])
+def test_keep_freed_memory_can_be_turned_off(setting):
+    assert fast_creation.keep_freed_memory(setting) == 0
+
+
+def test_keep_freed_memory_refuses_a_setting_that_is_no_number():
+    with pytest.raises(ValueError, match="GLASSTORCH_KEEP_FREED_MEMORY must be a whole number"):
+        fast_creation.keep_freed_memory("lots")

@@ -8,7 +8,7 @@
 
 /* Bumped whenever a kernel's C signature changes, so Python can refuse an
  * extension built from older sources instead of calling it wrongly. */
-#define GT_ABI_VERSION 4
+#define GT_ABI_VERSION 5
 
 /* cffi-begin */
 /* version.c: facts about this build. */
