@@ -443,3 +443,38 @@ def test_lstm_second_derivatives_are_refused_clearly():
     out, _ = layer(gt.tensor(values(2, 1, 2)))
     with pytest.raises(RuntimeError, match="does not support second derivatives"):
         out.sum().backward(create_graph=True)
+
+
+@pytest.mark.errors
+@needs_torch
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_lstm_output_changed_in_place_before_backward_is_reported(batch_first):
+    # The layer keeps its outputs for the backward pass (as oneDNN's does), so
+    # changing them in place first is reported, never a silent wrong gradient;
+    # the final states are copies and may be changed. (A bidirectional layer's
+    # output is a new tensor, the two directions joined, so there it is allowed.)
+    def run(T, nn, change):
+        layer = nn.LSTM(2, 3, batch_first=batch_first)
+        out, (h, c) = layer(T.tensor(values(2, 4, 2)))
+        change(out, h)
+        (out.sum() + h.sum()).backward()
+
+    for lib, nn in ((gt, gnn), (torch, torch.nn)):
+        run(lib, nn, lambda out, h: h.add_(1))
+    assert_same_error(
+        lambda: run(gt, gnn, lambda out, h: out.mul_(2)),
+        lambda: run(torch, torch.nn, lambda out, h: out.mul_(2)),
+        match="modified by an inplace operation",
+    )
+
+
+def test_lstm_backward_twice_needs_retain_graph():
+    layer = gnn.LSTM(2, 3)
+    out, _ = layer(gt.tensor(values(4, 1, 2)))
+    loss = out.sum()
+    loss.backward(retain_graph=True)
+    first = np.array(layer.weight_hh_l0.grad.tolist())
+    loss.backward()
+    np.testing.assert_allclose(layer.weight_hh_l0.grad.tolist(), 2 * first, rtol=1e-6)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()

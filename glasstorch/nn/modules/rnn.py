@@ -128,39 +128,53 @@ class LSTMLayer(Function):
 
     @staticmethod
     def forward(ctx, projected, h, c, w_hh, b_hh, reverse):
-        steps = projected.shape[0]
+        steps, batch, gate_size = projected.shape
+        hidden, dtype = gate_size // 4, projected.dtype
         # Optimization: b_hh is added to every step's input share once, before
         # the loop; each step then adds its share into the product h @ W_hh^T
         # in place: one product and one add per step, no other temporaries.
-        inputs = (projected if b_hh is None else projected + b_hh).unbind(0)
-        w_hh_t = w_hh.t()
-        order = range(steps - 1, -1, -1) if reverse else range(steps)
-        outputs: list[Tensor] = [None] * steps  # type: ignore[list-item]
-        saved = []  # per step, in the order computed: h_prev, c_prev, activations, tanh(c)
-        c = c.contiguous()
-        for t in order:
-            gates = compute_matmul(h, w_hh_t)
-            kernels.binary("add", gates._strided(), gates._strided(), inputs[t]._strided())
-            h_new, c_new, tanh_c = (empty_tensor(c.shape, c.dtype) for _ in range(3))
-            activations = empty_tensor(gates.shape, gates.dtype)
+        inputs = (projected if b_hh is None else projected + b_hh).contiguous()
+        # Optimization: W_hh^T laid out row-major once, so that every step's
+        # product reads it in place (as a transposed view, it would be packed
+        # again at each of the steps).
+        w_hh_t = w_hh.t().contiguous()
+        # Optimization: every step writes its h, c, gate activations and
+        # tanh(c) straight into one buffer per kind (the backward pass reads
+        # them all), rather than allocating four tensors per step and stacking
+        # the outputs afterwards. hs and cs have a slot more than there are
+        # steps, for the initial state: walked forward, h_0 sits in slot 0 and
+        # step t writes slot t + 1; walked in reverse, h_0 sits in slot T and
+        # step t writes slot t. Either way the outputs are T consecutive slots
+        # and so are the states each step started from.
+        where = {"device": projected.device}
+        hs = empty_tensor((steps + 1, batch, hidden), dtype, **where)
+        cs = empty_tensor((steps + 1, batch, hidden), dtype, **where)
+        activations = empty_tensor((steps, batch, gate_size), dtype, **where)
+        tanh_cs = empty_tensor((steps, batch, hidden), dtype, **where)
+        first = steps if reverse else 0
+        kernels.copy(_slot(hs, first)._strided(), h._strided())
+        kernels.copy(_slot(cs, first)._strided(), c._strided())
+        for t in range(steps - 1, -1, -1) if reverse else range(steps):
+            before, after = (t + 1, t) if reverse else (t, t + 1)
+            h_new, c_new = _slot(hs, after), _slot(cs, after)
+            gates = compute_matmul(_slot(hs, before), w_hh_t)
+            kernels.binary("add", gates._strided(), gates._strided(), _slot(inputs, t)._strided())
             kernels.lstm_cell(
                 h_new._strided(),
                 c_new._strided(),
-                activations._strided(),
-                tanh_c._strided(),
-                gates.contiguous()._strided(),
-                c._strided(),
+                _slot(activations, t)._strided(),
+                _slot(tanh_cs, t)._strided(),
+                gates._strided(),
+                _slot(cs, before)._strided(),
             )
-            saved.append((h, c, activations, tanh_c))
-            h, c = h_new, c_new
-            outputs[t] = h
-        ctx.saved_steps, ctx.order, ctx.w_hh, ctx.has_bias = (
-            saved,
-            list(order),
-            w_hh,
-            b_hh is not None,
-        )
-        return stack(outputs), h, c
+        ctx.save_for_backward(hs, cs, activations, tanh_cs, w_hh)
+        ctx.reverse, ctx.has_bias = reverse, b_hh is not None
+        # The outputs share hs's memory (saved above: changing them in place
+        # before backward is reported, as for any saved tensor); the final
+        # state is a copy, as PyTorch's h_n and c_n are.
+        last = 0 if reverse else steps
+        outputs = _slots(hs, 0 if reverse else 1, steps)
+        return outputs, _slot(hs, last).clone(), _slot(cs, last).clone()
 
     @staticmethod
     def backward(ctx, d_outputs, d_h, d_c):
@@ -168,47 +182,56 @@ class LSTMLayer(Function):
             raise RuntimeError(
                 "glasstorch's nn.LSTM does not support second derivatives (create_graph=True)"
             )
-        w_hh, steps = ctx.w_hh, len(ctx.order)
-        first_c = ctx.saved_steps[0][1]
-        like = {"dtype": first_c.dtype, "device": first_c.device}
-        dh = d_h if d_h is not None else zeros(first_c.shape, **like)
-        dc = d_c if d_c is not None else zeros(first_c.shape, **like)
-        per_output = d_outputs.unbind(0) if d_outputs is not None else None
-        # Each step's gate gradient is written straight into its slice of
+        hs, cs, activations, tanh_cs, w_hh = ctx.saved_tensors
+        reverse, (steps, batch, gate_size) = ctx.reverse, activations.shape
+        hidden = gate_size // 4
+        like = {"dtype": hs.dtype, "device": hs.device}
+        dh = d_h.contiguous() if d_h is not None else zeros((batch, hidden), **like)
+        dc = d_c.contiguous() if d_c is not None else zeros((batch, hidden), **like)
+        # Each step's gate gradient is written straight into its slot of
         # d_projected (no stack of the steps afterwards).
-        first_activations = ctx.saved_steps[0][2]
-        d_projected = empty_tensor((steps, *first_activations.shape), first_activations.dtype)
-        for t, (_, c_prev, activations, tanh_c) in zip(
-            reversed(ctx.order), reversed(ctx.saved_steps)
-        ):
-            if per_output is not None:
-                dh = dh + per_output[t]
-            d_gates = d_projected[t]
-            d_c_prev = empty_tensor(c_prev.shape, c_prev.dtype)
+        d_projected = empty_tensor((steps, batch, gate_size), hs.dtype, device=hs.device)
+        for t in range(steps) if reverse else range(steps - 1, -1, -1):
+            before = t + 1 if reverse else t
+            if d_outputs is not None:
+                dh = dh + d_outputs[t]
+            d_gates = _slot(d_projected, t)
+            d_c_prev = empty_tensor((batch, hidden), hs.dtype, device=hs.device)
             kernels.lstm_cell_backward(
                 d_gates._strided(),
                 d_c_prev._strided(),
                 dh.contiguous()._strided(),
-                dc.contiguous()._strided(),
-                activations._strided(),
-                tanh_c._strided(),
-                c_prev._strided(),
+                dc._strided(),
+                _slot(activations, t)._strided(),
+                _slot(tanh_cs, t)._strided(),
+                _slot(cs, before)._strided(),
             )
             dc = d_c_prev
             dh = d_gates.matmul(w_hh)
         d_w_hh = d_b_hh = None
         if ctx.needs_input_grad[3]:
-            # One product over all steps: dW_hh = sum_t dgates_t^T h_{t-1},
-            # with the h each step started from put in step (t) order.
-            h_prev_by_step: list[Tensor] = [None] * steps  # type: ignore[list-item]
-            for t, saved_step in zip(ctx.order, ctx.saved_steps):
-                h_prev_by_step[t] = saved_step[0]
-            h_prev = stack(h_prev_by_step)
-            gate_size, hidden = w_hh.shape
+            # One product over all steps: dW_hh = sum_t dgates_t^T h_{t-1}; the
+            # states the steps started from are T consecutive slots of hs.
+            h_prev = _slots(hs, 1 if reverse else 0, steps)
             d_w_hh = d_projected.reshape(-1, gate_size).t().matmul(h_prev.reshape(-1, hidden))
         if ctx.has_bias and ctx.needs_input_grad[4]:
             d_b_hh = d_projected.sum((0, 1))
         return d_projected, dh, dc, d_w_hh, d_b_hh, None
+
+
+def _slots(buffer: Tensor, first: int, count: int) -> Tensor:
+    """Slots ``first .. first + count - 1`` of a contiguous ``(S, ...)`` buffer, as a
+    tensor of its own over the same memory (no view bookkeeping, no autograd)."""
+    stride = buffer._stride
+    offset = buffer._offset + first * stride[0]
+    return Tensor._make(buffer._storage, (count, *buffer._shape[1:]), stride, offset, buffer.dtype)
+
+
+def _slot(buffer: Tensor, index: int) -> Tensor:
+    """Slot ``index`` of a contiguous ``(S, ...)`` buffer (see :func:`_slots`)."""
+    stride = buffer._stride
+    offset = buffer._offset + index * stride[0]
+    return Tensor._make(buffer._storage, buffer._shape[1:], stride[1:], offset, buffer.dtype)
 
 
 _STEPS = {
