@@ -843,22 +843,29 @@ static void window(int64_t o, int64_t stride, int64_t pad, int64_t dil, int64_t 
                 T *yp = y + p * out_plane;                                                         \
                 int64_t *ip = idx + p * out_plane;                                                 \
                 for (int64_t oh = 0; oh < g->oh; oh++) {                                           \
-                    for (int64_t ow = 0; ow < g->ow; ow++) {                                       \
-                        const int64_t first = oh * g->sh * g->w + ow * g->sw;                      \
-                        T best = xp[first];                                                        \
-                        int64_t best_at = first;                                                   \
-                        for (int64_t kh = 0; kh < g->kh; kh++) {                                   \
-                            for (int64_t kw = (kh == 0); kw < g->kw; kw++) {                       \
-                                const int64_t pos = first + kh * g->dh * g->w + kw * g->dw;        \
+                    /* Optimization (a row of windows at a time, no branches): the */              \
+                    /* row's maxima start at each window's first tap; then each  */                \
+                    /* further tap, in the same order, updates the whole row with */               \
+                    /* a select instead of an if. Random data mispredicted that  */                \
+                    /* if about once per window, which cost more than the reads. */                \
+                    T *restrict best = yp + oh * g->ow;                                            \
+                    int64_t *restrict best_at = ip + oh * g->ow;                                   \
+                    const int64_t row = oh * g->sh * g->w, ow_n = g->ow, sw = g->sw;               \
+                    for (int64_t ow = 0; ow < ow_n; ow++) {                                        \
+                        best[ow] = xp[row + ow * sw];                                              \
+                        best_at[ow] = row + ow * sw;                                               \
+                    }                                                                              \
+                    for (int64_t kh = 0; kh < g->kh; kh++) {                                       \
+                        for (int64_t kw = (kh == 0); kw < g->kw; kw++) {                           \
+                            const int64_t tap = row + kh * g->dh * g->w + kw * g->dw;              \
+                            for (int64_t ow = 0; ow < ow_n; ow++) {                                \
+                                const int64_t pos = tap + ow * sw;                                 \
                                 const T v = xp[pos];                                               \
-                                if (v > best || v != v) {                                          \
-                                    best = v;                                                      \
-                                    best_at = pos;                                                 \
-                                }                                                                  \
+                                const int take = (v > best[ow]) | (v != v);                        \
+                                best[ow] = take ? v : best[ow];                                    \
+                                best_at[ow] = take ? pos : best_at[ow];                            \
                             }                                                                      \
                         }                                                                          \
-                        yp[oh * g->ow + ow] = best;                                                \
-                        ip[oh * g->ow + ow] = best_at;                                             \
                     }                                                                              \
                 }                                                                                  \
             }                                                                                      \
