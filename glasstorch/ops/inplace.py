@@ -156,13 +156,10 @@ def apply_inplace(target: Tensor, compute, inputs=()) -> Tensor:
 
 # ------------------------------------------ speed trick: writing in place directly
 
-#: The binary ops whose in-place forms may run their kernel straight into the target.
-DIRECT_BINARY_OPS = frozenset({"add", "sub", "mul", "div"})
-
 
 def binary_inplace(op: str, target: Tensor, other, compute) -> Tensor:
-    """``target.<op>_(other)`` for ``op`` in :data:`DIRECT_BINARY_OPS`: the same
-    as ``apply_inplace(target, compute, (other,))``, often in one kernel call.
+    """``target.<op>_(other)`` for ``op`` one of ``add``, ``sub``, ``mul``, ``div``:
+    the same as ``apply_inplace(target, compute, (other,))``, often in one kernel call.
 
     Speed trick (writing in place directly): :func:`apply_inplace` computes
     the result into a new tensor and copies it back, which for a small tensor

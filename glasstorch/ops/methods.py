@@ -20,17 +20,25 @@ from glasstorch.tensor import Tensor
 _DIM_FIRST = {"scatter", "scatter_add", "index_add", "index_copy", "index_fill"}
 
 
+#: In-place arithmetic that may take the speed trick of inplace.binary_inplace
+#: (with one operand), and the kernel op each runs.
+_DIRECT_BINARY = {
+    "add_": "add",
+    "sub_": "sub",
+    "mul_": "mul",
+    "div_": "div",
+    "__iadd__": "add",
+    "__isub__": "sub",
+    "__imul__": "mul",
+    "__itruediv__": "div",
+}
+
+
 def _inplace(function, name: str):
     """``x.name_(*args)``: compute ``function(x, *args)`` and write it back into x."""
     dim_first = name[:-1] in _DIM_FIRST
 
-    # add_, sub_, mul_, div_ (and +=, -=, *=, /=) with one operand may take
-    # the speed trick of inplace.binary_inplace.
-    direct_op = {"__iadd__": "add", "__isub__": "sub", "__imul__": "mul"}.get(name, name[:-1])
-    if name == "__itruediv__":
-        direct_op = "div"
-    if direct_op not in inplace.DIRECT_BINARY_OPS:
-        direct_op = None
+    direct_op = _DIRECT_BINARY.get(name)
 
     @functools.wraps(function)
     def method(self, *args, **kwargs):
