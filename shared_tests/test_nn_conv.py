@@ -62,6 +62,13 @@ CONV2D_CASES = [
     (1, 2, 4, 1, "same", 1, 1, False, (1, 5, 5)),  # even kernel: uneven "same" padding
     (2, 2, 3, 1, "valid", 1, 1, True, (1, 4, 4)),
     (3, 3, 3, 1, 1, 1, 3, True, (1, 4, 4)),  # depthwise
+    # Stride 1 and an output as large as the input: whole taps in one copy in
+    # im2col and col2im, and the input gradient run as a forward convolution
+    # with the flipped weight (conv.c)
+    (4, 6, 3, 1, 1, 1, 2, True, (3, 5, 7)),  # grouped
+    (2, 3, (3, 1), 1, (1, 0), 1, 1, False, (2, 5, 6)),  # one axis unpadded
+    (2, 2, 5, 1, 4, 2, 1, True, (1, 6, 6)),  # dilated
+    (2, 3, 3, 1, 2, 2, 1, True, (2, 1, 1)),  # padding wider than the image
 ]
 
 
@@ -72,6 +79,17 @@ def test_conv2d_matches_torch(case):
     torch.manual_seed(0)
     layer = torch.nn.Conv2d(cin, cout, k, s, p, d, g, bias)
     run_both(gnn.Conv2d(cin, cout, k, s, p, d, g, bias), layer, values(n, cin, h, w))
+
+
+@needs_torch
+def test_conv2d_with_several_tiles_per_image_matches_torch():
+    # 16 channels of 24 x 24: the C tier cuts each image's im2col into two
+    # tiles. The weight gradient sums 1,152 float32 products per element, in
+    # another order than PyTorch's, hence the wider tolerance.
+    torch.manual_seed(0)
+    layer = torch.nn.Conv2d(16, 4, 3, padding=1, bias=False)
+    run_both(gnn.Conv2d(16, 4, 3, padding=1, bias=False), layer, values(2, 16, 24, 24),
+             rtol=1e-4, atol=1e-4)  # fmt: skip
 
 
 @needs_torch

@@ -138,7 +138,8 @@ static void valid_range(int64_t offset, int64_t stride, int64_t size, int64_t co
     /* it (they received the neighbouring row's ends), and so are the rows    */                  \
     /* that read above or below the image. `first` is the input row of tile   */                  \
     /* row 0. The run starts at a valid element of the first valid row and    */                  \
-    /* ends at one of the last, so it never reads outside the plane.          */                  \
+    /* ends at one of the last, so it never reads outside the plane. (Taken   */                  \
+    /* only with padding narrower than the image, which col2im's twin needs.) */                  \
     static void im2col_tap_flat_##SUFFIX(const T *plane, const conv_geom *g, int64_t first,       \
                                          int64_t rows, int64_t off, int64_t lo, int64_t hi,       \
                                          T *dst)                                                   \
@@ -164,7 +165,7 @@ static void valid_range(int64_t offset, int64_t stride, int64_t size, int64_t co
     {                                                                                              \
         const int64_t ow_n = g->ow;                                                                \
         /* Optimization (whole taps in one copy, see im2col_tap_flat). */                          \
-        const int flat = g->sh == 1 && g->sw == 1 && g->ow == g->w;                                \
+        const int flat = g->sh == 1 && g->sw == 1 && g->ow == g->w && g->pw < g->w;              \
         for (int64_t c = 0; c < channels; c++) {                                                   \
             const T *plane = x + c * g->h * g->w;                                                  \
             for (int64_t kh = 0; kh < g->kh; kh++) {                                               \
@@ -237,7 +238,7 @@ static void valid_range(int64_t offset, int64_t stride, int64_t size, int64_t co
     {                                                                                              \
         const int64_t ow_n = g->ow;                                                                \
         /* Optimization (whole taps in one add, see col2im_tap_flat). */                           \
-        const int flat = g->sh == 1 && g->sw == 1 && g->ow == g->w;                                \
+        const int flat = g->sh == 1 && g->sw == 1 && g->ow == g->w && g->pw < g->w;              \
         for (int64_t c = 0; c < channels; c++) {                                                   \
             T *plane = x + c * g->h * g->w;                                                        \
             for (int64_t kh = 0; kh < g->kh; kh++) {                                               \
