@@ -544,3 +544,42 @@ def test_fill_diagonal_errors():
         lambda: torch.zeros(2, 3, 4).fill_diagonal_(1),
         match="all dimensions of input must be of equal length",
     )
+
+
+# ================================================================ edge cases
+
+
+def test_edge_cases_match_pytorch(device):
+    both(lambda T, x: (T.cummax(x, 0), T.cummin(x, 1)), np.zeros((0, 3)))
+    both(lambda T, x: (T.median(x, 0), T.nanmedian(x, 1)), np.array([[3, 1], [2, 2]]))
+    both(lambda T, x: T.quantile(x, 0.5, dim=0, keepdim=True), np.array(2.0))
+    both(lambda T, x: T.quantile(x, T.tensor(0.5, dtype=T.float64)), np.array([1.0, 2.0, 4.0]))
+    both(lambda T, x: T.hypot(x, x), np.array([1e200, -3e-200, np.inf, 0.0]))
+    both(lambda T, x: T.hypot(x, x * 0 + np.nan), np.array([np.inf, 1.0]))
+    both(lambda T, x: T.logaddexp(x, x), np.array([1e3, -1e3, 0.0], dtype=np.float32))
+    both(lambda T, x: x.tensor_split([3, 1]), np.arange(5))
+    both(lambda T, x: T.kron(x, x), np.array(2.0))
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        both(lambda T, x: (T.cov(x), T.corrcoef(x)), np.array(2.0))
+    both(lambda T, x: x.unfold(0, 1, 1), np.array(2.0))
+    both(lambda T, x: x.unfold(0, 0, 2), np.arange(5.0))
+
+
+@pytest.mark.errors
+def test_argument_errors():
+    for fg, match in [
+        (lambda T: T.frac(T.tensor([1, 2])), "\"frac_cpu\" not implemented for 'Long'"),
+        (lambda T: T.tensor_split(T.arange(5), T.tensor([1.0])), "to have dtype of long"),
+        (lambda T: T.tensor_split(T.arange(5), T.tensor([[1]])), "zero-dimensional or one-dim"),
+        (lambda T: T.linalg.cross(T.zeros(3), T.zeros(2, 3)), "same number of dimensions"),
+        (lambda T: T.vdot(T.zeros(2).double(), T.zeros(2)), "expected both vectors to have same dtype"),
+        (lambda T: T.vdot(T.zeros(2, 2), T.zeros(2, 2)), "1D tensors expected, but got 2D and 2D"),
+        (lambda T: T.dist(T.tensor([1]), T.tensor([2])), "input dtype should be either floating"),
+        (lambda T: T.atan2(T.zeros(2), 2.0), r"argument 'other' \(position 2\) must be Tensor"),
+        (lambda T: T.hypot(T.zeros(2), 2.0), r"argument 'other' \(position 2\) must be Tensor"),
+        (lambda T: T.logaddexp(T.zeros(2), 2.0), "must be Tensor, not float"),
+        (lambda T: T.heaviside(T.zeros(2), 2.0), r"argument 'values' \(position 2\) must be Tensor"),
+        (lambda T: T.logaddexp(T.tensor([1]), T.tensor([2])), "not implemented for 'Long'"),
+        (lambda T: T.tril_indices(3, 3, dtype=T.float32), "not implemented for 'Float'"),
+    ]:  # fmt: skip
+        assert_same_error(lambda fg=fg: fg(gt), lambda fg=fg: fg(torch), match=match)

@@ -29,7 +29,7 @@ from glasstorch.ops import inplace
 from glasstorch.ops.core import default_float
 from glasstorch.ops.creation import arange, ones, tensor, zeros
 from glasstorch.ops.indexing import flip
-from glasstorch.ops.pointwise import isnan, where
+from glasstorch.ops.pointwise import _check_both_tensors, isnan, where
 from glasstorch.ops.reduction import _ValuesIndices
 from glasstorch.ops.views import cat, permute
 from glasstorch.tensor import Tensor
@@ -298,6 +298,16 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple[Tens
     """
     dim = normalize_dim(dim, input.dim())
     if isinstance(indices_or_sections, Tensor):
+        if indices_or_sections.dtype is not _dtype.int64:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                f"{_type_name(indices_or_sections.dtype)}"
+            )
+        if indices_or_sections.dim() > 1:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                f"one-dimensional tensor, but got a tensor with {indices_or_sections.dim()} dims"
+            )
         if indices_or_sections.dim() == 0:
             indices_or_sections = int(indices_or_sections.item())
         else:
@@ -461,7 +471,7 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
         >>> torch.atan2(torch.tensor([1.0, -1.0]), torch.tensor([-1.0, -1.0]))
         tensor([ 2.3562, -2.3562])
     """
-    other = _as_tensor(other, input)
+    _check_both_tensors("atan2", input, other)
     dtype = _dtype.result_type(input, other)
     if not dtype.is_floating_point:
         dtype = default_float()
@@ -474,6 +484,7 @@ arctan2 = atan2
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """``log(exp(input) + exp(other))`` without overflow: ``max + log1p(exp(-|input - other|))``."""
+    _check_both_tensors("logaddexp", input, other)
     for t in (input, other):
         if not t.dtype.is_floating_point:
             raise NotImplementedError(
@@ -486,15 +497,23 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:
-    """``sqrt(input**2 + other**2)``, elementwise.
+    """``sqrt(input**2 + other**2)``, elementwise, without overflow.
 
-    Computed as written, so it overflows for numbers near the square root of
-    the dtype's largest value, where PyTorch's scaled kernel does not.
+    Both are divided by the larger magnitude ``m`` before squaring, and the
+    root multiplied by ``m`` again (about ten elementwise ops where PyTorch
+    calls libm's ``hypot``).
     """
+    _check_both_tensors("hypot", input, other)
     for t in (input, other):
         if not t.dtype.is_floating_point:
             raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{_type_name(t.dtype)}'")
-    return (input * input + other * other).sqrt()
+    a, b = input.abs(), other.abs()
+    largest = a.maximum(b)
+    safe = where((largest == 0) | (largest == math.inf), 1.0, largest)
+    x, y = a / safe, b / safe
+    scaled = largest * (x * x + y * y).sqrt()
+    infinite = (a == math.inf) | (b == math.inf)  # inf even beside a NaN, as C's hypot
+    return where(infinite, math.inf, where(largest == 0, largest, scaled))
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
@@ -519,7 +538,9 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
 
 
 def frac(input: Tensor) -> Tensor:
-    """The fractional part, ``input - trunc(input)`` (its sign is the input's)."""
+    """The fractional part, ``input - trunc(input)`` (its sign is the input's); floats only."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{_type_name(input.dtype)}'")
     return input - input.trunc()
 
 
@@ -589,6 +610,11 @@ def rad2deg(input: Tensor) -> Tensor:
 
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """The step function: 0 for negative ``input``, 1 for positive, ``values`` where it is 0."""
+    if not isinstance(values, Tensor):
+        raise TypeError(
+            f"heaviside(): argument 'values' (position 2) must be Tensor, not "
+            f"{type(values).__name__}"
+        )
     if input.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     step = (input > 0).to(input.dtype)
@@ -608,8 +634,9 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
 
 def _running_extreme(input: Tensor, dim: int, largest: bool, result):
     dim = normalize_dim(dim, builtins.max(input.dim(), 1))
-    if input.dim() == 0:
-        return result(input.clone(), zeros((), dtype=_dtype.int64, device=input.device))
+    if input.dim() == 0 or input.numel() == 0:
+        indices = zeros(input.shape, dtype=_dtype.int64, device=input.device)
+        return result(input.clone(), indices)
     with_grad = input
     work = input.detach()
     if work.dtype is _dtype.bool_:
@@ -677,10 +704,8 @@ def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool):
     _check_nonempty_dim(input, dim, name)
     length = input.shape[dim]
     values, order = input.detach().sort(dim, stable=True)  # NaN sorts last
-    if input.dtype.is_floating_point:
-        nans = isnan(input.detach()).sum(dim, keepdim=True)
-    else:
-        nans = zeros((1,) * input.dim(), dtype=_dtype.int64, device=input.device)
+    detached = input.detach()
+    nans = (detached != detached).sum(dim, keepdim=True)  # NaN is the only x != x
     numbers = length - nans
     if ignore_nan:
         # an all-NaN row gives its middle element, as PyTorch
@@ -782,15 +807,13 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
 def _shape_quantile(out, input, dim, dim_out, keepdim, scalar_q):
     """Reshape the ``(Q, R)`` result: q's dim first, then the input's dims (``dim`` kept or not)."""
     count = out.shape[0]
-    if dim is None:
+    if dim is None or input.dim() == 0:
         shape = [1] * input.dim() if keepdim else []
     else:
-        shape = list(input.shape) if input.dim() else [1]
+        shape = list(input.shape)
         shape[dim_out] = 1
         if not keepdim:
             del shape[dim_out]
-            if input.dim() == 0:
-                shape = []
     out = out.reshape(count, *shape)
     return out.squeeze(0) if scalar_q else out
 
@@ -916,6 +939,11 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
         raise RuntimeError(
             f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors"
         )
+    if input.dtype is not other.dtype:
+        raise RuntimeError(
+            "dot : expected both vectors to have same dtype, but found "
+            f"{_type_name(input.dtype)} and {_type_name(other.dtype)}"
+        )
     return input.dot(other)
 
 
@@ -984,10 +1012,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
 def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     """``torch.linalg.cross``: the cross product of 3-vectors along ``dim`` (default -1)."""
     if input.dim() != other.dim():
-        raise RuntimeError(
-            f"linalg.cross: inputs must have the same number of dimensions. Got {input.dim()} "
-            f"and {other.dim()}"
-        )
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     shape = broadcast_shapes(input.shape, other.shape)
     dim = normalize_dim(dim, len(shape))
     if input.shape[dim] != 3 or other.shape[dim] != 3:
@@ -1049,7 +1074,13 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """The ``p``-norm of ``input - other`` (broadcast), as a 0-d tensor."""
     from glasstorch.linalg import vector_norm
 
-    return vector_norm(input - other, p)
+    difference = input - other
+    if not difference.dtype.is_floating_point:
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. Got "
+            f"{_type_name(difference.dtype)} instead."
+        )
+    return vector_norm(difference, p)
 
 
 def cov(
@@ -1096,10 +1127,17 @@ def cov(
         else:
             norm = total - correction * (weights * aweights.to(x.dtype)).sum() / total
         product = (centered * weights) @ centered.t()
-    if not isinstance(norm, Tensor):
-        norm = builtins.max(norm, 0)
-    else:
+    if isinstance(norm, Tensor):
         norm = norm.clamp_min(0)
+    else:
+        if norm <= 0:
+            warnings.warn(
+                "cov(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                "number of observations.",
+                UserWarning,
+                stacklevel=2,
+            )
+        norm = builtins.max(norm, 0)
     out = product / norm
     return out.reshape(()) if input.dim() < 2 else out
 
