@@ -12,6 +12,11 @@ Functions written here are the ``Tensor.unfold`` view (its geometry is new) and
 ``atan`` kernel) and whose derivative is written out so that it is exact.
 Where a composition costs more than PyTorch's dedicated kernel, the docstring
 says so.
+
+One visible difference follows from composing: a result's ``grad_fn`` is the
+node of its last part (``WhereBackward0`` for ``logaddexp``, ``GatherBackward0``
+for ``cummax``), where PyTorch names a node after the function
+(``LogaddexpBackward0``). The gradients are the same.
 """
 
 from __future__ import annotations
@@ -91,8 +96,8 @@ def _named(name: str, fields: list[str]):
     return type(name, (_ValuesIndices, namedtuple(name, fields)), {"__slots__": ()})
 
 
-_cummax = _named("cummax", ["values", "indices"])
-_cummin = _named("cummin", ["values", "indices"])
+_CummaxResult = _named("cummax", ["values", "indices"])
+_CumminResult = _named("cummin", ["values", "indices"])
 _MedianResult = _named("median", ["values", "indices"])
 _NanMedianResult = _named("nanmedian", ["values", "indices"])
 
@@ -124,7 +129,8 @@ def _as_tensor(value, like: Tensor) -> Tensor:
     return value if isinstance(value, Tensor) else tensor(value, device=like.device)
 
 
-def _dims_list(dims, ndim: int, name: str) -> list[int]:
+def _dims_list(dims, ndim: int) -> list[int]:
+    """An int or a sequence of dims, each made non-negative."""
     dims = [dims] if isinstance(dims, int) else list(dims)
     return [normalize_dim(d, ndim) for d in dims]
 
@@ -148,8 +154,8 @@ def movedim(input: Tensor, source, destination) -> Tensor:
         torch.Size([3, 4, 2])
     """
     ndim = input.dim()
-    src = _dims_list(source, builtins.max(ndim, 1), "source")
-    dst = _dims_list(destination, builtins.max(ndim, 1), "destination")
+    src = _dims_list(source, builtins.max(ndim, 1))
+    dst = _dims_list(destination, builtins.max(ndim, 1))
     if len(src) != len(dst):
         raise RuntimeError(
             f"movedim: Invalid source or destination dims: source ({src} dims) should contain "
@@ -672,12 +678,12 @@ def cummax(input: Tensor, dim: int):
         values=tensor([1, 3, 3, 3]),
         indices=tensor([0, 1, 1, 3]))
     """
-    return _running_extreme(input, dim, True, _cummax)
+    return _running_extreme(input, dim, True, _CummaxResult)
 
 
 def cummin(input: Tensor, dim: int):
     """Running minimum along ``dim`` and where it was found (see :func:`cummax`)."""
-    return _running_extreme(input, dim, False, _cummin)
+    return _running_extreme(input, dim, False, _CumminResult)
 
 
 # ============================================================ order statistics
