@@ -714,8 +714,8 @@ def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool):
     nans = (detached != detached).sum(dim, keepdim=True)  # NaN is the only x != x
     numbers = length - nans
     if ignore_nan:
-        # an all-NaN row gives its middle element, as PyTorch
-        rank = where(numbers == 0, (length - 1) // 2, (numbers - 1) // 2)
+        # an all-NaN slice gives its first element (PyTorch: whichever NaN its selection leaves)
+        rank = ((numbers - 1) // 2).clamp_min(0)
     else:  # a NaN anywhere is the median: the first NaN in sorted order
         rank = where(nans > 0, numbers, (length - 1) // 2)
     indices = order.gather(dim, rank)
@@ -742,7 +742,11 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False):
 
 
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):
-    """:func:`median` ignoring NaN (NaN only where every element is NaN)."""
+    """:func:`median` ignoring NaN (NaN only where every element is NaN).
+
+    For a slice of NaN only, the index is its first element's; PyTorch's is
+    whichever NaN its selection algorithm leaves in the middle.
+    """
     return _median(input, dim, keepdim, ignore_nan=True)
 
 
