@@ -253,6 +253,55 @@ from glasstorch.ops.legacy import (  # noqa: E402
     IntTensor,
     LongTensor,
 )
+from glasstorch.ops.more_math import (  # noqa: E402
+    addbmm,
+    addcdiv,
+    addcmul,
+    addmv,
+    aminmax,
+    arctan2,
+    atan2,
+    column_stack,
+    copysign,
+    corrcoef,
+    cov,
+    cross,
+    cummax,
+    cummin,
+    deg2rad,
+    diag_embed,
+    dist,
+    dstack,
+    fliplr,
+    flipud,
+    fmod,
+    frac,
+    heaviside,
+    hstack,
+    hypot,
+    inner,
+    kron,
+    logaddexp,
+    logit,
+    median,
+    moveaxis,
+    movedim,
+    nanmean,
+    nanmedian,
+    nanquantile,
+    nansum,
+    quantile,
+    rad2deg,
+    rot90,
+    sgn,
+    signbit,
+    tensor_split,
+    tril_indices,
+    triu_indices,
+    vdot,
+    vstack,
+    xlogy,
+)
 from glasstorch.ops.sampling import bernoulli, multinomial, normal  # noqa: E402
 from glasstorch.ops.shaping import (  # noqa: E402
     cumprod,
@@ -349,6 +398,7 @@ def numel(input: Tensor) -> _builtins.int:
 
 # The training stack, imported last: these packages build on everything above.
 from glasstorch import datasets, nn, optim, profiler, utils  # noqa: E402
+from glasstorch.nn.functional import cosine_similarity  # noqa: E402
 from glasstorch.serialization import load, save  # noqa: E402
 from glasstorch.utils.dlpack import from_dlpack  # noqa: E402
 

@@ -163,3 +163,13 @@ def tensor_norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=N
     if p == "nuc":
         return matrix_norm(input, "nuc")
     return vector_norm(input, 2 if p in ("fro", None) else p, dim, keepdim, dtype=dtype)
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """The cross product of 3-vectors along ``dim`` (default -1), broadcasting the rest.
+
+    Both inputs must have the same number of dimensions, and ``dim`` size 3.
+    """
+    from glasstorch.ops.more_math import linalg_cross
+
+    return linalg_cross(input, other, dim=dim)

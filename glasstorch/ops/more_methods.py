@@ -53,3 +53,24 @@ for _name in [
     "nan_to_num", "nan_to_num_", "unique", "unique_consecutive",
 ]:  # fmt: skip
     setattr(Tensor, _name, getattr(counting, _name))
+
+# More math, layout and statistics (glasstorch/ops/more_math.py).
+from glasstorch.ops import composites, more_math  # noqa: E402
+
+for _name in [
+    "addbmm", "addcdiv", "addcmul", "addmv", "aminmax", "arctan2", "atan2", "copysign",
+    "corrcoef", "cov", "cross", "cummax", "cummin", "deg2rad", "diag_embed", "dist",
+    "fliplr", "flipud", "fmod", "frac", "heaviside", "hypot", "index_fill", "index_fill_",
+    "inner", "kron", "logaddexp", "logit", "median", "moveaxis", "movedim", "nanmean",
+    "nanmedian", "nanquantile", "nansum", "quantile", "rad2deg", "rot90", "sgn", "signbit",
+    "tensor_split", "unfold", "vdot", "xlogy", "fill_diagonal_",
+]:  # fmt: skip
+    setattr(Tensor, _name, getattr(more_math, _name))
+
+# In-place forms: computed out of place, then written back into the tensor.
+for _name in [
+    "addcdiv", "addcmul", "atan2", "arctan2", "copysign", "deg2rad", "fmod", "frac",
+    "hypot", "lerp", "logit", "rad2deg", "sgn", "xlogy", "heaviside",
+]:  # fmt: skip
+    _function = getattr(more_math, _name, None) or getattr(composites, _name)
+    setattr(Tensor, _name + "_", _inplace(_function, _name + "_"))
