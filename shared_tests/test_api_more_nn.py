@@ -1,6 +1,7 @@
 """nn layers and functions from tutorials and courses: local response norm, channel and alpha
 dropouts, Softmax2d, the upsampling aliases, channel shuffle, RReLU, five more losses,
-Gumbel-softmax, max-unpooling, power-average pooling, Conv3d and BatchNorm3d. Forward and backward against PyTorch from the same inputs
+Gumbel-softmax, max-unpooling, power-average pooling, Conv3d, BatchNorm3d and the hook-based
+weight and spectral normalisations. Forward and backward against PyTorch from the same inputs
 and weights, repr, PyTorch's errors, gradcheck in float64; the random layers by their
 statistics and structure."""
 
@@ -459,4 +460,75 @@ def test_batch_norm3d_matches_pytorch(device):
         lambda: gnn.BatchNorm3d(3)(gt.zeros(2, 3, 4, 4)),
         lambda: torch.nn.BatchNorm3d(3)(torch.zeros(2, 3, 4, 4)),
         match="expected 5D input",
+    )
+
+
+# ====================================================== weight and spectral norm
+
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_weight_norm_matches_pytorch(device, dim):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        tm = torch.nn.utils.weight_norm(torch.nn.Conv2d(2, 3, 2), dim=dim)
+        gm = gnn.utils.weight_norm(gnn.Conv2d(2, 3, 2), dim=dim)
+    assert [n for n, _ in gm.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    assert gm.weight_g.shape == tm.weight_g.shape
+    gm = copy_weights(gm, tm, device)
+    run_both(gm, tm, [values(2, 2, 4, 4)])
+    assert_close(gm.weight_g.grad, tm.weight_g.grad, rtol=1e-4, atol=1e-5)
+    assert_close(gm.weight_v.grad, tm.weight_v.grad, rtol=1e-4, atol=1e-5)
+    gnn.utils.remove_weight_norm(gm)
+    torch.nn.utils.remove_weight_norm(tm)
+    assert sorted(gm.state_dict()) == sorted(tm.state_dict())
+    assert_close(gm.weight, tm.weight.detach(), rtol=1e-5, atol=1e-6)
+
+
+def test_spectral_norm_matches_pytorch(device):
+    tm = torch.nn.utils.spectral_norm(torch.nn.Linear(5, 4), n_power_iterations=2)
+    gm = gnn.utils.spectral_norm(gnn.Linear(5, 4), n_power_iterations=2)
+    assert list(gm.state_dict()) == list(tm.state_dict())
+    assert_close(gm.weight_u.norm(), np.float32(1.0), rtol=1e-5)
+    gm = copy_weights(gm, tm, device)
+    for _ in range(2):  # training: power iteration refines u and v in place
+        run_both(gm, tm, [values(3, 5)], rtol=1e-4)
+        assert_close(gm.weight_u, tm.weight_u, rtol=1e-4, atol=1e-5)
+        assert_close(gm.weight_v, tm.weight_v, rtol=1e-4, atol=1e-5)
+        assert_close(gm.weight_orig.grad, tm.weight_orig.grad, rtol=1e-4, atol=1e-5)
+    gm.eval(), tm.eval()
+    run_both(gm, tm, [values(3, 5)], rtol=1e-4)
+    # The normalised weight's largest singular value is about 1.
+    sigma = np.linalg.svd(gm.weight.detach().cpu().numpy(), compute_uv=False)[0]
+    assert abs(sigma - 1) < 0.2
+    gnn.utils.remove_spectral_norm(gm)
+    assert sorted(n for n, _ in gm.named_parameters()) == ["bias", "weight"]
+
+
+def test_spectral_norm_transposed_conv_uses_dim_1(device):
+    tm = torch.nn.utils.spectral_norm(torch.nn.ConvTranspose2d(3, 5, 2))
+    gm = gnn.utils.spectral_norm(gnn.ConvTranspose2d(3, 5, 2))
+    assert gm.weight_u.shape == tm.weight_u.shape == (5,)
+    gm = copy_weights(gm, tm, device)
+    gm.eval(), tm.eval()
+    run_both(gm, tm, [values(1, 3, 3, 3)], rtol=1e-4)
+
+
+@pytest.mark.errors
+def test_norm_hook_errors():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        assert_same_error(
+            lambda: gnn.utils.weight_norm(gnn.utils.weight_norm(gnn.Linear(2, 2))),
+            lambda: torch.nn.utils.weight_norm(torch.nn.utils.weight_norm(torch.nn.Linear(2, 2))),
+            match="Cannot register two weight_norm hooks",
+        )
+    assert_same_error(
+        lambda: gnn.utils.spectral_norm(gnn.Linear(2, 2), n_power_iterations=0),
+        lambda: torch.nn.utils.spectral_norm(torch.nn.Linear(2, 2), n_power_iterations=0),
+        match="Expected n_power_iterations to be positive",
+    )
+    assert_same_error(
+        lambda: gnn.utils.remove_spectral_norm(gnn.Linear(2, 2)),
+        lambda: torch.nn.utils.remove_spectral_norm(torch.nn.Linear(2, 2)),
+        match="spectral_norm of 'weight' not found",
     )
