@@ -1,9 +1,9 @@
 """nn layers and functions from tutorials and courses: local response norm, channel and alpha
 dropouts, Softmax2d, the upsampling aliases, channel shuffle, RReLU, five more losses,
-Gumbel-softmax, max-unpooling, power-average pooling, Conv3d, BatchNorm3d and the hook-based
-weight and spectral normalisations. Forward and backward against PyTorch from the same inputs
-and weights, repr, PyTorch's errors, gradcheck in float64; the random layers by their
-statistics and structure."""
+Gumbel-softmax, max-unpooling, power-average and 3-D adaptive pooling, Conv3d, BatchNorm3d
+and the hook-based weight and spectral normalisations. Forward and backward against PyTorch
+from the same inputs and weights, repr, PyTorch's errors, gradcheck in float64; the random
+layers by their statistics and structure."""
 
 from __future__ import annotations
 
@@ -376,6 +376,19 @@ def test_lp_pool_matches_pytorch(device, norm_type, kwargs):
     run_both(gnn.LPPool1d(norm_type, k), torch.nn.LPPool1d(norm_type, k), [x[0]], rtol=1e-4)
 
 
+@pytest.mark.parametrize("size", [(1, 1, 1), 2, (3, None, 2)])
+def test_adaptive_pool3d_matches_pytorch(device, size):
+    x = values(2, 3, 5, 4, 6)
+    run_both(gnn.AdaptiveAvgPool3d(size), torch.nn.AdaptiveAvgPool3d(size), [x])
+    run_both(gnn.AdaptiveMaxPool3d(size), torch.nn.AdaptiveMaxPool3d(size), [x])
+    run_both(gnn.AdaptiveAvgPool3d(size), torch.nn.AdaptiveAvgPool3d(size), [x[0]])
+    _, got = F.adaptive_max_pool3d(on_test_device(x[0]), size, return_indices=True)
+    _, want = torch.nn.functional.adaptive_max_pool3d(torch.tensor(x[0]), size, return_indices=True)
+    assert_close(got, want)
+    assert repr(gnn.AdaptiveMaxPool3d(size)) == repr(torch.nn.AdaptiveMaxPool3d(size))
+    assert repr(gnn.AdaptiveAvgPool3d(size)) == repr(torch.nn.AdaptiveAvgPool3d(size))
+
+
 @pytest.mark.gradcheck
 def test_pool_gradchecks(device):
     x = on_test_device(np.abs(values(1, 2, 4, 5, dtype=np.float64)) + 0.2, requires_grad=True)
@@ -385,6 +398,9 @@ def test_pool_gradchecks(device):
     assert gradcheck(lambda y: F.max_unpool2d(y, idx, 2, output_size=(4, 5)), (y,))
     z = on_test_device(values(2, 6, 3, 2, dtype=np.float64), requires_grad=True)
     assert gradcheck(lambda z: F.local_response_norm(z, 3, alpha=0.5, k=1.5), (z,))
+    v = on_test_device(values(1, 2, 3, 4, 3, dtype=np.float64), requires_grad=True)
+    assert gradcheck(lambda v: F.adaptive_avg_pool3d(v, (2, 3, 2)), (v,))
+    assert gradcheck(lambda v: F.adaptive_max_pool3d(v, (2, 2, 2)), (v,))
 
 
 @pytest.mark.errors
@@ -406,6 +422,16 @@ def test_pooling_and_shuffle_errors():
         lambda: F.local_response_norm(gt.zeros(2, 3), 2),
         lambda: torch.nn.functional.local_response_norm(torch.zeros(2, 3), 2),
         match="Expected 3D or higher dimensionality",
+    )
+    assert_same_error(
+        lambda: F.adaptive_avg_pool3d(gt.zeros(2, 3, 4), 2),
+        lambda: torch.nn.functional.adaptive_avg_pool3d(torch.zeros(2, 3, 4), 2),
+        match=r"adaptive_avg_pool3d\(\): Expected 4D or 5D tensor, but got \[2, 3, 4\]",
+    )
+    assert_same_error(
+        lambda: F.adaptive_max_pool3d(gt.zeros(2, 3, 4), 2),
+        lambda: torch.nn.functional.adaptive_max_pool3d(torch.zeros(2, 3, 4), 2),
+        match=r"adaptive_max_pool3d\(\): Expected 4D or 5D tensor",
     )
     assert_same_error(
         lambda: gnn.Softmax2d()(gt.zeros(2, 3)),

@@ -234,6 +234,8 @@ __all__ += _MORE_LAYERS
 # Layers from tutorials and courses.
 from glasstorch.nn.modules import (  # noqa: E402
     _TUTORIAL_LAYERS,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool3d,
     AlphaDropout,
     BatchNorm3d,
     ChannelShuffle,

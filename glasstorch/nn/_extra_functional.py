@@ -2,7 +2,7 @@
 
 Local response normalisation, the channel-wise and alpha dropouts, randomised
 leaky ReLU, channel shuffle, the deprecated ``upsample`` aliases, Gumbel-softmax,
-max-unpooling, power-average pooling, 3-D convolution and five more losses
+max-unpooling, power-average and 3-D adaptive pooling, 3-D convolution and five more losses
 (soft margin, multi-label soft margin, multi-class margin, Poisson and Gaussian
 negative log-likelihood).
 
@@ -26,6 +26,8 @@ from glasstorch.ops.views import cat
 from glasstorch.tensor import Tensor
 
 __all__ = [
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool3d",
     "alpha_dropout",
     "channel_shuffle",
     "conv3d",
@@ -571,6 +573,98 @@ def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride=None, ce
 
     out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return (out.sign() * out.abs().relu()).mul(kernel_size).pow(1.0 / norm_type)
+
+
+def _size_list(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """Average pooling of a volume to a fixed output size, as :class:`nn.AdaptiveAvgPool3d`.
+
+    Output cell ``(i, j, k)`` averages input depths ``floor(i * D / OD)`` to
+    ``ceil((i + 1) * D / OD)`` (excluded), rows and columns alike. An average
+    over a box is an average over its depths of averages over its planes, so
+    this is :func:`adaptive_avg_pool2d` over ``(H, W)`` and then
+    :func:`adaptive_avg_pool1d` over ``D`` (one more pass than PyTorch's kernel).
+
+    Args:
+        input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        output_size: ``O`` for a cube, or ``(OD, OH, OW)``; None keeps that size.
+
+    Shape:
+        - Output: ``(N, C, OD, OH, OW)``.
+
+    Examples::
+
+        >>> F.adaptive_avg_pool3d(torch.randn(2, 3, 5, 6, 7), (1, 2, 3)).shape
+        torch.Size([2, 3, 1, 2, 3])
+    """
+    from glasstorch.nn._more_functional import _output_sizes, adaptive_avg_pool1d
+
+    if input.dim() not in (4, 5):
+        raise RuntimeError(
+            f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {_size_list(input.shape)}"
+        )
+    if input.dim() == 4:
+        return adaptive_avg_pool3d(input.unsqueeze(0), output_size)[0]
+    out_d, out_h, out_w = _output_sizes(output_size, input, 3)
+    n, c, d, h, w = input.shape
+    planes = conv.adaptive_avg_pool2d(input.reshape(n, c * d, h, w), (out_h, out_w))
+    rows = planes.reshape(n, c, d, out_h, out_w).permute(0, 1, 3, 4, 2)
+    pooled = adaptive_avg_pool1d(rows.reshape(n, c * out_h * out_w, d), out_d)
+    return pooled.reshape(n, c, out_h, out_w, out_d).permute(0, 1, 4, 2, 3).contiguous()
+
+
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    """Max pooling of a volume to a fixed output size, as :class:`nn.AdaptiveMaxPool3d`.
+
+    The windows are those of :func:`adaptive_avg_pool3d`. Each output cell is
+    the ``max`` of its box, flattened, and the index of the maximum becomes a
+    flat position in the input's ``D x H x W`` volume, which is what PyTorch
+    returns. One slice and reduction per output cell: fine for the small
+    outputs (often ``(1, 1, 1)``) this is used for, slower than PyTorch's
+    kernel for large ones.
+
+    Args:
+        input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        output_size: ``O`` for a cube, or ``(OD, OH, OW)``; None keeps that size.
+        return_indices: also return each maximum's flat position in its volume.
+
+    Shape:
+        - Output: ``(N, C, OD, OH, OW)``.
+
+    Examples::
+
+        >>> F.adaptive_max_pool3d(torch.randn(2, 3, 5, 6, 7), 2).shape
+        torch.Size([2, 3, 2, 2, 2])
+    """
+    from glasstorch.nn._more_functional import _output_sizes, _window
+    from glasstorch.ops.views import stack
+
+    if input.dim() not in (4, 5):
+        raise RuntimeError(
+            f"adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: {_size_list(input.shape)}"
+        )
+    out_sizes = _output_sizes(output_size, input, 3)
+    d, h, w = input.shape[-3:]
+    values, positions = [], []
+    for i in range(out_sizes[0]):
+        front, back = _window(i, d, out_sizes[0])
+        for j in range(out_sizes[1]):
+            top, bottom = _window(j, h, out_sizes[1])
+            for k in range(out_sizes[2]):
+                left, right = _window(k, w, out_sizes[2])
+                box = input[..., front:back, top:bottom, left:right]
+                best, at = box.reshape(*box.shape[:-3], -1).max(-1)
+                rows, cols = bottom - top, right - left
+                depth, rest = at // (rows * cols), at % (rows * cols)
+                row, col = rest // cols, rest % cols
+                positions.append(((front + depth) * h + top + row) * w + left + col)
+                values.append(best)
+    shape = (*input.shape[:-3], *out_sizes)
+    out = stack(values, -1).reshape(shape)
+    return (out, stack(positions, -1).reshape(shape)) if return_indices else out
 
 
 # ============================================================== convolution

@@ -1411,11 +1411,13 @@ __all__ += _more_names
 
 # The functions of glasstorch.nn._extra_functional (local response norm, channel and
 # alpha dropouts, rrelu, channel shuffle, gumbel-softmax, max-unpooling, power-average
-# pooling, conv3d, and the margin, Poisson and Gaussian losses).
+# and 3-D adaptive pooling, conv3d, and the margin, Poisson and Gaussian losses).
 from glasstorch.nn._extra_functional import (  # noqa: E402
     __all__ as _extra_names,
 )
 from glasstorch.nn._extra_functional import (  # noqa: E402, F401 - re-exported
+    adaptive_avg_pool3d,
+    adaptive_max_pool3d,
     alpha_dropout,
     channel_shuffle,
     conv3d,

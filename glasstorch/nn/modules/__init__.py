@@ -209,7 +209,7 @@ __all__ += _MORE_LAYERS
 
 # Layers from tutorials and courses (local response norm, channel and alpha dropouts,
 # upsampling aliases, channel shuffle, rrelu, five more losses, unpooling, power-average
-# pooling, 3-D convolution and batch norm).
+# and 3-D adaptive pooling, 3-D convolution and batch norm).
 from glasstorch.nn.modules.activation import RReLU, Softmax2d  # noqa: E402
 from glasstorch.nn.modules.batchnorm import BatchNorm3d  # noqa: E402
 from glasstorch.nn.modules.conv import Conv3d  # noqa: E402
@@ -229,6 +229,8 @@ from glasstorch.nn.modules.loss import (  # noqa: E402
 from glasstorch.nn.modules.normalization import LocalResponseNorm  # noqa: E402
 from glasstorch.nn.modules.padding import ChannelShuffle  # noqa: E402
 from glasstorch.nn.modules.pooling import (  # noqa: E402
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool3d,
     LPPool1d,
     LPPool2d,
     MaxUnpool1d,
@@ -240,6 +242,8 @@ from glasstorch.nn.modules.upsampling import (  # noqa: E402
 )
 
 _TUTORIAL_LAYERS = [
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool3d",
     "AlphaDropout",
     "BatchNorm3d",
     "ChannelShuffle",

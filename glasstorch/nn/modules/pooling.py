@@ -485,3 +485,49 @@ class LPPool2d(_LPPoolNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Average pooling of a volume to a fixed output size, whatever the input's:
+    see :func:`F.adaptive_avg_pool3d <glasstorch.nn.functional.adaptive_avg_pool3d>`.
+
+    Args:
+        output_size: ``O`` (a cube) or ``(OD, OH, OW)``; None keeps that input size.
+
+    Shape:
+        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        - Output: ``(N, C, OD, OH, OW)``.
+
+    Examples::
+
+        >>> nn.AdaptiveAvgPool3d((1, 1, 1))(torch.randn(2, 64, 4, 7, 7)).shape
+        torch.Size([2, 64, 1, 1, 1])
+    """
+
+    def __init__(self, output_size) -> None:
+        super().__init__(output_size)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptivePool):
+    """Max pooling of a volume to a fixed output size, whatever the input's:
+    see :func:`F.adaptive_max_pool3d <glasstorch.nn.functional.adaptive_max_pool3d>`.
+
+    Args:
+        output_size: ``O`` (a cube) or ``(OD, OH, OW)``; None keeps that input size.
+        return_indices: also return each maximum's flat position in its volume. Default: False.
+
+    Shape:
+        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        - Output: ``(N, C, OD, OH, OW)``.
+
+    Examples::
+
+        >>> nn.AdaptiveMaxPool3d((1, 2, 2))(torch.randn(1, 4, 5, 8, 8)).shape
+        torch.Size([1, 4, 1, 2, 2])
+    """
+
+    def forward(self, input: Tensor):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
