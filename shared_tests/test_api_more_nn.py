@@ -23,6 +23,13 @@ pytestmark = [pytest.mark.nn, needs_torch, pytest.mark.usefixtures("default_devi
 RNG = np.random.default_rng(2027)
 
 
+@pytest.fixture(autouse=True)
+def _seeded():
+    """Seed both generators, so PyTorch's initial weights and glasstorch's draws repeat."""
+    torch.manual_seed(0)
+    gt.manual_seed(0)
+
+
 def values(*shape, dtype=np.float32):
     return RNG.standard_normal(shape).astype(dtype)
 
@@ -154,6 +161,15 @@ def test_feature_alpha_dropout_drops_whole_channels(device):
     y = gnn.FeatureAlphaDropout(0.5)(gt.zeros(30, 20, 3, 3)).cpu().numpy().reshape(600, 9)
     assert np.all(np.ptp(y, axis=1) == 0)
     assert len(np.unique(y.round(5))) == 2
+
+
+def test_dropout3d_of_other_ranks_warns_and_takes_one_sample(device):
+    gt.manual_seed(4)
+    with pytest.warns(UserWarning, match="Received a 3-D input to dropout3d"):
+        y = F.dropout3d(gt.ones(300, 4, 5), 0.5).cpu().numpy()
+    # Unbatched: one draw per entry of the first dimension (the channels).
+    assert np.all(np.ptp(y.reshape(300, -1), axis=1) == 0)
+    assert 0.35 < (y[:, 0, 0] == 0).mean() < 0.65
 
 
 @pytest.mark.errors
@@ -523,9 +539,16 @@ def test_spectral_norm_matches_pytorch(device):
         assert_close(gm.weight_orig.grad, tm.weight_orig.grad, rtol=1e-4, atol=1e-5)
     gm.eval(), tm.eval()
     run_both(gm, tm, [values(3, 5)], rtol=1e-4)
-    # The normalised weight's largest singular value is about 1.
+    # weight = weight_orig / (u . W v), with the stored u and v.
+    w, u, v = (t.detach().cpu().numpy() for t in (gm.weight_orig, gm.weight_u, gm.weight_v))
+    assert_close(gm.weight, w / (u @ w @ v), rtol=1e-5, atol=1e-6)
+    # Power iteration converges: the normalised weight's largest singular value nears 1.
+    gm.train()
+    with gt.no_grad():
+        for _ in range(30):
+            gm(on_test_device(values(1, 5)))
     sigma = np.linalg.svd(gm.weight.detach().cpu().numpy(), compute_uv=False)[0]
-    assert abs(sigma - 1) < 0.2
+    assert abs(sigma - 1) < 1e-3
     gnn.utils.remove_spectral_norm(gm)
     assert sorted(n for n, _ in gm.named_parameters()) == ["bias", "weight"]
 

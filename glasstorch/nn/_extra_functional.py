@@ -186,7 +186,8 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
             "and an optional batch dimension (i.e. 4D or 5D inputs).",
             stacklevel=2,
         )
-    return _feature_dropout(input, p, training, inplace, batched=input.dim() != 4)
+    # Only a 5-D input has a batch dimension; any other is one sample, as in PyTorch.
+    return _feature_dropout(input, p, training, inplace, batched=input.dim() == 5)
 
 
 # SELU's negative saturation value, -scale * alpha: the value alpha dropout drops to.
