@@ -20,6 +20,7 @@ import warnings
 
 from glasstorch.nn import _convolution as conv
 from glasstorch.nn._more_functional import _legacy, _reduce
+from glasstorch.ops.creation import full as _filled
 from glasstorch.ops.creation import rand, zeros
 from glasstorch.ops.pointwise import where
 from glasstorch.ops.views import cat
@@ -945,7 +946,7 @@ def gaussian_nll_loss(
     if isinstance(var, (int, float)):
         if var < 0:
             raise ValueError("var has negative entry/entries")
-        var = input.detach() * 0.0 + float(var)
+        var = _filled(tuple(input.shape), float(var), dtype=input.dtype, device=input.device)
     elif bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
     if tuple(var.shape) != tuple(input.shape):
