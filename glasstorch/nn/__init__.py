@@ -230,3 +230,33 @@ from glasstorch.nn.modules import (  # noqa: E402
 )
 
 __all__ += _MORE_LAYERS
+
+# Layers from tutorials and courses.
+from glasstorch.nn.modules import (  # noqa: E402
+    _TUTORIAL_LAYERS,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool3d,
+    AlphaDropout,
+    BatchNorm3d,
+    ChannelShuffle,
+    Conv3d,
+    Dropout1d,
+    Dropout3d,
+    FeatureAlphaDropout,
+    GaussianNLLLoss,
+    LocalResponseNorm,
+    LPPool1d,
+    LPPool2d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PoissonNLLLoss,
+    RReLU,
+    SoftMarginLoss,
+    Softmax2d,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
+
+__all__ += _TUTORIAL_LAYERS

@@ -1408,3 +1408,37 @@ from glasstorch.nn._more_functional import threshold as _threshold  # noqa: E402
 globals()["threshold"] = _threshold
 
 __all__ += _more_names
+
+# The functions of glasstorch.nn._extra_functional (local response norm, channel and
+# alpha dropouts, rrelu, channel shuffle, gumbel-softmax, max-unpooling, power-average
+# and 3-D adaptive pooling, conv3d, and the margin, Poisson and Gaussian losses).
+from glasstorch.nn._extra_functional import (  # noqa: E402
+    __all__ as _extra_names,
+)
+from glasstorch.nn._extra_functional import (  # noqa: E402, F401 - re-exported
+    adaptive_avg_pool3d,
+    adaptive_max_pool3d,
+    alpha_dropout,
+    channel_shuffle,
+    conv3d,
+    dropout1d,
+    dropout3d,
+    feature_alpha_dropout,
+    gaussian_nll_loss,
+    gumbel_softmax,
+    local_response_norm,
+    lp_pool1d,
+    lp_pool2d,
+    max_unpool1d,
+    max_unpool2d,
+    multi_margin_loss,
+    multilabel_soft_margin_loss,
+    poisson_nll_loss,
+    rrelu,
+    soft_margin_loss,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
+
+__all__ += _extra_names

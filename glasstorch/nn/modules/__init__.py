@@ -206,3 +206,64 @@ _MORE_LAYERS = [
     "TripletMarginLoss",
 ]
 __all__ += _MORE_LAYERS
+
+# Layers from tutorials and courses (local response norm, channel and alpha dropouts,
+# upsampling aliases, channel shuffle, rrelu, five more losses, unpooling, power-average
+# and 3-D adaptive pooling, 3-D convolution and batch norm).
+from glasstorch.nn.modules.activation import RReLU, Softmax2d  # noqa: E402
+from glasstorch.nn.modules.batchnorm import BatchNorm3d  # noqa: E402
+from glasstorch.nn.modules.conv import Conv3d  # noqa: E402
+from glasstorch.nn.modules.dropout import (  # noqa: E402
+    AlphaDropout,
+    Dropout1d,
+    Dropout3d,
+    FeatureAlphaDropout,
+)
+from glasstorch.nn.modules.loss import (  # noqa: E402
+    GaussianNLLLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+)
+from glasstorch.nn.modules.normalization import LocalResponseNorm  # noqa: E402
+from glasstorch.nn.modules.padding import ChannelShuffle  # noqa: E402
+from glasstorch.nn.modules.pooling import (  # noqa: E402
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+)
+from glasstorch.nn.modules.upsampling import (  # noqa: E402
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
+
+_TUTORIAL_LAYERS = [
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool3d",
+    "AlphaDropout",
+    "BatchNorm3d",
+    "ChannelShuffle",
+    "Conv3d",
+    "Dropout1d",
+    "Dropout3d",
+    "FeatureAlphaDropout",
+    "GaussianNLLLoss",
+    "LPPool1d",
+    "LPPool2d",
+    "LocalResponseNorm",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
+    "PoissonNLLLoss",
+    "RReLU",
+    "SoftMarginLoss",
+    "Softmax2d",
+    "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
+]
+__all__ += _TUTORIAL_LAYERS

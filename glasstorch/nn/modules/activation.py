@@ -692,3 +692,60 @@ class PairwiseDistance(Module):
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels at each position of an image.
+
+    ``softmax(input, dim=-3)``: the channels of each pixel sum to 1.
+
+    Shape:
+        - Input: ``(N, C, H, W)`` or ``(C, H, W)``; Output: the same.
+
+    Examples::
+
+        >>> nn.Softmax2d()(torch.randn(2, 3, 12, 13)).sum(1)[0, 0, 0]
+        tensor(1.)
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() not in (3, 4):
+            raise ValueError(
+                f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead"
+            )
+        return F.softmax(input, -3)
+
+
+class RReLU(Module):
+    """Randomised leaky ReLU: random negative slopes in training, their mean in evaluation.
+
+    ``x`` where positive, ``a * x`` elsewhere; in training each element draws
+    ``a`` from ``U(lower, upper)`` (glasstorch's generator), in evaluation
+    ``a = (lower + upper) / 2``. See :func:`F.rrelu <glasstorch.nn.functional.rrelu>`.
+
+    Args:
+        lower: the smallest slope. Default: 1/8.
+        upper: the largest slope. Default: 1/3.
+        inplace: overwrite the input instead of allocating the output.
+
+    Shape:
+        - Input: ``(*)``; Output: the same.
+
+    Examples::
+
+        >>> nn.RReLU(0.1, 0.3)(torch.randn(2)).shape
+        torch.Size([2])
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace}"

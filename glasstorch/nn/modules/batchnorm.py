@@ -159,3 +159,30 @@ class BatchNorm2d(BatchNorm1d):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(BatchNorm1d):
+    """Normalise each channel of a batch of volumes over the batch and its positions.
+
+    As :class:`BatchNorm2d`, for ``(N, C, D, H, W)`` inputs.
+
+    Args:
+        num_features: the number of channels ``C``.
+        eps: added to the variance for stability. Default: 1e-5.
+        momentum: weight of the newest batch in the running statistics;
+            ``None`` gives a cumulative average. Default: 0.1.
+        affine: learn ``weight`` and ``bias``. Default: ``True``.
+        track_running_stats: keep running statistics. Default: ``True``.
+
+    Shape:
+        - Input: ``(N, C, D, H, W)``; Output: the same.
+
+    Examples::
+
+        >>> nn.BatchNorm3d(16)(torch.randn(2, 16, 3, 4, 4)).shape
+        torch.Size([2, 16, 3, 4, 4])
+    """
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")

@@ -437,3 +437,64 @@ class ConvTranspose1d(_ConvNd):
             input, self.weight, self.bias, self.stride[0], self.padding[0], output_padding,
             self.groups, self.dilation[0],
         )  # fmt: skip
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over volumes: see :func:`F.conv3d <glasstorch.nn.functional.conv3d>`.
+
+    Composed from 2-D convolutions, one per depth tap of the kernel.
+
+    Args:
+        in_channels: channels ``C_in`` of the input.
+        out_channels: channels ``C_out`` the layer produces.
+        kernel_size: ``K`` or ``(KD, KH, KW)``.
+        stride: Default: 1.
+        padding: an int, a triple, ``"valid"`` or ``"same"``. Default: 0.
+        dilation: spacing between kernel taps. Default: 1.
+        groups: independent channel groups. Default: 1.
+        bias: learn a bias per output channel. Default: True.
+        padding_mode: ``"zeros"``, ``"reflect"``, ``"replicate"`` or ``"circular"``.
+
+    Attributes:
+        weight: ``(C_out, C_in / groups, KD, KH, KW)``, kaiming_uniform(a = sqrt(5)).
+        bias: ``(C_out,)``.
+
+    Shape:
+        - Input: ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``.
+        - Output: ``(N, C_out, OD, OH, OW)``,
+          ``OD = (D + 2 * padding - dilation * (KD - 1) - 1) // stride + 1`` (alike).
+
+    Examples::
+
+        >>> nn.Conv3d(16, 33, 3, stride=2)(torch.randn(20, 16, 10, 50, 100)).shape
+        torch.Size([20, 33, 4, 24, 49])
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0,
+            groups, bias, padding_mode, 3, device, dtype,
+        )  # fmt: skip
+
+    def forward(self, input: Tensor) -> Tensor:
+        if self.padding_mode != "zeros":
+            return F.conv3d(
+                self._padded(input), self.weight, self.bias, self.stride, 0, self.dilation,
+                self.groups,
+            )  # fmt: skip
+        return F.conv3d(
+            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )

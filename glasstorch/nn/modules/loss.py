@@ -448,3 +448,179 @@ class TripletMarginLoss(_Loss):
             anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
             swap=self.swap, reduction=self.reduction,
         )  # fmt: skip
+
+
+class SoftMarginLoss(_Loss):
+    """Two-class logistic loss ``log(1 + exp(-y * x))`` with targets ``y`` of 1 or -1.
+
+    See :func:`F.soft_margin_loss <glasstorch.nn.functional.soft_margin_loss>`.
+
+    Args:
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Shape:
+        - Input: ``(*)``; Target: the same; Output: a scalar, or ``(*)`` with ``'none'``.
+
+    Examples::
+
+        >>> nn.SoftMarginLoss()(torch.randn(3, 5), torch.ones(3, 5)).shape
+        torch.Size([])
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """One-versus-all logistic loss for multi-label classification.
+
+    ``-mean_c(y_c log(sigmoid(x_c)) + (1 - y_c) log(sigmoid(-x_c)))`` per sample;
+    see :func:`F.multilabel_soft_margin_loss
+    <glasstorch.nn.functional.multilabel_soft_margin_loss>`.
+
+    Args:
+        weight: a weight per class, or None.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Shape:
+        - Input: ``(N, C)``; Target: ``(N, C)`` of 0s and 1s; Output: a scalar, or
+          ``(N,)`` with ``'none'``.
+
+    Examples::
+
+        >>> loss = nn.MultiLabelSoftMarginLoss()
+        >>> loss(torch.randn(3, 5), torch.randint(0, 2, (3, 5)).float()).shape
+        torch.Size([])
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_soft_margin_loss(
+            input, target, weight=self.weight, reduction=self.reduction
+        )
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss ``sum_{i != y} max(0, margin - x[y] + x[i]) ** p / C``.
+
+    See :func:`F.multi_margin_loss <glasstorch.nn.functional.multi_margin_loss>`.
+
+    Args:
+        p: 1 or 2. Default: 1.
+        margin: Default: 1.
+        weight: a weight per class, or None.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Shape:
+        - Input: ``(N, C)`` or ``(C,)``; Target: ``(N,)`` or ``()`` class indices;
+          Output: a scalar, or ``(N,)`` with ``'none'``.
+
+    Examples::
+
+        >>> loss = nn.MultiMarginLoss()
+        >>> loss(torch.tensor([[0.1, 0.2, 0.4, 0.8]]), torch.tensor([3]))
+        tensor(0.3250)
+    """
+
+    def __init__(
+        self,
+        p: int = 1,
+        margin: float = 1.0,
+        weight: Tensor | None = None,
+        size_average=None,
+        reduce=None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(
+                f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                f"{weight.dim()}D instead"
+            )
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multi_margin_loss(
+            input, target, p=self.p, margin=self.margin, weight=self.weight,
+            reduction=self.reduction,
+        )  # fmt: skip
+
+
+class PoissonNLLLoss(_Loss):
+    """Negative log-likelihood of counts under a Poisson distribution.
+
+    ``exp(input) - target * input`` (``log_input=True``), else
+    ``input - target * log(input + eps)``; see :func:`F.poisson_nll_loss
+    <glasstorch.nn.functional.poisson_nll_loss>`.
+
+    Args:
+        log_input: the input is a log-rate. Default: True.
+        full: add Stirling's approximation of ``log(target!)``. Default: False.
+        eps: keeps the log finite when ``log_input=False``. Default: 1e-8.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Shape:
+        - Input: ``(*)``; Target: the same; Output: a scalar, or ``(*)`` with ``'none'``.
+
+    Examples::
+
+        >>> loss = nn.PoissonNLLLoss()
+        >>> loss(torch.randn(5, 2), torch.randn(5, 2)).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        log_input: bool = True,
+        full: bool = False,
+        size_average=None,
+        eps: float = 1e-8,
+        reduce=None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return F.poisson_nll_loss(
+            log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
+            reduction=self.reduction,
+        )  # fmt: skip
+
+
+class GaussianNLLLoss(_Loss):
+    """Negative log-likelihood of targets under Gaussians with predicted means and variances.
+
+    ``0.5 * (log(max(var, eps)) + (input - target) ** 2 / max(var, eps))``; see
+    :func:`F.gaussian_nll_loss <glasstorch.nn.functional.gaussian_nll_loss>`.
+
+    Args:
+        full: add the constant ``0.5 * log(2 pi)``. Default: False.
+        eps: the smallest variance used. Default: 1e-6.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Shape:
+        - Input: ``(N, *)``; Target: the same; Var: the same, or with one
+          dimension of size 1 or the last one missing; Output: a scalar, or
+          the input's shape with ``'none'``.
+
+    Examples::
+
+        >>> loss = nn.GaussianNLLLoss()
+        >>> loss(torch.randn(5, 2), torch.randn(5, 2), torch.ones(5, 1)).shape
+        torch.Size([])
+    """
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+        super().__init__(None, None, reduction)
+        self.full = full
+        self.eps = eps
+
+    def forward(self, input: Tensor, target: Tensor, var) -> Tensor:
+        return F.gaussian_nll_loss(
+            input, target, var, full=self.full, eps=self.eps, reduction=self.reduction
+        )

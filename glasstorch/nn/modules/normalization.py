@@ -313,3 +313,40 @@ class RMSNorm(Module):
         return (
             f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
         )
+
+
+class LocalResponseNorm(Module):
+    """Normalise each element by the energy of its neighbouring channels (AlexNet's LRN).
+
+    ``b[c] = a[c] / (k + alpha / n * sum(a[c'] ** 2)) ** beta`` over the ``n``
+    channels around ``c``: see :func:`F.local_response_norm
+    <glasstorch.nn.functional.local_response_norm>`.
+
+    Args:
+        size: the number of neighbouring channels ``n``.
+        alpha: multiplicative factor. Default: 0.0001.
+        beta: exponent. Default: 0.75.
+        k: additive factor. Default: 1.
+
+    Shape:
+        - Input: ``(N, C, *)``; Output: the same.
+
+    Examples::
+
+        >>> lrn = nn.LocalResponseNorm(2)
+        >>> lrn(torch.randn(32, 5, 24, 24)).shape
+        torch.Size([32, 5, 24, 24])
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)

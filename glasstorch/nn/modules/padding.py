@@ -174,3 +174,31 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Interleave the channels of ``groups`` groups (ShuffleNet's channel shuffle).
+
+    See :func:`F.channel_shuffle <glasstorch.nn.functional.channel_shuffle>`.
+
+    Args:
+        groups: the number of groups; it divides the channels.
+
+    Shape:
+        - Input: ``(N, C, *)``; Output: the same.
+
+    Examples::
+
+        >>> nn.ChannelShuffle(2)(torch.arange(4.0).reshape(1, 4, 1, 1)).flatten()
+        tensor([0., 2., 1., 3.])
+    """
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"

@@ -351,3 +351,183 @@ class AvgPool3d(_AvgPoolNd):
             input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
             self.count_include_pad, self.divisor_override,
         )  # fmt: skip
+
+
+def _ntuple(value, n: int) -> tuple:
+    return (value,) * n if isinstance(value, int) else tuple(value)
+
+
+class _MaxUnpoolNd(Module):
+    """Arguments and repr shared by the max-unpooling layers (kept as tuples, as PyTorch)."""
+
+    _dims = 2
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, self._dims)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, self._dims)
+        self.padding = _ntuple(padding, self._dims)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Partial inverse of :class:`MaxPool1d`: see :func:`F.max_unpool1d <glasstorch.nn.functional.max_unpool1d>`.
+
+    Args:
+        kernel_size, stride, padding: those of the pooling.
+
+    Shape:
+        - Input: ``(N, C, L)`` and the pooling's indices; Output:
+          ``(N, C, (L - 1) * stride - 2 * padding + kernel_size)`` or ``output_size``.
+
+    Examples::
+
+        >>> pool, unpool = nn.MaxPool1d(2, return_indices=True), nn.MaxUnpool1d(2)
+        >>> unpool(*pool(torch.tensor([[[1.0, 2, 3, 4, 5, 6, 7, 8]]])))
+        tensor([[[0., 2., 0., 4., 0., 6., 0., 8.]]])
+    """
+
+    _dims = 1
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return F.max_unpool1d(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Partial inverse of :class:`MaxPool2d`: each maximum back in place, zeros elsewhere.
+
+    See :func:`F.max_unpool2d <glasstorch.nn.functional.max_unpool2d>`.
+
+    Args:
+        kernel_size, stride, padding: those of the pooling.
+
+    Shape:
+        - Input: ``(N, C, H, W)`` and the pooling's indices; Output:
+          ``(N, C, OH, OW)``, ``OH = (H - 1) * stride - 2 * padding + KH``, or
+          ``output_size`` given to ``forward``.
+
+    Examples::
+
+        >>> pool, unpool = nn.MaxPool2d(2, return_indices=True), nn.MaxUnpool2d(2)
+        >>> output, indices = pool(torch.randn(1, 1, 4, 4))
+        >>> unpool(output, indices).shape
+        torch.Size([1, 1, 4, 4])
+    """
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return F.max_unpool2d(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+
+class _LPPoolNd(Module):
+    """Arguments and repr shared by the power-average pooling layers."""
+
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self) -> str:
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}, ceil_mode={self.ceil_mode}"
+        )
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling of sequences: see :func:`F.lp_pool1d <glasstorch.nn.functional.lp_pool1d>`.
+
+    Args:
+        norm_type: the power ``p``.
+        kernel_size: the window.
+        stride: the step; default ``kernel_size``.
+        ceil_mode: round the output size up.
+
+    Shape:
+        - Input: ``(N, C, L)`` or ``(C, L)``; Output: ``(N, C, OL)``.
+
+    Examples::
+
+        >>> nn.LPPool1d(2, 3, stride=2)(torch.randn(20, 16, 50)).shape
+        torch.Size([20, 16, 24])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool1d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling: ``(sum of x ** p over each window) ** (1 / p)``.
+
+    See :func:`F.lp_pool2d <glasstorch.nn.functional.lp_pool2d>`.
+
+    Args:
+        norm_type: the power ``p``.
+        kernel_size: the window, an int or ``(h, w)``.
+        stride: the step; default ``kernel_size``.
+        ceil_mode: round the output size up.
+
+    Shape:
+        - Input: ``(N, C, H, W)`` or ``(C, H, W)``; Output: ``(N, C, OH, OW)``.
+
+    Examples::
+
+        >>> nn.LPPool2d(2, 3, stride=2)(torch.randn(20, 16, 50, 32)).shape
+        torch.Size([20, 16, 24, 15])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Average pooling of a volume to a fixed output size, whatever the input's:
+    see :func:`F.adaptive_avg_pool3d <glasstorch.nn.functional.adaptive_avg_pool3d>`.
+
+    Args:
+        output_size: ``O`` (a cube) or ``(OD, OH, OW)``; None keeps that input size.
+
+    Shape:
+        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        - Output: ``(N, C, OD, OH, OW)``.
+
+    Examples::
+
+        >>> nn.AdaptiveAvgPool3d((1, 1, 1))(torch.randn(2, 64, 4, 7, 7)).shape
+        torch.Size([2, 64, 1, 1, 1])
+    """
+
+    def __init__(self, output_size) -> None:
+        super().__init__(output_size)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptivePool):
+    """Max pooling of a volume to a fixed output size, whatever the input's:
+    see :func:`F.adaptive_max_pool3d <glasstorch.nn.functional.adaptive_max_pool3d>`.
+
+    Args:
+        output_size: ``O`` (a cube) or ``(OD, OH, OW)``; None keeps that input size.
+        return_indices: also return each maximum's flat position in its volume. Default: False.
+
+    Shape:
+        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        - Output: ``(N, C, OD, OH, OW)``.
+
+    Examples::
+
+        >>> nn.AdaptiveMaxPool3d((1, 2, 2))(torch.randn(1, 4, 5, 8, 8)).shape
+        torch.Size([1, 4, 1, 2, 2])
+    """
+
+    def forward(self, input: Tensor):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)

@@ -122,3 +122,46 @@ class Fold(Module):
             f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
             f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
         )
+
+
+class UpsamplingNearest2d(Upsample):
+    """Nearest-neighbour upsampling of images: :class:`Upsample` with ``mode="nearest"``.
+
+    Args:
+        size: the output's ``(H, W)`` (or an int), or
+        scale_factor: a multiplier of the input's size.
+
+    Shape:
+        - Input: ``(N, C, H, W)``; Output: ``(N, C, OH, OW)``.
+
+    Examples::
+
+        >>> nn.UpsamplingNearest2d(scale_factor=2)(torch.randn(1, 1, 2, 2)).shape
+        torch.Size([1, 1, 4, 4])
+    """
+
+    def __init__(self, size=None, scale_factor=None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Bilinear upsampling of images with ``align_corners=True``, as PyTorch's.
+
+    :class:`Upsample` with ``mode="bilinear"`` and ``align_corners=True``:
+    the corner pixels' centres map onto each other.
+
+    Args:
+        size: the output's ``(H, W)`` (or an int), or
+        scale_factor: a multiplier of the input's size.
+
+    Shape:
+        - Input: ``(N, C, H, W)``; Output: ``(N, C, OH, OW)``.
+
+    Examples::
+
+        >>> nn.UpsamplingBilinear2d(scale_factor=2)(torch.randn(1, 1, 2, 2)).shape
+        torch.Size([1, 1, 4, 4])
+    """
+
+    def __init__(self, size=None, scale_factor=None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
