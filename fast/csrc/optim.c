@@ -20,6 +20,14 @@
 
 #include "optim.h"
 
+/* Optimization (threads from a few thousand elements): an update costs far
+ * more per element than a copy (the double-precision square root and
+ * divisions that mirror the reference tier take about 6 cycles per element
+ * in Adam), so a parameter is split across the threads from this many
+ * elements up, well below GT_PARALLEL_THRESHOLD, the memory-bound loops'
+ * limit. GPT-mini's 128 x 128 weights (16,384 elements) ran on one thread. */
+#define OPTIM_PARALLEL_MIN 4096
+
 /* Element 0 of a contiguous 1-D view, as a T pointer (NULL for NULL). */
 #define AT(T, v) ((v) ? (T *)(v)->data + (v)->offset : (T *)0)
 
@@ -51,7 +59,7 @@
     {                                                                               \
         T *p = AT(T, param), *buf = AT(T, momentum_buffer);                         \
         const T *g = AT(T, grad);                                                   \
-        _Pragma("omp parallel for if (n >= GT_PARALLEL_THRESHOLD)")                 \
+        _Pragma("omp parallel for if (n >= OPTIM_PARALLEL_MIN)")                 \
         for (int64_t i = 0; i < n; i++) {                                           \
             double d = DIRECTION(i, DECAY);                                         \
             if (use_momentum) {                                                     \
@@ -78,7 +86,7 @@ int gt_sgd_step(gt_view *param, const gt_view *grad, gt_view *momentum_buffer, d
         T *p = AT(T, param), *m = AT(T, exp_avg), *v = AT(T, exp_avg_sq);           \
         T *vmax = AT(T, max_exp_avg_sq);                                            \
         const T *g = AT(T, grad);                                                   \
-        _Pragma("omp parallel for if (n >= GT_PARALLEL_THRESHOLD)")                 \
+        _Pragma("omp parallel for if (n >= OPTIM_PARALLEL_MIN)")                 \
         for (int64_t i = 0; i < n; i++) {                                           \
             double d = GRADIENT(i);                                                 \
             if (decoupled_weight_decay)                                             \
@@ -112,7 +120,7 @@ int gt_adam_step(gt_view *param, const gt_view *grad, gt_view *exp_avg, gt_view 
         T *p = AT(T, param), *sq = AT(T, square_avg), *buf = AT(T, momentum_buffer); \
         T *ga = AT(T, grad_avg);                                                    \
         const T *g = AT(T, grad);                                                   \
-        _Pragma("omp parallel for if (n >= GT_PARALLEL_THRESHOLD)")                 \
+        _Pragma("omp parallel for if (n >= OPTIM_PARALLEL_MIN)")                 \
         for (int64_t i = 0; i < n; i++) {                                           \
             const double d = DIRECTION(i, DECAY);                                   \
             sq[i] = (T)(alpha * sq[i] + (1.0 - alpha) * d * d);                     \
@@ -146,7 +154,7 @@ int gt_rmsprop_step(gt_view *param, const gt_view *grad, gt_view *square_avg,
     {                                                                               \
         T *p = AT(T, param), *s = AT(T, state_sum);                                 \
         const T *g = AT(T, grad);                                                   \
-        _Pragma("omp parallel for if (n >= GT_PARALLEL_THRESHOLD)")                 \
+        _Pragma("omp parallel for if (n >= OPTIM_PARALLEL_MIN)")                 \
         for (int64_t i = 0; i < n; i++) {                                           \
             const double d = DIRECTION(i, DECAY);                                   \
             s[i] = (T)(s[i] + d * d);                                               \
@@ -166,7 +174,7 @@ int gt_adagrad_step(gt_view *param, const gt_view *grad, gt_view *state_sum, dou
     {                                                                               \
         T *p = AT(T, param), *sq = AT(T, square_avg), *acc = AT(T, acc_delta);      \
         const T *g = AT(T, grad);                                                   \
-        _Pragma("omp parallel for if (n >= GT_PARALLEL_THRESHOLD)")                 \
+        _Pragma("omp parallel for if (n >= OPTIM_PARALLEL_MIN)")                 \
         for (int64_t i = 0; i < n; i++) {                                           \
             const double d = DIRECTION(i, DECAY);                                   \
             sq[i] = (T)(rho * sq[i] + (1.0 - rho) * d * d);                         \
