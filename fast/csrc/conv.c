@@ -107,9 +107,14 @@ static int thread_id(void)
 /* The output indices o in [lo, hi) whose input index o * stride + offset lies
  * in [0, size): computed once per row, so the copy loops need no test (and
  * vectorise when the stride is 1). */
-static void valid_range(int64_t offset, int64_t stride, int64_t size, int64_t count,
-                        int64_t *lo, int64_t *hi)
+static inline void valid_range(int64_t offset, int64_t stride, int64_t size, int64_t count,
+                               int64_t *lo, int64_t *hi)
 {
+    if (stride == 1) { /* (no division: a 64-bit divide costs dozens of cycles) */
+        *lo = min64(max64(-offset, 0), count);
+        *hi = max64(*lo, min64(max64(size - offset, 0), count));
+        return;
+    }
     int64_t first = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
     int64_t last = size - offset <= 0 ? 0 : (size - offset + stride - 1) / stride;
     *lo = min64(first, count);
@@ -160,9 +165,13 @@ static void valid_range(int64_t offset, int64_t stride, int64_t size, int64_t co
         }                                                                                          \
         memset(dst + r_hi * w, 0, (size_t)((rows - r_hi) * w) * sizeof(T));                        \
     }                                                                                              \
-    static void im2col_rows_##SUFFIX(const T *x, int64_t channels, const conv_geom *g,            \
+    static void im2col_rows_##SUFFIX(const T *x, int64_t channels, const conv_geom *geometry,     \
                                      int64_t r0, int64_t rows, T *cols, int64_t len)               \
     {                                                                                              \
+        /* Optimization: the geometry copied to a local, so that the compiler  */                  \
+        /* knows the stores into cols cannot change it and keeps its fields in */                  \
+        /* registers (it reloaded them from memory for every row).             */                  \
+        const conv_geom local = *geometry, *g = &local;                                            \
         const int64_t ow_n = g->ow;                                                                \
         /* Optimization (whole taps in one copy, see im2col_tap_flat). */                          \
         const int flat = g->sh == 1 && g->sw == 1 && g->ow == g->w && g->pw < g->w;              \
