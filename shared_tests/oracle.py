@@ -102,6 +102,23 @@ def from_torch(tensor: Any) -> Any:
 
 
 # ------------------------------------------------------------------ assertions
+def copy_weights(gt_module: Any, torch_module: Any, device: Any) -> Any:
+    """Give ``gt_module`` the parameters and buffers of ``torch_module`` (matched
+    by name, in order), and move it to ``device``; returns ``gt_module``."""
+    import glasstorch as gt
+
+    with gt.no_grad():
+        for (name, p), (tname, q) in zip(
+            gt_module.named_parameters(), torch_module.named_parameters()
+        ):
+            assert name == tname
+            p.copy_(gt.tensor(q.detach().numpy()))
+        for (name, b), (tname, c) in zip(gt_module.named_buffers(), torch_module.named_buffers()):
+            assert name == tname
+            b.copy_(gt.tensor(c.detach().numpy()))
+    return gt_module.to(device)
+
+
 def _expected_parts(expected: Any) -> tuple[np.ndarray, str | None, tuple[int, ...] | None]:
     """Values, dtype name (None: unchecked) and element strides (None: unknown)."""
     if real_torch is not None and isinstance(expected, real_torch.Tensor):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_same_error, needs_torch, on_test_device, torch
+from oracle import assert_close, assert_same_error, copy_weights, needs_torch, on_test_device, torch
 
 import glasstorch as gt
 import glasstorch.nn as gnn
@@ -40,17 +40,6 @@ def run_both(gt_fn, torch_fn, arrays, grad=True):
             elif a.dtype.kind == "f":
                 assert_close(xg.grad, xt.grad, rtol=1e-4, atol=1e-5)
     return yg, yt
-
-
-def copy_weights(gt_module, torch_module, device):
-    """Give ``gt_module`` the parameters and buffers of ``torch_module``, on ``device``."""
-    with gt.no_grad():
-        for (name, p), (tname, q) in zip(
-            gt_module.named_parameters(), torch_module.named_parameters()
-        ):
-            assert name == tname
-            p.copy_(gt.tensor(q.detach().numpy()))
-    return gt_module.to(device)
 
 
 # ============================================================ instance norm

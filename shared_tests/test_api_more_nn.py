@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_same_error, needs_torch, on_test_device, torch
+from oracle import assert_close, assert_same_error, copy_weights, needs_torch, on_test_device, torch
 
 import glasstorch as gt
 import glasstorch.nn as gnn
@@ -53,20 +53,6 @@ def run_both(gt_fn, torch_fn, arrays, grad=True, rtol=1e-5, atol=1e-5, wrt=None)
             if want:
                 assert_close(xg.grad, xt.grad, rtol=1e-4, atol=1e-5)
     return yg, yt
-
-
-def copy_weights(gt_module, torch_module, device):
-    """Give ``gt_module`` the parameters and buffers of ``torch_module``, on ``device``."""
-    with gt.no_grad():
-        for (name, p), (tname, q) in zip(
-            gt_module.named_parameters(), torch_module.named_parameters()
-        ):
-            assert name == tname
-            p.copy_(gt.tensor(q.detach().numpy()))
-        for (name, b), (tname, c) in zip(gt_module.named_buffers(), torch_module.named_buffers()):
-            assert name == tname
-            b.copy_(gt.tensor(c.detach().numpy()))
-    return gt_module.to(device)
 
 
 # ===================================================== normalisation, activations
