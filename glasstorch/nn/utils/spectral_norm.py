@@ -13,6 +13,7 @@ from __future__ import annotations
 from glasstorch.autograd.grad_mode import no_grad
 from glasstorch.nn.modules.module import Module
 from glasstorch.nn.parameter import Parameter
+from glasstorch.nn.utils.weight_norm import remove_reparametrization
 from glasstorch.ops.creation import randn
 from glasstorch.tensor import Tensor
 
@@ -144,9 +145,4 @@ def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
 
         >>> m = nn.utils.remove_spectral_norm(nn.utils.spectral_norm(nn.Linear(40, 10)))
     """
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    return remove_reparametrization(module, name, SpectralNorm, "spectral_norm")

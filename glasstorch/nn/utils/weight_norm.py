@@ -112,9 +112,16 @@ def remove_weight_norm(module: Module, name: str = "weight") -> Module:
 
         >>> m = nn.utils.remove_weight_norm(nn.utils.weight_norm(nn.Linear(20, 40)))
     """
+    return remove_reparametrization(module, name, WeightNorm, "weight_norm")
+
+
+def remove_reparametrization(module: Module, name: str, kind: type, function: str) -> Module:
+    """Take off the ``kind`` forward pre-hook that reparametrizes ``module.<name>``
+    (a :class:`WeightNorm` or a ``SpectralNorm``), leaving ``name`` an ordinary
+    parameter; PyTorch's ValueError, naming ``function``, when there is none."""
     for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[key]
             return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    raise ValueError(f"{function} of '{name}' not found in {module}")
