@@ -71,6 +71,21 @@ CONV2D_CASES = [
     (2, 3, 3, 1, 2, 2, 1, True, (2, 1, 1)),  # padding wider than the image
 ]
 
+# Stride 1 on the fast tier's wide grid (conv.c: the GEMM reads its rows
+# straight out of the padded input), and a shape it leaves to im2col. Their
+# weight gradients sum a few hundred float32 products per element, in another
+# order than PyTorch's, hence the wider tolerance.
+WIDE_GRID_CASES = [
+    # 12 output channels end in a partial row sliver, and 9 rows of 11 + 2
+    # columns in a partial column sliver
+    (8, 12, 3, 1, 1, 1, 1, True, (2, 9, 11)),
+    (6, 4, 5, 1, 0, 1, 1, True, (3, 9, 9)),  # valid: no padding to add
+    (4, 6, 3, 1, 2, 2, 2, False, (2, 7, 6)),  # dilated and grouped
+    # 64 output channels on 8 x 8: the wide grid would waste a third of its
+    # work (80 columns a sample, rounded up to 96), so im2col runs instead
+    (16, 64, 3, 1, 1, 1, 1, True, (4, 8, 8)),
+]
+
 
 @needs_torch
 @pytest.mark.parametrize("case", CONV2D_CASES)
@@ -82,14 +97,24 @@ def test_conv2d_matches_torch(case):
 
 
 @needs_torch
-def test_conv2d_with_several_tiles_per_image_matches_torch():
-    # 16 channels of 24 x 24: the C tier cuts each image's im2col into two
-    # tiles. The weight gradient sums 1,152 float32 products per element, in
-    # another order than PyTorch's, hence the wider tolerance.
+@pytest.mark.parametrize("case", WIDE_GRID_CASES)
+def test_stride_one_conv2d_on_the_wide_grid_and_off_it_matches_torch(case):
+    cin, cout, k, s, p, d, g, bias, (n, h, w) = case
     torch.manual_seed(0)
-    layer = torch.nn.Conv2d(16, 4, 3, padding=1, bias=False)
-    run_both(gnn.Conv2d(16, 4, 3, padding=1, bias=False), layer, values(2, 16, 24, 24),
-             rtol=1e-4, atol=1e-4)  # fmt: skip
+    layer = torch.nn.Conv2d(cin, cout, k, s, p, d, g, bias)
+    run_both(gnn.Conv2d(cin, cout, k, s, p, d, g, bias), layer, values(n, cin, h, w),
+             rtol=1e-4, atol=1e-5)  # fmt: skip
+
+
+@needs_torch
+def test_conv2d_with_several_tiles_per_image_matches_torch():
+    # 16 channels, 24 x 24 outputs with stride 2: the C tier cuts each image's
+    # im2col into two tiles. The weight gradient sums 1,152 float32 products
+    # per element, in another order than PyTorch's, hence the wider tolerance.
+    torch.manual_seed(0)
+    layer = torch.nn.Conv2d(16, 4, 3, stride=2, padding=1, bias=False)
+    run_both(gnn.Conv2d(16, 4, 3, stride=2, padding=1, bias=False), layer,
+             values(2, 16, 48, 48), rtol=1e-4, atol=1e-4)  # fmt: skip
 
 
 @needs_torch

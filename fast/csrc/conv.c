@@ -316,6 +316,52 @@ DEFINE_IM2COL_ROWS(double, f64)
         for (int64_t i = 0; i < count; i++) dst[i] += src[i];                                      \
     }
 
+/* The wide grid's two copies (see conv_wide). pad_planes: `channels` planes
+ * of x (h x w) into dst, each in a zero border (hp x wp, the image at row ph,
+ * column pw), then `slack` zeros. unwide: `rows` rows of the wide product
+ * (oh x wp each) into output planes (oh x ow), dropping each row's last
+ * wp - ow numbers, plus bias[row] (none for NULL). */
+#define DEFINE_WIDE_COPIES(T, SUFFIX)                                                              \
+    static void pad_planes_##SUFFIX(const void *x_, int64_t channels, const conv_geom *g,         \
+                                    int64_t hp, int64_t wp, int64_t slack, void *dst_)            \
+    {                                                                                              \
+        const T *x = (const T *)x_;                                                                \
+        T *dst = (T *)dst_;                                                                        \
+        const int64_t h = g->h, w = g->w, ph = g->ph, pw = g->pw;                                  \
+        for (int64_t c = 0; c < channels; c++) {                                                   \
+            T *plane = dst + c * hp * wp;                                                          \
+            memset(plane, 0, (size_t)(ph * wp) * sizeof(T));                                       \
+            for (int64_t ih = 0; ih < h; ih++) {                                                   \
+                T *row = plane + (ih + ph) * wp;                                                   \
+                for (int64_t j = 0; j < pw; j++) row[j] = 0;                                       \
+                memcpy(row + pw, x + (c * h + ih) * w, (size_t)w * sizeof(T));                     \
+                for (int64_t j = pw + w; j < wp; j++) row[j] = 0;                                  \
+            }                                                                                      \
+            memset(plane + (ph + h) * wp, 0, (size_t)((hp - ph - h) * wp) * sizeof(T));            \
+        }                                                                                          \
+        memset(dst + channels * hp * wp, 0, (size_t)slack * sizeof(T));                            \
+    }                                                                                              \
+    static void unwide_##SUFFIX(const void *wide_, int64_t rows, int64_t oh, int64_t ow,          \
+                                int64_t wp, const void *bias_, void *out_)                         \
+    {                                                                                              \
+        const T *wide = (const T *)wide_, *bias = (const T *)bias_;                                \
+        T *out = (T *)out_;                                                                        \
+        for (int64_t r = 0; r < rows; r++) {                                                       \
+            for (int64_t y = 0; y < oh; y++) {                                                     \
+                const T *src = wide + (r * oh + y) * wp;                                           \
+                T *dst = out + (r * oh + y) * ow;                                                  \
+                if (bias == NULL) {                                                                \
+                    memcpy(dst, src, (size_t)ow * sizeof(T));                                      \
+                } else {                                                                           \
+                    const T b = bias[r];                                                           \
+                    for (int64_t x = 0; x < ow; x++) dst[x] = src[x] + b;                          \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEFINE_WIDE_COPIES(float, f32)
+DEFINE_WIDE_COPIES(double, f64)
 DEFINE_IM2COL(float, f32)
 DEFINE_COL2IM(float, f32)
 DEFINE_FILL_ROWS(float, f32)
@@ -334,11 +380,17 @@ typedef struct {
                    const void *cols, int64_t ld);
     void (*fill_rows)(void *c, int64_t rows, int64_t len, int64_t ld, const void *bias);
     void (*add_into)(void *dst, const void *src, int64_t count);
+    void (*pad_planes)(const void *x, int64_t channels, const conv_geom *g, int64_t hp,
+                       int64_t wp, int64_t slack, void *dst);
+    void (*unwide)(const void *wide, int64_t rows, int64_t oh, int64_t ow, int64_t wp,
+                   const void *bias, void *out);
 } conv_kind;
 
 static const conv_kind CONV_KINDS[] = {
-    [GT_FLOAT32] = {4, im2col_f32, col2im_f32, fill_rows_f32, add_into_f32},
-    [GT_FLOAT64] = {8, im2col_f64, col2im_f64, fill_rows_f64, add_into_f64},
+    [GT_FLOAT32] = {4, im2col_f32, col2im_f32, fill_rows_f32, add_into_f32, pad_planes_f32,
+                    unwide_f32},
+    [GT_FLOAT64] = {8, im2col_f64, col2im_f64, fill_rows_f64, add_into_f64, pad_planes_f64,
+                    unwide_f64},
 };
 
 /* 1 when every view is contiguous and of one float dtype (0 for NULL views). */
@@ -487,6 +539,101 @@ static void move_rows(const conv_shape *s, const gt_view *v, int64_t size, int64
 }
 
 /* ------------------------------------------------------------------------
+ * Stride-1 convolution without im2col: the wide grid.
+ * ------------------------------------------------------------------------ */
+/* Optimization (the wide grid). With stride 1, the im2col row of tap
+ * (c, kh, kw) holds, output row by output row, pieces of the zero-padded
+ * input plane c shifted by kh*dh rows and kw*dw columns. Compute every output
+ * row as wide as the padded input (wp = w + 2 pw columns instead of ow; the
+ * last wp - ow of each row are wasted work, dropped afterwards) and the
+ * pieces join up: the tap's whole im2col row is one contiguous run of the
+ * padded input, starting at c*hp*wp + kh*dh*wp + kw*dw. The GEMM then reads
+ * B straight out of the padded copy (gt_gemm_rows, one start per tap), and
+ * the im2col matrix, k/c_group times the input (9 x for 3 x 3), is never
+ * written. What it costs instead: one padded copy of the input, wp/ow more
+ * multiply-adds (34/32 on a 32 x 32 image; more once the wide rows are
+ * rounded up to whole GEMM tiles of NR columns), and a copy of the output
+ * that drops the wasted columns.
+ *
+ * When it pays: im2col costs about WIDE_IM2COL_COST multiply-adds' time per
+ * number it writes (measured on ResNet-20's and LeNet-5's layers: 6 to 19),
+ * while each of those numbers takes o_group multiply-adds in the GEMM. So
+ * the wide grid is taken when o_group * waste < o_group + WIDE_IM2COL_COST,
+ * waste being the wide grid's multiply-adds over the true ones: on a 32 x 32
+ * image with 16 channels, 1.06 < 1.6 (measured 0.78x im2col's time); on an
+ * 8 x 8 one with 64, 80 columns a sample rounded up to 96, 1.5 > 1.16 (it
+ * would take 1.22x). It also needs a sample for every thread (samples are its
+ * work items). */
+#ifndef WIDE_IM2COL_COST
+#define WIDE_IM2COL_COST 10
+#endif
+
+/* 1 when conv_wide can run this convolution and is the cheaper way. */
+static int wide_fits(const conv_shape *s, int dtype)
+{
+    const conv_geom *g = &s->g;
+    if (g->sh != 1 || g->sw != 1 || s->pointwise || s->l == 0) return 0;
+    const int64_t hp = g->h + 2 * g->ph, wp = g->w + 2 * g->pw;
+    if (g->oh != hp - (g->kh - 1) * g->dh || g->ow != wp - (g->kw - 1) * g->dw) return 0;
+    if (s->n < max_threads() && s->n * s->c_out * s->l * s->k >= CONV_PARALLEL_MIN) return 0;
+    const int64_t nr = gt_gemm_tile_columns(dtype);
+    const double waste = (double)((g->oh * wp + nr - 1) / nr * nr) / (double)s->l;
+    return s->o_group * waste < s->o_group + WIDE_IM2COL_COST;
+}
+
+/* out = conv(input, weight) + bias over the wide grid, one sample per work
+ * item. Returns 0, or -2 when out of memory. */
+static int conv_wide(const conv_kind *kind, int dtype, const conv_shape *s, gt_view *out,
+                     const gt_view *input, const gt_view *weight, const gt_view *bias)
+{
+    const conv_geom *g = &s->g;
+    const int64_t size = kind->itemsize;
+    const int64_t hp = g->h + 2 * g->ph, wp = g->w + 2 * g->pw, lw = g->oh * wp;
+    const int64_t slack = (g->kw - 1) * g->dw; /* the last tap's run ends past the planes */
+    const int64_t padded = s->c_group * hp * wp + slack, wide = s->o_group * lw;
+    const int threads = s->n * s->c_out * s->l * s->k < CONV_PARALLEL_MIN ? 1 : max_threads();
+    int64_t *rows = malloc((size_t)s->k * sizeof *rows);
+    char *buffers = malloc((size_t)(threads * (padded + wide) * size));
+    if (rows == NULL || buffers == NULL) {
+        free(rows);
+        free(buffers);
+        return -2;
+    }
+    for (int64_t c = 0, p = 0; c < s->c_group; c++)
+        for (int64_t kh = 0; kh < g->kh; kh++)
+            for (int64_t kw = 0; kw < g->kw; kw++) rows[p++] = c * hp * wp + kh * g->dh * wp + kw * g->dw;
+    int status = 0;
+    const int64_t plane = g->h * g->w;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        char *x_padded = buffers + (int64_t)thread_id() * (padded + wide) * size;
+        char *y_wide = x_padded + padded * size;
+#pragma omp for schedule(static)
+        for (int64_t n = 0; n < s->n; n++) {
+            for (int64_t grp = 0; grp < s->groups; grp++) {
+                kind->pad_planes(at(input, (n * s->c_in + grp * s->c_group) * plane, size),
+                                 s->c_group, g, hp, wp, slack, x_padded);
+                const int failed =
+                    gt_gemm_rows(dtype, s->o_group, lw, s->k,
+                                 at(weight, grp * s->o_group * s->k, size), s->k, 1, x_padded,
+                                 rows, y_wide, lw, 0);
+                if (failed) {
+#pragma omp atomic write
+                    status = failed;
+                    continue;
+                }
+                kind->unwide(y_wide, s->o_group, g->oh, g->ow, wp,
+                             bias == NULL ? NULL : at(bias, grp * s->o_group, size),
+                             at(out, (n * s->c_out + grp * s->o_group) * s->l, size));
+            }
+        }
+    }
+    free(rows);
+    free(buffers);
+    return status;
+}
+
+/* ------------------------------------------------------------------------
  * Convolution forward: out[n, g, tile] = W_g cols(tile) (+ bias).
  * ------------------------------------------------------------------------ */
 int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const gt_view *bias,
@@ -499,6 +646,7 @@ int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const g
     const int64_t size = kind->itemsize;
     const conv_shape s = conv_shape_of(input, out, weight, sh, sw, ph, pw, dh, dw, groups, size);
     if (gt_numel(out) == 0) return 0;
+    if (wide_fits(&s, dtype)) return conv_wide(kind, dtype, &s, out, input, weight, bias);
     const int64_t tiles = (s.l + s.tile - 1) / s.tile;
     const int64_t items = s.batch > 1 ? (s.n + s.batch - 1) / s.batch : s.n * tiles;
     int gemm_threads;

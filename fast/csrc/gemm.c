@@ -262,6 +262,42 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
         for (int q = 0; q < 8; q++) memcpy(dst + q * ld_dst, &row[q], sizeof row[q]); \
     }
 
+/* An edge sliver (fewer than `width` lines) whose lines run contiguously in
+ * the source, the wrong way for the sliver: dst[p * width + j] = src[j * ld +
+ * p] for j < lines, zeros after.
+ * Optimization (blocked transpose): the general loop reads element p of
+ * every line, then element p + 1 of every line, ..., a strided gather; when
+ * the lines lie a multiple of 4 KiB apart (the im2col rows of a 32 x 32
+ * image, 1024 floats) all those reads map to one L1 cache set, whose 8 ways
+ * cannot hold 25 lines, and every read misses. Here the sliver is filled in
+ * blocks of PACK_EDGE_BLOCK steps (the block's lines and its part of the
+ * sliver both stay in L1), eight lines at a time through the 8 x 8 register
+ * transpose, the last lines one by one (LeNet's first weight gradient, 6 x 25
+ * taps over 4 x 784 positions: 1.0 -> 0.4 ms). */
+#define PACK_EDGE_BLOCK 64
+#define DEFINE_PACK_EDGE(T, SUFFIX)                                                 \
+    static void pack_edge_##SUFFIX(int64_t kc, int64_t lines, const T *src,        \
+                                   int64_t ld, int64_t width, T *dst)              \
+    {                                                                               \
+        for (int64_t p0 = 0; p0 < kc; p0 += PACK_EDGE_BLOCK) {                      \
+            const int64_t p1 = min64(kc, p0 + PACK_EDGE_BLOCK);                     \
+            int64_t j = 0;                                                          \
+            for (; j + 8 <= lines; j += 8) {                                        \
+                int64_t p = p0;                                                     \
+                for (; p + 8 <= p1; p += 8)                                         \
+                    transpose8_##SUFFIX(src + j * ld + p, ld, dst + p * width + j, width); \
+                for (; p < p1; p++)                                                 \
+                    for (int64_t q = j; q < j + 8; q++) dst[p * width + q] = src[q * ld + p]; \
+            }                                                                       \
+            for (; j < lines; j++) {                                                \
+                const T *line = src + j * ld;                                       \
+                for (int64_t p = p0; p < p1; p++) dst[p * width + j] = line[p];     \
+            }                                                                       \
+            for (int64_t p = p0; p < p1; p++)                                       \
+                for (int64_t q = lines; q < width; q++) dst[p * width + q] = 0;     \
+        }                                                                           \
+    }
+
 /* Pack `rows` (<= MR) rows by kc columns of A into one sliver, column by
  * column: dst[p*MR + i] = A[i, p]. Rows past `rows` are zeros. A full sliver
  * is a memcpy per column when A's columns are contiguous (A is a transposed
@@ -291,6 +327,10 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
             }                                                                       \
             return;                                                                 \
         }                                                                           \
+        if (cs == 1) { /* an edge sliver of a row-major A: row by row */           \
+            pack_edge_##SUFFIX(kc, rows, a, rs, GEMM_MR, dst);                      \
+            return;                                                                 \
+        }                                                                           \
         for (; p < kc; p++, dst += GEMM_MR) {                                       \
             for (int64_t i = 0; i < rows; i++) dst[i] = a[i * rs + p * cs];        \
             for (int64_t i = rows; i < GEMM_MR; i++) dst[i] = 0;                    \
@@ -313,6 +353,10 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
                 for (int j = 0; j < NR; j += 8)                                     \
                     transpose8_##SUFFIX(b + j * cs + p, cs, dst + j, NR);           \
             }                                                                       \
+        }                                                                           \
+        if (cols < NR && rs == 1) { /* an edge sliver of a transposed B */         \
+            pack_edge_##SUFFIX(kc, cols, b, cs, NR, dst);                           \
+            return;                                                                 \
         }                                                                           \
         for (; p < kc; p++) {                                                       \
             const T *row = b + p * rs;                                              \
@@ -346,8 +390,8 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
 #define DEFINE_MICROKERNEL(T, V, NR, SUFFIX)                                        \
     static inline __attribute__((always_inline)) void micro_body_##SUFFIX(        \
         int64_t kc, const T *a, int64_t a_rs, int64_t a_cs, const T *b,             \
-        int64_t b_rs, T *c, int64_t rs_c, int64_t cs_c, int64_t m, int64_t n,       \
-        int accumulate)                                                             \
+        int64_t b_rs, const int64_t *b_rows, T *c, int64_t rs_c, int64_t cs_c,      \
+        int64_t m, int64_t n, int accumulate)                                       \
     {                                                                               \
         enum { VL = sizeof(V) / sizeof(T) };                                        \
         /* Ask for the C tile now: it arrives while the loop below runs. */         \
@@ -362,15 +406,16 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
             for (int v = 0; v < GEMM_NR_VECTORS; v++) acc[i][v] = (V){0};           \
         for (int64_t p = 0; p < kc; p++) {                                          \
             V b0, b1; /* row p of the B sliver */                                   \
-            memcpy(&b0, b, sizeof b0);                                              \
-            memcpy(&b1, b + VL, sizeof b1);                                         \
+            const T *b_row = b_rows == NULL ? b : b + b_rows[p];                    \
+            memcpy(&b0, b_row, sizeof b0);                                          \
+            memcpy(&b1, b_row + VL, sizeof b1);                                     \
             for (int i = 0; i < GEMM_MR; i++) {                                     \
                 T ai = a[i * a_rs]; /* broadcast A[i, p] to a whole vector */       \
                 acc[i][0] += ai * b0;                                               \
                 acc[i][1] += ai * b1;                                               \
             }                                                                       \
             a += a_cs;                                                              \
-            b += b_rs;                                                              \
+            if (b_rows == NULL) b += b_rs;                                          \
         }                                                                           \
         if (m == GEMM_MR && n == NR && cs_c == 1) {                                 \
             /* a full tile over contiguous rows: whole vectors in and out */        \
@@ -402,16 +447,26 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
                                      void *c, int64_t rs_c, int64_t cs_c,          \
                                      int64_t m, int64_t n, int accumulate)         \
     {                                                                               \
-        micro_body_##SUFFIX(kc, (const T *)a, 1, GEMM_MR, (const T *)b, NR, (T *)c, \
-                            rs_c, cs_c, m, n, accumulate);                          \
+        micro_body_##SUFFIX(kc, (const T *)a, 1, GEMM_MR, (const T *)b, NR, NULL,  \
+                            (T *)c, rs_c, cs_c, m, n, accumulate);                  \
     }                                                                               \
     static void microkernel_inplace_##SUFFIX(                                       \
         int64_t kc, const void *a, int64_t a_rs, int64_t a_cs, const void *b,       \
         int64_t b_rs, void *c, int64_t rs_c, int64_t cs_c, int64_t m, int64_t n,    \
         int accumulate)                                                             \
     {                                                                               \
-        micro_body_##SUFFIX(kc, (const T *)a, a_rs, a_cs, (const T *)b, b_rs,      \
+        micro_body_##SUFFIX(kc, (const T *)a, a_rs, a_cs, (const T *)b, b_rs, NULL, \
                             (T *)c, rs_c, cs_c, m, n, accumulate);                  \
+    }                                                                               \
+    /* Row p of the B sliver at b + b_rows[p] (gt_gemm_rows); A in place. */       \
+    static void microkernel_rows_##SUFFIX(int64_t kc, const void *a, int64_t a_rs,  \
+                                          int64_t a_cs, const void *b,             \
+                                          const int64_t *b_rows, void *c,          \
+                                          int64_t rs_c, int64_t m, int64_t n,       \
+                                          int accumulate)                          \
+    {                                                                               \
+        micro_body_##SUFFIX(kc, (const T *)a, a_rs, a_cs, (const T *)b, 0, b_rows,  \
+                            (T *)c, rs_c, 1, m, n, accumulate);                     \
     }
 
 /* The direct loop for small problems, over rows i0..i1 of C, in i-k-j
@@ -448,12 +503,14 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
 #define GEMM_NR_DOUBLE (GEMM_NR_VECTORS * GEMM_VECTOR_BYTES / 8)
 
 DEFINE_TRANSPOSE8(float, int32_t, f32)
+DEFINE_PACK_EDGE(float, f32)
 DEFINE_PACK_A(float, f32)
 DEFINE_PACK_B(float, GEMM_NR_FLOAT, f32)
 DEFINE_MICROKERNEL(float, gemm_vfloat, GEMM_NR_FLOAT, f32)
 DEFINE_DIRECT_FLOAT(float, f32)
 
 DEFINE_TRANSPOSE8(double, int64_t, f64)
+DEFINE_PACK_EDGE(double, f64)
 DEFINE_PACK_A(double, f64)
 DEFINE_PACK_B(double, GEMM_NR_DOUBLE, f64)
 DEFINE_MICROKERNEL(double, gemm_vdouble, GEMM_NR_DOUBLE, f64)
@@ -518,6 +575,10 @@ typedef void (*gemm_inplace_kernel_fn)(int64_t kc, const void *a, int64_t a_rs, 
                                        const void *b, int64_t b_rs, void *c, int64_t rs_c,
                                        int64_t cs_c, int64_t m, int64_t n, int accumulate);
 
+typedef void (*gemm_rows_kernel_fn)(int64_t kc, const void *a, int64_t a_rs, int64_t a_cs,
+                                    const void *b, const int64_t *b_rows, void *c,
+                                    int64_t rs_c, int64_t m, int64_t n, int accumulate);
+
 typedef struct {
     int itemsize;
     gemm_direct_fn direct;
@@ -526,17 +587,18 @@ typedef struct {
     gemm_pack_fn pack_a, pack_b;
     gemm_kernel_fn kernel;
     gemm_inplace_kernel_fn kernel_inplace;
+    gemm_rows_kernel_fn kernel_rows;
 } gemm_kind;
 
 static const gemm_kind GEMM_KINDS[] = {
-    [GT_BOOL] = {1, direct_bool, 0, 0, NULL, NULL, NULL, NULL},
-    [GT_UINT8] = {1, direct_u8, 0, 0, NULL, NULL, NULL, NULL},
-    [GT_INT32] = {4, direct_i32, 0, 0, NULL, NULL, NULL, NULL},
-    [GT_INT64] = {8, direct_i64, 0, 0, NULL, NULL, NULL, NULL},
+    [GT_BOOL] = {1, direct_bool, 0, 0, NULL, NULL, NULL, NULL, NULL},
+    [GT_UINT8] = {1, direct_u8, 0, 0, NULL, NULL, NULL, NULL, NULL},
+    [GT_INT32] = {4, direct_i32, 0, 0, NULL, NULL, NULL, NULL, NULL},
+    [GT_INT64] = {8, direct_i64, 0, 0, NULL, NULL, NULL, NULL, NULL},
     [GT_FLOAT32] = {4, direct_f32, GEMM_MR, GEMM_NR_FLOAT, pack_a_f32, pack_b_f32,
-                    microkernel_f32, microkernel_inplace_f32},
+                    microkernel_f32, microkernel_inplace_f32, microkernel_rows_f32},
     [GT_FLOAT64] = {8, direct_f64, GEMM_MR, GEMM_NR_DOUBLE, pack_a_f64, pack_b_f64,
-                    microkernel_f64, microkernel_inplace_f64},
+                    microkernel_f64, microkernel_inplace_f64, microkernel_rows_f64},
 };
 
 /* ------------------------------------------------------------------------
@@ -986,4 +1048,63 @@ void gt_gemm(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int64_t 
     const gemm_kind *kind = &GEMM_KINDS[dtype]; /* k = 0 takes the direct loop: zeros */
     gemm_problem p = {m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, c, c_rs, c_cs, accumulate};
     gemm_2d(kind, &p, nthreads < 1 ? 1 : nthreads);
+}
+
+/* ------------------------------------------------------------------------
+ * A product whose B rows lie anywhere: row p of B is the n numbers at
+ * b + b_rows[p] (elements). The stride-1 convolution reads its im2col matrix
+ * this way straight out of the padded input (see conv.c), without writing it.
+ * ------------------------------------------------------------------------ */
+int gt_gemm_rows(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int64_t a_rs,
+                 int64_t a_cs, const void *b, const int64_t *b_rows, void *c, int64_t c_rs,
+                 int accumulate)
+{
+    const gemm_kind *kind = &GEMM_KINDS[dtype];
+    if (m == 0 || n == 0) return 0;
+    if (kind->kernel_rows == NULL) return -1;
+    const int64_t size = kind->itemsize, mr = kind->mr, nr = kind->nr;
+    const int64_t m_slivers = (m + mr - 1) / mr, m_full = m / mr, n_full = n / nr;
+    /* A is read in place (as in gemm_inplace), except a last sliver of fewer
+     * than MR rows, packed with zero rows; so is the last sliver of B, fewer
+     * than NR columns (its rows would otherwise be read past their end). */
+    const int64_t a_bytes = round_up(m_full < m_slivers ? mr * k * size : 0, GEMM_ALIGN);
+    char *workspace = packing_buffer(a_bytes + (n % nr ? nr * k * size : 0));
+    if (workspace == NULL) return -2;
+    char *a_edge = workspace, *b_edge = workspace + a_bytes;
+    if (m_full < m_slivers)
+        kind->pack_a(k, m - m_full * mr, (const char *)a + m_full * mr * a_rs * size, a_rs, a_cs,
+                     a_edge);
+    if (n % nr) {
+        const int64_t cols = n - n_full * nr;
+        for (int64_t p = 0; p < k; p++) {
+            char *dst = b_edge + p * nr * size;
+            memcpy(dst, (const char *)b + (b_rows[p] + n_full * nr) * size, (size_t)(cols * size));
+            memset(dst + cols * size, 0, (size_t)((nr - cols) * size));
+        }
+    }
+    /* Column slivers outside, row slivers inside: the B sliver's rows (a few
+     * input rows of every channel) stay in L1 for all of A's slivers. */
+    char *cc = (char *)c;
+    for (int64_t js = 0; js * nr < n; js++) {
+        for (int64_t is = 0; is < m_slivers; is++) {
+            char *c_tile = cc + (is * mr * c_rs + js * nr) * size;
+            const int in_place = is < m_full;
+            const char *a_sliver = in_place ? (const char *)a + is * mr * a_rs * size : a_edge;
+            const int64_t rs = in_place ? a_rs : 1, cs = in_place ? a_cs : mr;
+            const int64_t rows = min64(mr, m - is * mr);
+            if (js < n_full)
+                kind->kernel_rows(k, a_sliver, rs, cs, (const char *)b + js * nr * size, b_rows,
+                                  c_tile, c_rs, rows, nr, accumulate);
+            else
+                kind->kernel_inplace(k, a_sliver, rs, cs, b_edge, nr, c_tile, c_rs, 1, rows,
+                                     n - js * nr, accumulate);
+        }
+    }
+    free(workspace);
+    return 0;
+}
+
+int64_t gt_gemm_tile_columns(int dtype)
+{
+    return GEMM_KINDS[dtype].nr;
 }

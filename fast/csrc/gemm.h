@@ -24,4 +24,17 @@ void gt_gemm(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int64_t 
              int64_t a_cs, const void *b, int64_t b_rs, int64_t b_cs, void *c, int64_t c_rs,
              int64_t c_cs, int accumulate, int nthreads);
 
+/* C (m x n, row stride c_rs) = A B (or += with `accumulate`) where row p of
+ * B is the n contiguous numbers at b + b_rows[p] elements: a matrix given by
+ * where its rows start, as the stride-1 convolution finds its im2col rows in
+ * the padded input. One thread; float32 or float64 (else -1); -2 when out of
+ * memory, 0 when done. */
+int gt_gemm_rows(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int64_t a_rs,
+                 int64_t a_cs, const void *b, const int64_t *b_rows, void *c, int64_t c_rs,
+                 int accumulate);
+
+/* NR, the columns of C one micro-kernel call computes (products are padded
+ * to whole tiles of NR columns and MR rows). */
+int64_t gt_gemm_tile_columns(int dtype);
+
 #endif /* GT_GEMM_H */
