@@ -81,8 +81,9 @@ WIDE_GRID_CASES = [
     (8, 12, 3, 1, 1, 1, 1, True, (2, 9, 11)),
     (6, 4, 5, 1, 0, 1, 1, True, (3, 9, 9)),  # valid: no padding to add
     (4, 6, 3, 1, 2, 2, 2, False, (2, 7, 6)),  # dilated and grouped
-    # 64 output channels on 8 x 8: the wide grid would waste a third of its
-    # work (80 columns a sample, rounded up to 96), so im2col runs instead
+    # 64 output channels on 8 x 8: the wide grid would waste a third of the
+    # forward pass's work (80 columns a sample, rounded up to 96), so the
+    # forward pass runs through im2col (the weight gradient wastes nothing)
     (16, 64, 3, 1, 1, 1, 1, True, (4, 8, 8)),
 ]
 

@@ -568,17 +568,50 @@ static void move_rows(const conv_shape *s, const gt_view *v, int64_t size, int64
 #define WIDE_IM2COL_COST 10
 #endif
 
-/* 1 when conv_wide can run this convolution and is the cheaper way. */
-static int wide_fits(const conv_shape *s, int dtype)
+/* 1 when the wide grid can run this convolution: stride 1, and a sample for
+ * every thread (samples are its work items). */
+static int wide_possible(const conv_shape *s)
 {
     const conv_geom *g = &s->g;
     if (g->sh != 1 || g->sw != 1 || s->pointwise || s->l == 0) return 0;
     const int64_t hp = g->h + 2 * g->ph, wp = g->w + 2 * g->pw;
     if (g->oh != hp - (g->kh - 1) * g->dh || g->ow != wp - (g->kw - 1) * g->dw) return 0;
-    if (s->n < max_threads() && s->n * s->c_out * s->l * s->k >= CONV_PARALLEL_MIN) return 0;
-    const int64_t nr = gt_gemm_tile_columns(dtype);
-    const double waste = (double)((g->oh * wp + nr - 1) / nr * nr) / (double)s->l;
+    return s->n >= max_threads() || s->n * s->c_out * s->l * s->k < CONV_PARALLEL_MIN;
+}
+
+/* 1 when the forward convolution is cheaper on the wide grid (see above). */
+static int wide_forward_pays(const conv_shape *s, int dtype)
+{
+    const int64_t wp = s->g.w + 2 * s->g.pw, nr = gt_gemm_tile_columns(dtype);
+    const double waste = (double)((s->g.oh * wp + nr - 1) / nr * nr) / (double)s->l;
     return s->o_group * waste < s->o_group + WIDE_IM2COL_COST;
+}
+
+/* The wide grid of a convolution: the padded planes (hp x wp), the numbers
+ * one sample's group takes padded (with `slack` zeros after, as far as the
+ * last tap's run reaches), and where each tap's run starts in them. */
+typedef struct {
+    int64_t hp, wp, slack, padded;
+    int64_t *starts; /* k entries, malloc'd */
+    int threads;
+} wide_grid;
+
+/* Returns 0 when out of memory. */
+static int wide_grid_of(const conv_shape *s, wide_grid *w)
+{
+    const conv_geom *g = &s->g;
+    w->hp = g->h + 2 * g->ph;
+    w->wp = g->w + 2 * g->pw;
+    w->slack = (g->kw - 1) * g->dw;
+    w->padded = s->c_group * w->hp * w->wp + w->slack;
+    w->threads = s->n * s->c_out * s->l * s->k < CONV_PARALLEL_MIN ? 1 : max_threads();
+    w->starts = malloc((size_t)s->k * sizeof *w->starts);
+    if (w->starts == NULL) return 0;
+    for (int64_t c = 0, p = 0; c < s->c_group; c++)
+        for (int64_t kh = 0; kh < g->kh; kh++)
+            for (int64_t kw = 0; kw < g->kw; kw++)
+                w->starts[p++] = (c * w->hp + kh * g->dh) * w->wp + kw * g->dw;
+    return 1;
 }
 
 /* out = conv(input, weight) + bias over the wide grid, one sample per work
@@ -587,48 +620,81 @@ static int conv_wide(const conv_kind *kind, int dtype, const conv_shape *s, gt_v
                      const gt_view *input, const gt_view *weight, const gt_view *bias)
 {
     const conv_geom *g = &s->g;
-    const int64_t size = kind->itemsize;
-    const int64_t hp = g->h + 2 * g->ph, wp = g->w + 2 * g->pw, lw = g->oh * wp;
-    const int64_t slack = (g->kw - 1) * g->dw; /* the last tap's run ends past the planes */
-    const int64_t padded = s->c_group * hp * wp + slack, wide = s->o_group * lw;
-    const int threads = s->n * s->c_out * s->l * s->k < CONV_PARALLEL_MIN ? 1 : max_threads();
-    int64_t *rows = malloc((size_t)s->k * sizeof *rows);
-    char *buffers = malloc((size_t)(threads * (padded + wide) * size));
-    if (rows == NULL || buffers == NULL) {
-        free(rows);
-        free(buffers);
+    const int64_t size = kind->itemsize, plane = g->h * g->w;
+    wide_grid w;
+    if (!wide_grid_of(s, &w)) return -2;
+    const int64_t lw = g->oh * w.wp, wide = s->o_group * lw;
+    char *buffers = malloc((size_t)(w.threads * (w.padded + wide) * size));
+    if (buffers == NULL) {
+        free(w.starts);
         return -2;
     }
-    for (int64_t c = 0, p = 0; c < s->c_group; c++)
-        for (int64_t kh = 0; kh < g->kh; kh++)
-            for (int64_t kw = 0; kw < g->kw; kw++) rows[p++] = c * hp * wp + kh * g->dh * wp + kw * g->dw;
     int status = 0;
-    const int64_t plane = g->h * g->w;
-#pragma omp parallel num_threads(threads) if (threads > 1)
+#pragma omp parallel num_threads(w.threads) if (w.threads > 1)
     {
-        char *x_padded = buffers + (int64_t)thread_id() * (padded + wide) * size;
-        char *y_wide = x_padded + padded * size;
+        char *x_padded = buffers + (int64_t)thread_id() * (w.padded + wide) * size;
+        char *y_wide = x_padded + w.padded * size;
 #pragma omp for schedule(static)
         for (int64_t n = 0; n < s->n; n++) {
             for (int64_t grp = 0; grp < s->groups; grp++) {
                 kind->pad_planes(at(input, (n * s->c_in + grp * s->c_group) * plane, size),
-                                 s->c_group, g, hp, wp, slack, x_padded);
-                const int failed =
-                    gt_gemm_rows(dtype, s->o_group, lw, s->k,
-                                 at(weight, grp * s->o_group * s->k, size), s->k, 1, x_padded,
-                                 rows, y_wide, lw, 0);
+                                 s->c_group, g, w.hp, w.wp, w.slack, x_padded);
+                const int failed = gt_gemm_rows(dtype, s->o_group, lw, s->k,
+                                                at(weight, grp * s->o_group * s->k, size), s->k,
+                                                1, x_padded, w.starts, y_wide, lw, 0);
                 if (failed) {
 #pragma omp atomic write
                     status = failed;
                     continue;
                 }
-                kind->unwide(y_wide, s->o_group, g->oh, g->ow, wp,
+                kind->unwide(y_wide, s->o_group, g->oh, g->ow, w.wp,
                              bias == NULL ? NULL : at(bias, grp * s->o_group, size),
                              at(out, (n * s->c_out + grp * s->o_group) * s->l, size));
             }
         }
     }
-    free(rows);
+    free(w.starts);
+    free(buffers);
+    return status;
+}
+
+/* The weight gradient on the wide grid: dW_g += dy_g cols^T, where column p
+ * of cols^T (tap p) is read out of the padded input by gt_gemm_cols, one
+ * output row's stretch of an input row (ow numbers, wp apart) at a time. No
+ * work is wasted here (only real output positions are summed over), so it
+ * needs no cost rule. Each thread sums into its own copy (`copies`: one
+ * after the first thread's, which is grad_weight itself, already zeroed). */
+static int conv_wide_backward_weight(const conv_kind *kind, int dtype, const conv_shape *s,
+                                     char *dw_all, char *copies, int64_t count,
+                                     const gt_view *grad_output, const gt_view *input,
+                                     const wide_grid *w)
+{
+    const conv_geom *g = &s->g;
+    const int64_t size = kind->itemsize, plane = g->h * g->w;
+    char *buffers = malloc((size_t)(w->threads * w->padded * size));
+    if (buffers == NULL) return -2;
+    int status = 0;
+#pragma omp parallel num_threads(w->threads) if (w->threads > 1)
+    {
+        const int id = thread_id();
+        char *mine = id == 0 ? dw_all : copies + (id - 1) * count * size;
+        char *x_padded = buffers + (int64_t)id * w->padded * size;
+#pragma omp for schedule(static)
+        for (int64_t n = 0; n < s->n; n++) {
+            for (int64_t grp = 0; grp < s->groups; grp++) {
+                kind->pad_planes(at(input, (n * s->c_in + grp * s->c_group) * plane, size),
+                                 s->c_group, g, w->hp, w->wp, w->slack, x_padded);
+                const char *dy = at(grad_output, (n * s->c_out + grp * s->o_group) * s->l, size);
+                const int failed = gt_gemm_cols(dtype, s->o_group, s->k, s->l, dy, s->l, 1,
+                                                x_padded, w->starts, g->ow, w->wp,
+                                                mine + grp * s->o_group * s->k * size, s->k, 1);
+                if (failed) {
+#pragma omp atomic write
+                    status = failed;
+                }
+            }
+        }
+    }
     free(buffers);
     return status;
 }
@@ -646,7 +712,8 @@ int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const g
     const int64_t size = kind->itemsize;
     const conv_shape s = conv_shape_of(input, out, weight, sh, sw, ph, pw, dh, dw, groups, size);
     if (gt_numel(out) == 0) return 0;
-    if (wide_fits(&s, dtype)) return conv_wide(kind, dtype, &s, out, input, weight, bias);
+    if (wide_possible(&s) && wide_forward_pays(&s, dtype))
+        return conv_wide(kind, dtype, &s, out, input, weight, bias);
     const int64_t tiles = (s.l + s.tile - 1) / s.tile;
     const int64_t items = s.batch > 1 ? (s.n + s.batch - 1) / s.batch : s.n * tiles;
     int gemm_threads;
@@ -859,6 +926,21 @@ int gt_conv2d_backward_weight(gt_view *grad_weight, const gt_view *grad_output,
     char *dw_all = at(grad_weight, 0, size);
     memset(dw_all, 0, (size_t)(count * size));
     if (count == 0 || s.n * s.l == 0) return 0;
+    if (wide_possible(&s)) { /* the wide grid: see conv_wide_backward_weight */
+        wide_grid w;
+        if (!wide_grid_of(&s, &w)) return -2;
+        char *copies =
+            w.threads > 1 ? calloc((size_t)((w.threads - 1) * count), (size_t)size) : NULL;
+        int status = w.threads > 1 && copies == NULL ? -2 : 0;
+        if (status == 0)
+            status = conv_wide_backward_weight(kind, dtype, &s, dw_all, copies, count,
+                                               grad_output, input, &w);
+        for (int t = 1; t < w.threads && status == 0; t++)
+            kind->add_into(dw_all, copies + (t - 1) * count * size, count);
+        free(copies);
+        free(w.starts);
+        return status;
+    }
     const int64_t plane = s.g.h * s.g.w;
     const int64_t tiles = (s.l + s.tile - 1) / s.tile;
     const int64_t items = s.batch > 1 ? (s.n + s.batch - 1) / s.batch : s.n * tiles;

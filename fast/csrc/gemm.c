@@ -240,8 +240,18 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
 #define DEFINE_TRANSPOSE8(T, I, SUFFIX)                                             \
     typedef T gemm_row8_##SUFFIX __attribute__((vector_size(8 * sizeof(T))));       \
     typedef I gemm_mask8_##SUFFIX __attribute__((vector_size(8 * sizeof(I))));      \
+    /* The same, row r of the source at rows[r] + col (gt_gemm_cols). */          \
+    static inline void transpose8_at_##SUFFIX(const T *const *rows, int64_t col,   \
+                                              T *dst, int64_t ld_dst);             \
     static inline void transpose8_##SUFFIX(const T *src, int64_t ld_src, T *dst,    \
                                            int64_t ld_dst)                          \
+    {                                                                               \
+        const T *rows[8];                                                           \
+        for (int r = 0; r < 8; r++) rows[r] = src + r * ld_src;                     \
+        transpose8_at_##SUFFIX(rows, 0, dst, ld_dst);                               \
+    }                                                                               \
+    static inline void transpose8_at_##SUFFIX(const T *const *rows, int64_t col,   \
+                                              T *dst, int64_t ld_dst)              \
     {                                                                               \
         static const gemm_mask8_##SUFFIX KEEP_LOW[3] = {                            \
             {0, 1, 2, 3, 8, 9, 10, 11}, {0, 1, 8, 9, 4, 5, 12, 13},                 \
@@ -250,7 +260,7 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
             {4, 5, 6, 7, 12, 13, 14, 15}, {2, 3, 10, 11, 6, 7, 14, 15},             \
             {1, 9, 3, 11, 5, 13, 7, 15}};                                           \
         gemm_row8_##SUFFIX row[8];                                                  \
-        for (int r = 0; r < 8; r++) memcpy(&row[r], src + r * ld_src, sizeof row[r]); \
+        for (int r = 0; r < 8; r++) memcpy(&row[r], rows[r] + col, sizeof row[r]);    \
         for (int round = 0, d = 4; round < 3; round++, d /= 2) {                    \
             for (int r = 0; r < 8; r++) {                                           \
                 if (r & d) continue;                                                \
@@ -296,6 +306,43 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
             for (int64_t p = p0; p < p1; p++)                                       \
                 for (int64_t q = lines; q < width; q++) dst[p * width + q] = 0;     \
         }                                                                           \
+    }
+
+/* Pack kc rows by `cols` (<= NR) columns of a B whose column j starts at
+ * src + starts[j] and runs in pieces of `run` contiguous numbers,
+ * `run_stride` apart (gt_gemm_cols): dst[p * NR + j] = src[starts[j] +
+ * (p / run) * run_stride + p % run], zeros after column `cols`; kc is a
+ * whole number of pieces. Eight columns at a time through the 8 x 8
+ * register transpose, the rest one by one. */
+#define DEFINE_PACK_COLUMNS(T, NR, SUFFIX)                                          \
+    static void pack_columns_##SUFFIX(int64_t kc, int64_t cols, const void *src_,  \
+                                      const int64_t *starts, int64_t run,          \
+                                      int64_t run_stride, void *dst_)              \
+    {                                                                               \
+        const T *src = (const T *)src_;                                             \
+        T *dst = (T *)dst_;                                                         \
+        const int64_t pieces = kc / run;                                            \
+        int64_t j = 0;                                                              \
+        for (; j + 8 <= cols; j += 8) {                                             \
+            const T *rows[8];                                                       \
+            for (int r = 0; r < 8; r++) rows[r] = src + starts[j + r];              \
+            for (int64_t y = 0; y < pieces; y++) {                                  \
+                const int64_t from = y * run_stride;                                \
+                T *to = dst + y * run * NR + j;                                     \
+                int64_t x = 0;                                                      \
+                for (; x + 8 <= run; x += 8) transpose8_at_##SUFFIX(rows, from + x, to + x * NR, NR); \
+                for (; x < run; x++)                                                \
+                    for (int r = 0; r < 8; r++) to[x * NR + r] = rows[r][from + x]; \
+            }                                                                       \
+        }                                                                           \
+        for (; j < cols; j++) {                                                     \
+            const T *column = src + starts[j];                                      \
+            for (int64_t y = 0; y < pieces; y++)                                    \
+                for (int64_t x = 0; x < run; x++)                                   \
+                    dst[(y * run + x) * NR + j] = column[y * run_stride + x];       \
+        }                                                                           \
+        for (int64_t p = 0; p < kc; p++)                                            \
+            for (int64_t q = cols; q < NR; q++) dst[p * NR + q] = 0;                \
     }
 
 /* Pack `rows` (<= MR) rows by kc columns of A into one sliver, column by
@@ -506,6 +553,7 @@ DEFINE_TRANSPOSE8(float, int32_t, f32)
 DEFINE_PACK_EDGE(float, f32)
 DEFINE_PACK_A(float, f32)
 DEFINE_PACK_B(float, GEMM_NR_FLOAT, f32)
+DEFINE_PACK_COLUMNS(float, GEMM_NR_FLOAT, f32)
 DEFINE_MICROKERNEL(float, gemm_vfloat, GEMM_NR_FLOAT, f32)
 DEFINE_DIRECT_FLOAT(float, f32)
 
@@ -513,6 +561,7 @@ DEFINE_TRANSPOSE8(double, int64_t, f64)
 DEFINE_PACK_EDGE(double, f64)
 DEFINE_PACK_A(double, f64)
 DEFINE_PACK_B(double, GEMM_NR_DOUBLE, f64)
+DEFINE_PACK_COLUMNS(double, GEMM_NR_DOUBLE, f64)
 DEFINE_MICROKERNEL(double, gemm_vdouble, GEMM_NR_DOUBLE, f64)
 DEFINE_DIRECT_FLOAT(double, f64)
 
@@ -579,6 +628,10 @@ typedef void (*gemm_rows_kernel_fn)(int64_t kc, const void *a, int64_t a_rs, int
                                     const void *b, const int64_t *b_rows, void *c,
                                     int64_t rs_c, int64_t m, int64_t n, int accumulate);
 
+typedef void (*gemm_pack_columns_fn)(int64_t kc, int64_t cols, const void *src,
+                                     const int64_t *starts, int64_t run, int64_t run_stride,
+                                     void *dst);
+
 typedef struct {
     int itemsize;
     gemm_direct_fn direct;
@@ -588,17 +641,20 @@ typedef struct {
     gemm_kernel_fn kernel;
     gemm_inplace_kernel_fn kernel_inplace;
     gemm_rows_kernel_fn kernel_rows;
+    gemm_pack_columns_fn pack_columns;
 } gemm_kind;
 
 static const gemm_kind GEMM_KINDS[] = {
-    [GT_BOOL] = {1, direct_bool, 0, 0, NULL, NULL, NULL, NULL, NULL},
-    [GT_UINT8] = {1, direct_u8, 0, 0, NULL, NULL, NULL, NULL, NULL},
-    [GT_INT32] = {4, direct_i32, 0, 0, NULL, NULL, NULL, NULL, NULL},
-    [GT_INT64] = {8, direct_i64, 0, 0, NULL, NULL, NULL, NULL, NULL},
+    [GT_BOOL] = {1, direct_bool, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GT_UINT8] = {1, direct_u8, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GT_INT32] = {4, direct_i32, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GT_INT64] = {8, direct_i64, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
     [GT_FLOAT32] = {4, direct_f32, GEMM_MR, GEMM_NR_FLOAT, pack_a_f32, pack_b_f32,
-                    microkernel_f32, microkernel_inplace_f32, microkernel_rows_f32},
+                    microkernel_f32, microkernel_inplace_f32, microkernel_rows_f32,
+                    pack_columns_f32},
     [GT_FLOAT64] = {8, direct_f64, GEMM_MR, GEMM_NR_DOUBLE, pack_a_f64, pack_b_f64,
-                    microkernel_f64, microkernel_inplace_f64, microkernel_rows_f64},
+                    microkernel_f64, microkernel_inplace_f64, microkernel_rows_f64,
+                    pack_columns_f64},
 };
 
 /* ------------------------------------------------------------------------
@@ -1098,6 +1154,55 @@ int gt_gemm_rows(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int6
             else
                 kind->kernel_inplace(k, a_sliver, rs, cs, b_edge, nr, c_tile, c_rs, 1, rows,
                                      n - js * nr, accumulate);
+        }
+    }
+    free(workspace);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * A product whose B columns lie anywhere: column j of B starts at
+ * b + b_cols[j] and runs in pieces of `run` contiguous numbers, `run_stride`
+ * apart. The stride-1 convolution's weight gradient reads its transposed
+ * im2col matrix this way out of the padded input (see conv.c): each piece
+ * is one output row's stretch of an input row.
+ * ------------------------------------------------------------------------ */
+int gt_gemm_cols(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int64_t a_rs,
+                 int64_t a_cs, const void *b, const int64_t *b_cols, int64_t run,
+                 int64_t run_stride, void *c, int64_t c_rs, int accumulate)
+{
+    const gemm_kind *kind = &GEMM_KINDS[dtype];
+    if (m == 0 || n == 0) return 0;
+    if (kind->pack_columns == NULL || run <= 0 || k % run) return -1;
+    const int64_t size = kind->itemsize, mr = kind->mr, nr = kind->nr;
+    const int64_t m_slivers = (m + mr - 1) / mr, m_full = m / mr;
+    /* KC blocks of whole pieces. */
+    const int64_t kc_max = run * (kc_depth(k) / run > 0 ? kc_depth(k) / run : 1);
+    /* One packed B sliver (KC x NR) at a time, multiplied by every row sliver
+     * of A while it is in L1; A read in place except a last partial sliver. */
+    const int64_t a_bytes = round_up(m_full < m_slivers ? mr * k * size : 0, GEMM_ALIGN);
+    char *workspace = packing_buffer(a_bytes + kc_max * nr * size);
+    if (workspace == NULL) return -2;
+    char *a_edge = workspace, *b_sliver = workspace + a_bytes;
+    if (m_full < m_slivers)
+        kind->pack_a(k, m - m_full * mr, (const char *)a + m_full * mr * a_rs * size, a_rs, a_cs,
+                     a_edge);
+    char *cc = (char *)c;
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+        const int64_t kc = min64(kc_max, k - pc);
+        const char *b_block = (const char *)b + pc / run * run_stride * size;
+        for (int64_t js = 0; js * nr < n; js++) {
+            const int64_t cols = min64(nr, n - js * nr);
+            kind->pack_columns(kc, cols, b_block, b_cols + js * nr, run, run_stride, b_sliver);
+            for (int64_t is = 0; is < m_slivers; is++) {
+                const int in_place = is < m_full;
+                const char *a_sliver = in_place
+                                           ? (const char *)a + (is * mr * a_rs + pc * a_cs) * size
+                                           : a_edge + pc * mr * size;
+                kind->kernel_inplace(kc, a_sliver, in_place ? a_rs : 1, in_place ? a_cs : mr,
+                                     b_sliver, nr, cc + (is * mr * c_rs + js * nr) * size, c_rs, 1,
+                                     min64(mr, m - is * mr), cols, pc > 0 || accumulate);
+            }
         }
     }
     free(workspace);

@@ -33,6 +33,17 @@ int gt_gemm_rows(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int6
                  int64_t a_cs, const void *b, const int64_t *b_rows, void *c, int64_t c_rs,
                  int accumulate);
 
+/* C (m x n, row stride c_rs) = A B (or += with `accumulate`) where column j
+ * of B starts at b + b_cols[j] elements and runs in pieces of `run`
+ * contiguous numbers, `run_stride` apart (k a multiple of run): as the
+ * stride-1 convolution's weight gradient finds its transposed im2col matrix
+ * in the padded input, one output row's stretch of an input row a piece.
+ * One thread; float32 or float64 (else -1); -2 when out of memory, 0 when
+ * done. */
+int gt_gemm_cols(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int64_t a_rs,
+                 int64_t a_cs, const void *b, const int64_t *b_cols, int64_t run,
+                 int64_t run_stride, void *c, int64_t c_rs, int accumulate);
+
 /* NR, the columns of C one micro-kernel call computes (products are padded
  * to whole tiles of NR columns and MR rows). */
 int64_t gt_gemm_tile_columns(int dtype);
