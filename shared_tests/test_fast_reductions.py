@@ -206,6 +206,21 @@ def test_reduce_large(op, shape, dims, in_kind, dtype, device):
     check_reduce(op, values, dims, in_kind, "contiguous", 7)
 
 
+@pytest.mark.parametrize("op", ("sum", "amax", "amin"))
+def test_column_reductions_over_two_unmerged_dimensions(op, device):
+    """The outer path takes 16 rows at a time where they lie evenly spaced:
+    40 rows of each of 5 blocks (not a multiple of 16, and rows 41 apart so
+    that the two reduced dimensions cannot merge) leave single rows at the
+    end of every block and a carry into the next one."""
+    rng = np.random.default_rng(11)
+    base = rng.standard_normal((5, 41, 48)).astype(np.float32)
+    view = base[:, 1:, :]
+    out = Strided(np.zeros((1, 1, 48), np.float32), (1, 1, 48), (48, 48, 1), 0)
+    FAST.reduce(op, out, Strided(base.reshape(-1), view.shape, (41 * 48, 48, 1), 48), (0, 1))
+    expected = {"sum": np.sum, "amax": np.max, "amin": np.min}[op](view.astype(np.float64), (0, 1))
+    np.testing.assert_allclose(out.buffer[0, 0], expected, rtol=1e-6, atol=1e-6)
+
+
 def test_sum_is_careful(device):
     """A float32 sum of 2^22 copies of 0.1 is exact to float32, unlike a running sum."""
     values = np.full(1 << 22, 0.1, np.float32)

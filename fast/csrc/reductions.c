@@ -214,7 +214,49 @@ typedef void (*merge_fn)(gt_acc *into, const gt_acc *from);
         }                                                                                        \
     }
 
+/* Sixteen input rows, `row_stride` apart, into the accumulators (the outer
+ * path's FLOAT32 TREES, for the operations that use them): each column's 16
+ * numbers are combined by a balanced float32 tree, and only its root meets
+ * the double accumulator. With one conversion and one double operation per
+ * 16 numbers instead of per number, a column sum runs at the speed of memory
+ * (a bias gradient, 1024 x 512 summed over its rows: 84 -> 25 us). */
+#define DEFINE_ROWS16(OP, KIND, CODE, CTYPE)                                                     \
+    GT_MEMORY_BOUND static void rows16_##OP##_##CODE(gt_acc *acc, const char *base, int64_t n,  \
+                                                     int64_t row_stride)                         \
+    {                                                                                            \
+        const CTYPE *x = (const CTYPE *)base;                                                    \
+        ACC_T_##KIND *a = (ACC_T_##KIND *)acc;                                                   \
+        int64_t j = 0;                                                                           \
+        /* GT_TREE_WIDTH columns side by side: every level one vector op per row. */             \
+        for (; j + GT_TREE_WIDTH <= n; j += GT_TREE_WIDTH) {                                     \
+            float t[GT_TREE_LEAVES / 2][GT_TREE_WIDTH];                                          \
+            _Pragma("GCC unroll 8")                                                              \
+            for (int r = 0; r < GT_TREE_LEAVES / 2; r++)                                         \
+                for (int k = 0; k < GT_TREE_WIDTH; k++)                                          \
+                    t[r][k] = OP##_D((float)x[2 * r * row_stride + j + k],                       \
+                                     (float)x[(2 * r + 1) * row_stride + j + k]);                \
+            _Pragma("GCC unroll 3")                                                              \
+            for (int width = GT_TREE_LEAVES / 4; width >= 1; width /= 2)                         \
+                _Pragma("GCC unroll 4")                                                          \
+                for (int r = 0; r < width; r++)                                                  \
+                    for (int k = 0; k < GT_TREE_WIDTH; k++)                                      \
+                        t[r][k] = OP##_D(t[2 * r][k], t[2 * r + 1][k]);                          \
+            for (int k = 0; k < GT_TREE_WIDTH; k++)                                              \
+                a[j + k] = OP##_##KIND(a[j + k], (ACC_T_##KIND)t[0][k]);                         \
+        }                                                                                        \
+        for (; j < n; j++) { /* the last columns: one tree each */                               \
+            float t[GT_TREE_LEAVES / 2];                                                         \
+            for (int r = 0; r < GT_TREE_LEAVES / 2; r++)                                         \
+                t[r] = OP##_D((float)x[2 * r * row_stride + j],                                  \
+                              (float)x[(2 * r + 1) * row_stride + j]);                           \
+            for (int width = GT_TREE_LEAVES / 4; width >= 1; width /= 2)                         \
+                for (int r = 0; r < width; r++) t[r] = OP##_D(t[2 * r], t[2 * r + 1]);           \
+            a[j] = OP##_##KIND(a[j], (ACC_T_##KIND)t[0]);                                        \
+        }                                                                                        \
+    }
+
 #define DEFINE_OP_KINDS(OP, UNUSED)                                                           \
+    DEFINE_ROWS16(OP, D, GT_FLOAT32, float)                                                   \
     FOR_EACH_DTYPE_KIND(DEFINE_KERNELS, OP)                                                   \
     static void merge_##OP##_D(gt_acc *into, const gt_acc *from)                              \
     {                                                                                         \
@@ -232,13 +274,16 @@ FOR_EACH_OP(DEFINE_OP_KINDS, 0)
 typedef struct {
     lanes_fn lanes;
     columns_fn columns;
+    columns_fn rows16; /* NULL: one row at a time */
     merge_fn merge;
     gt_acc identity;
     int is_float; /* accumulator kind: 1 double, 0 int64 */
 } reduce_impl;
 
 #define IMPL_ENTRY(OP, KIND, CODE, CTYPE)                                                  \
-    [CODE] = {lanes_##OP##_##CODE, columns_##OP##_##CODE, merge_##OP##_##KIND,             \
+    [CODE] = {lanes_##OP##_##CODE, columns_##OP##_##CODE,                                   \
+              CODE == GT_FLOAT32 && OP##_IN_FLOAT32 ? rows16_##OP##_GT_FLOAT32 : NULL,      \
+              merge_##OP##_##KIND,                                                         \
               {.ACC_FIELD_##KIND = OP##_ID_##KIND}, KIND##_IS_FLOAT},
 #define D_IS_FLOAT 1
 #define I_IS_FLOAT 0
@@ -518,9 +563,21 @@ static void reduce_strip(const reduce_plan *p, const reduce_impl *impl, gt_view 
         /* Blocked summation: a fresh partial row every GT_ROWS_PER_BLOCK rows. */
         for (int64_t j = 0; j < w; j++) partial[j] = impl->identity;
         int64_t block_end = r + GT_ROWS_PER_BLOCK < rows ? r + GT_ROWS_PER_BLOCK : rows;
-        for (; r < block_end; r++) {
-            impl->columns(partial, a_base + pos * p->itemsize, w, col_a);
+        while (r < block_end) {
+            /* Sixteen rows at once where they lie evenly spaced (see rows16). */
+            const int64_t step =
+                impl->rows16 != NULL && col_a == 1 && block_end - r >= GT_TREE_LEAVES &&
+                        index[last] + GT_TREE_LEAVES <= p->rshape[last]
+                    ? GT_TREE_LEAVES
+                    : 1;
+            if (step > 1)
+                impl->rows16(partial, a_base + pos * p->itemsize, w, p->rstride[last]);
+            else
+                impl->columns(partial, a_base + pos * p->itemsize, w, col_a);
+            r += step;
             /* Odometer over all reduced dimensions. */
+            index[last] += step - 1;
+            pos += (step - 1) * p->rstride[last];
             for (int d = last; d >= 0; d--) {
                 index[d]++;
                 pos += p->rstride[d];
