@@ -286,9 +286,15 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
  * taps over 4 x 784 positions: 1.0 -> 0.4 ms). */
 #define PACK_EDGE_BLOCK 64
 #define DEFINE_PACK_EDGE(T, SUFFIX)                                                 \
-    static void pack_edge_##SUFFIX(int64_t kc, int64_t lines, const T *src,        \
-                                   int64_t ld, int64_t width, T *dst)              \
+    static inline __attribute__((always_inline)) void pack_edge_##SUFFIX(          \
+        int64_t kc, int64_t lines, const T *src, int64_t ld, int64_t width, T *dst) \
     {                                                                               \
+        /* Zeros first, whole rows of the sliver (`width` is a constant once    */ \
+        /* inlined: a few vector stores a row, where zeroing only the row's   */ \
+        /* tail became a call to memset per row, a third of a small weight    */ \
+        /* gradient's time); the lines then overwrite their columns.          */ \
+        for (int64_t p = 0; p < kc; p++)                                            \
+            for (int64_t q = 0; q < width; q++) dst[p * width + q] = 0;             \
         for (int64_t p0 = 0; p0 < kc; p0 += PACK_EDGE_BLOCK) {                      \
             const int64_t p1 = min64(kc, p0 + PACK_EDGE_BLOCK);                     \
             int64_t j = 0;                                                          \
@@ -303,8 +309,6 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
                 const T *line = src + j * ld;                                       \
                 for (int64_t p = p0; p < p1; p++) dst[p * width + j] = line[p];     \
             }                                                                       \
-            for (int64_t p = p0; p < p1; p++)                                       \
-                for (int64_t q = lines; q < width; q++) dst[p * width + q] = 0;     \
         }                                                                           \
     }
 
@@ -322,6 +326,9 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
         const T *src = (const T *)src_;                                             \
         T *dst = (T *)dst_;                                                         \
         const int64_t pieces = kc / run;                                            \
+        if (cols < NR) /* zeros first, whole rows (see pack_edge) */                \
+            for (int64_t p = 0; p < kc; p++)                                        \
+                for (int64_t q = 0; q < NR; q++) dst[p * NR + q] = 0;               \
         int64_t j = 0;                                                              \
         for (; j + 8 <= cols; j += 8) {                                             \
             const T *rows[8];                                                       \
@@ -341,8 +348,6 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
                 for (int64_t x = 0; x < run; x++)                                   \
                     dst[(y * run + x) * NR + j] = column[y * run_stride + x];       \
         }                                                                           \
-        for (int64_t p = 0; p < kc; p++)                                            \
-            for (int64_t q = cols; q < NR; q++) dst[p * NR + q] = 0;                \
     }
 
 /* Pack `rows` (<= MR) rows by kc columns of A into one sliver, column by
