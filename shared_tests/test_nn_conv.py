@@ -88,23 +88,24 @@ WIDE_GRID_CASES = [
 ]
 
 
-@needs_torch
-@pytest.mark.parametrize("case", CONV2D_CASES)
-def test_conv2d_matches_torch(case):
+def run_conv2d_case(case, **tolerance):
+    """One row of the case tables: the same Conv2d in both libraries, compared."""
     cin, cout, k, s, p, d, g, bias, (n, h, w) = case
     torch.manual_seed(0)
     layer = torch.nn.Conv2d(cin, cout, k, s, p, d, g, bias)
-    run_both(gnn.Conv2d(cin, cout, k, s, p, d, g, bias), layer, values(n, cin, h, w))
+    run_both(gnn.Conv2d(cin, cout, k, s, p, d, g, bias), layer, values(n, cin, h, w), **tolerance)
+
+
+@needs_torch
+@pytest.mark.parametrize("case", CONV2D_CASES)
+def test_conv2d_matches_torch(case):
+    run_conv2d_case(case)
 
 
 @needs_torch
 @pytest.mark.parametrize("case", WIDE_GRID_CASES)
 def test_stride_one_conv2d_on_the_wide_grid_and_off_it_matches_torch(case):
-    cin, cout, k, s, p, d, g, bias, (n, h, w) = case
-    torch.manual_seed(0)
-    layer = torch.nn.Conv2d(cin, cout, k, s, p, d, g, bias)
-    run_both(gnn.Conv2d(cin, cout, k, s, p, d, g, bias), layer, values(n, cin, h, w),
-             rtol=1e-4, atol=1e-5)  # fmt: skip
+    run_conv2d_case(case, rtol=1e-4, atol=1e-5)
 
 
 @needs_torch
