@@ -26,6 +26,16 @@
  * input sample, C_g x L row-major, already *is* the cols matrix, and the GEMM
  * reads it in place through its strides.
  *
+ * Stride 1: the wide grid
+ * -----------------------
+ * With stride 1, every im2col row is, output row by output row, a shifted
+ * piece of the zero-padded input. Computing each output row as wide as the
+ * padded input (a few wasted columns, dropped after) makes each row one
+ * contiguous run of a padded copy of the input, so the GEMM can read it there
+ * (gemm.c's gt_gemm_rows and, transposed, gt_gemm_cols) and no im2col matrix
+ * is written: see conv_wide and conv_wide_backward_weight below, and
+ * wide_forward_pays for when the forward pass takes it.
+ *
  * The gradients are two more products over the same tiles:
  *
  *     d cols (K x L)   = W_g^T (K x O_g) times d out[n, g] (O_g x L), then
