@@ -578,14 +578,24 @@ static void move_rows(const conv_shape *s, const gt_view *v, int64_t size, int64
 #define WIDE_IM2COL_COST 10
 #endif
 
-/* 1 when the wide grid can run this convolution: stride 1, and a sample for
- * every thread (samples are its work items). */
-static int wide_possible(const conv_shape *s)
+/* The most bytes a thread's wide-grid buffers may take (a padded copy of one
+ * sample's group and its wide product): larger images go through the tiles
+ * of im2col, whose memory is bounded by CONV_TILE_BYTES whatever the image. */
+#ifndef WIDE_MAX_BYTES
+#define WIDE_MAX_BYTES (8 << 20)
+#endif
+
+/* 1 when the wide grid can run this convolution: stride 1, a sample for
+ * every thread (samples are its work items), and buffers of at most
+ * WIDE_MAX_BYTES a thread. */
+static int wide_possible(const conv_shape *s, int64_t itemsize)
 {
     const conv_geom *g = &s->g;
     if (g->sh != 1 || g->sw != 1 || s->pointwise || s->l == 0) return 0;
     const int64_t hp = g->h + 2 * g->ph, wp = g->w + 2 * g->pw;
     if (g->oh != hp - (g->kh - 1) * g->dh || g->ow != wp - (g->kw - 1) * g->dw) return 0;
+    const int64_t padded = s->c_group * hp * wp + (g->kw - 1) * g->dw;
+    if ((padded + s->o_group * g->oh * wp) * itemsize > WIDE_MAX_BYTES) return 0;
     return s->n >= max_threads() || s->n * s->c_out * s->l * s->k < CONV_PARALLEL_MIN;
 }
 
@@ -722,7 +732,7 @@ int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const g
     const int64_t size = kind->itemsize;
     const conv_shape s = conv_shape_of(input, out, weight, sh, sw, ph, pw, dh, dw, groups, size);
     if (gt_numel(out) == 0) return 0;
-    if (wide_possible(&s) && wide_forward_pays(&s, dtype))
+    if (wide_possible(&s, size) && wide_forward_pays(&s, dtype))
         return conv_wide(kind, dtype, &s, out, input, weight, bias);
     const int64_t tiles = (s.l + s.tile - 1) / s.tile;
     const int64_t items = s.batch > 1 ? (s.n + s.batch - 1) / s.batch : s.n * tiles;
@@ -936,7 +946,7 @@ int gt_conv2d_backward_weight(gt_view *grad_weight, const gt_view *grad_output,
     char *dw_all = at(grad_weight, 0, size);
     memset(dw_all, 0, (size_t)(count * size));
     if (count == 0 || s.n * s.l == 0) return 0;
-    if (wide_possible(&s)) { /* the wide grid: see conv_wide_backward_weight */
+    if (wide_possible(&s, size)) { /* the wide grid: see conv_wide_backward_weight */
         wide_grid w;
         if (!wide_grid_of(&s, &w)) return -2;
         char *copies =
