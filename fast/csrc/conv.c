@@ -678,44 +678,74 @@ static int conv_wide(const conv_kind *kind, int dtype, const conv_shape *s, gt_v
     return status;
 }
 
+/* The weight gradient sums over every work item: each thread after the first
+ * adds into a private copy (the first adds into the result), and the copies
+ * are summed at the end in thread order. private_gradients: the zeroed
+ * copies (NULL for one thread, or when out of memory: then *failed is set);
+ * sum_private_gradients adds them into the result and frees them. */
+static char *private_gradients(int threads, int64_t count, int64_t size, int *failed)
+{
+    char *copies = threads > 1 ? calloc((size_t)((threads - 1) * count), (size_t)size) : NULL;
+    *failed = threads > 1 && copies == NULL;
+    return copies;
+}
+
+static void sum_private_gradients(const conv_kind *kind, char *dw_all, char *copies, int threads,
+                                  int64_t count)
+{
+    for (int t = 1; t < threads; t++)
+        kind->add_into(dw_all, copies + (t - 1) * count * kind->itemsize, count);
+    free(copies);
+}
+
 /* The weight gradient on the wide grid: dW_g += dy_g cols^T, where column p
  * of cols^T (tap p) is read out of the padded input by gt_gemm_cols, one
  * output row's stretch of an input row (ow numbers, wp apart) at a time. No
  * work is wasted here (only real output positions are summed over), so it
- * needs no cost rule. Each thread sums into its own copy (`copies`: one
- * after the first thread's, which is grad_weight itself, already zeroed). */
+ * needs no cost rule. dw_all (count numbers) is already zeroed. Returns 0,
+ * or -2 when out of memory. */
 static int conv_wide_backward_weight(const conv_kind *kind, int dtype, const conv_shape *s,
-                                     char *dw_all, char *copies, int64_t count,
-                                     const gt_view *grad_output, const gt_view *input,
-                                     const wide_grid *w)
+                                     char *dw_all, int64_t count, const gt_view *grad_output,
+                                     const gt_view *input)
 {
     const conv_geom *g = &s->g;
     const int64_t size = kind->itemsize, plane = g->h * g->w;
-    char *buffers = malloc((size_t)(w->threads * w->padded * size));
-    if (buffers == NULL) return -2;
+    wide_grid w;
+    if (!wide_grid_of(s, &w)) return -2;
+    int failed;
+    char *copies = private_gradients(w.threads, count, size, &failed);
+    char *buffers = failed ? NULL : malloc((size_t)(w.threads * w.padded * size));
+    if (buffers == NULL) {
+        free(copies);
+        free(w.starts);
+        return -2;
+    }
     int status = 0;
-#pragma omp parallel num_threads(w->threads) if (w->threads > 1)
+#pragma omp parallel num_threads(w.threads) if (w.threads > 1)
     {
         const int id = thread_id();
         char *mine = id == 0 ? dw_all : copies + (id - 1) * count * size;
-        char *x_padded = buffers + (int64_t)id * w->padded * size;
+        char *x_padded = buffers + (int64_t)id * w.padded * size;
 #pragma omp for schedule(static)
         for (int64_t n = 0; n < s->n; n++) {
             for (int64_t grp = 0; grp < s->groups; grp++) {
                 kind->pad_planes(at(input, (n * s->c_in + grp * s->c_group) * plane, size),
-                                 s->c_group, g, w->hp, w->wp, w->slack, x_padded);
+                                 s->c_group, g, w.hp, w.wp, w.slack, x_padded);
                 const char *dy = at(grad_output, (n * s->c_out + grp * s->o_group) * s->l, size);
-                const int failed = gt_gemm_cols(dtype, s->o_group, s->k, s->l, dy, s->l, 1,
-                                                x_padded, w->starts, g->ow, w->wp,
-                                                mine + grp * s->o_group * s->k * size, s->k, 1);
-                if (failed) {
+                const int failure = gt_gemm_cols(dtype, s->o_group, s->k, s->l, dy, s->l, 1,
+                                                 x_padded, w.starts, g->ow, w.wp,
+                                                 mine + grp * s->o_group * s->k * size, s->k, 1);
+                if (failure) {
 #pragma omp atomic write
-                    status = failed;
+                    status = failure;
                 }
             }
         }
     }
     free(buffers);
+    free(w.starts);
+    if (status == 0) sum_private_gradients(kind, dw_all, copies, w.threads, count);
+    else free(copies);
     return status;
 }
 
@@ -946,29 +976,16 @@ int gt_conv2d_backward_weight(gt_view *grad_weight, const gt_view *grad_output,
     char *dw_all = at(grad_weight, 0, size);
     memset(dw_all, 0, (size_t)(count * size));
     if (count == 0 || s.n * s.l == 0) return 0;
-    if (wide_possible(&s, size)) { /* the wide grid: see conv_wide_backward_weight */
-        wide_grid w;
-        if (!wide_grid_of(&s, &w)) return -2;
-        char *copies =
-            w.threads > 1 ? calloc((size_t)((w.threads - 1) * count), (size_t)size) : NULL;
-        int status = w.threads > 1 && copies == NULL ? -2 : 0;
-        if (status == 0)
-            status = conv_wide_backward_weight(kind, dtype, &s, dw_all, copies, count,
-                                               grad_output, input, &w);
-        for (int t = 1; t < w.threads && status == 0; t++)
-            kind->add_into(dw_all, copies + (t - 1) * count * size, count);
-        free(copies);
-        free(w.starts);
-        return status;
-    }
+    if (wide_possible(&s, size))
+        return conv_wide_backward_weight(kind, dtype, &s, dw_all, count, grad_output, input);
     const int64_t plane = s.g.h * s.g.w;
     const int64_t tiles = (s.l + s.tile - 1) / s.tile;
     const int64_t items = s.batch > 1 ? (s.n + s.batch - 1) / s.batch : s.n * tiles;
     int gemm_threads;
     const int threads = share_items(items, s.n * s.c_out * s.l * s.k, &gemm_threads);
-    /* One private gradient per thread after the first, which adds into the result. */
-    char *copies = threads > 1 ? calloc((size_t)((threads - 1) * count), (size_t)size) : NULL;
-    if (threads > 1 && copies == NULL) return -2;
+    int failed;
+    char *copies = private_gradients(threads, count, size, &failed); /* see there */
+    if (failed) return -2;
 
     char *all_cols = NULL; /* tile buffers, see tile_buffers() */
     if (!s.pointwise && (all_cols = tile_buffers(&s, threads, size)) == NULL) {
@@ -1013,8 +1030,7 @@ int gt_conv2d_backward_weight(gt_view *grad_weight, const gt_view *grad_output,
         }
     }
     free(all_cols);
-    for (int t = 1; t < threads; t++) kind->add_into(dw_all, copies + (t - 1) * count * size, count);
-    free(copies);
+    sum_private_gradients(kind, dw_all, copies, threads, count);
     return 0;
 }
 
