@@ -111,6 +111,18 @@ class _ConvNd(Module):
         """``input`` padded by ``padding_mode`` (reflect, replicate or circular)."""
         return F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
 
+    def _conv_forward(self, input: Tensor, conv) -> Tensor:
+        """``conv`` (``F.conv1d``, ``conv2d`` or ``conv3d``) with this layer's
+        parameters; a padding mode other than zeros pads the input first."""
+        if self.padding_mode != "zeros":
+            return conv(
+                self._padded(input), self.weight, self.bias, self.stride, 0, self.dilation,
+                self.groups,
+            )  # fmt: skip
+        return conv(
+            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
+
     def reset_parameters(self) -> None:
         """PyTorch's default: kaiming_uniform(a=sqrt(5)) weights, uniform(+-1/sqrt(fan_in)) bias."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
@@ -195,15 +207,7 @@ class Conv1d(_ConvNd):
         )  # fmt: skip
 
     def forward(self, input: Tensor) -> Tensor:
-        if self.padding_mode != "zeros":
-            return F.conv1d(
-                self._padded(input), self.weight, self.bias, self.stride[0], 0,
-                self.dilation[0], self.groups,
-            )  # fmt: skip
-        padding = self.padding if isinstance(self.padding, str) else self.padding[0]
-        return F.conv1d(
-            input, self.weight, self.bias, self.stride[0], padding, self.dilation[0], self.groups
-        )
+        return self._conv_forward(input, F.conv1d)
 
 
 class Conv2d(_ConvNd):
@@ -266,14 +270,7 @@ class Conv2d(_ConvNd):
         )  # fmt: skip
 
     def forward(self, input: Tensor) -> Tensor:
-        if self.padding_mode != "zeros":
-            return F.conv2d(
-                self._padded(input), self.weight, self.bias, self.stride, 0, self.dilation,
-                self.groups,
-            )  # fmt: skip
-        return F.conv2d(
-            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
-        )
+        return self._conv_forward(input, F.conv2d)
 
 
 class ConvTranspose2d(_ConvNd):
@@ -490,11 +487,4 @@ class Conv3d(_ConvNd):
         )  # fmt: skip
 
     def forward(self, input: Tensor) -> Tensor:
-        if self.padding_mode != "zeros":
-            return F.conv3d(
-                self._padded(input), self.weight, self.bias, self.stride, 0, self.dilation,
-                self.groups,
-            )  # fmt: skip
-        return F.conv3d(
-            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
-        )
+        return self._conv_forward(input, F.conv3d)
