@@ -387,6 +387,14 @@ def gumbel_softmax(
 # ================================================================== resampling
 
 
+def _warn_deprecated(name: str) -> None:
+    """PyTorch's warning for a deprecated alias of ``interpolate``, pointing at the caller's caller."""
+    warnings.warn(
+        f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=3,
+    )
+
+
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """Deprecated alias of :func:`interpolate` (it warns, as PyTorch's does).
 
@@ -395,10 +403,7 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
         >>> F.upsample(torch.randn(1, 3, 4, 4), scale_factor=2).shape
         torch.Size([1, 3, 8, 8])
     """
-    warnings.warn(
-        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
-        stacklevel=2,
-    )
+    _warn_deprecated("upsample")
     return conv.interpolate(input, size, scale_factor, mode, align_corners)
 
 
@@ -410,10 +415,7 @@ def upsample_nearest(input, size=None, scale_factor=None):
         >>> F.upsample_nearest(torch.randn(1, 3, 4, 4), scale_factor=2).shape
         torch.Size([1, 3, 8, 8])
     """
-    warnings.warn(
-        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
-        stacklevel=2,
-    )
+    _warn_deprecated("upsample_nearest")
     return conv.interpolate(input, size, scale_factor, mode="nearest")
 
 
@@ -425,10 +427,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):
         >>> F.upsample_bilinear(torch.randn(1, 3, 4, 4), scale_factor=2).shape
         torch.Size([1, 3, 8, 8])
     """
-    warnings.warn(
-        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
-        stacklevel=2,
-    )
+    _warn_deprecated("upsample_bilinear")
     return conv.interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
