@@ -32,3 +32,61 @@ def driver_name() -> str | None:
     from glasstorch.cuda import _runtime
 
     return None if _runtime.driver is None else _runtime.driver.name
+
+
+# ------------------------------------------------------------ NVRTC without a GPU
+
+
+def find_nvrtc() -> str | None:
+    """The path of NVRTC's shared library (``libnvrtc.so``), or None.
+
+    NVRTC is the run-time CUDA compiler CuPy compiles kernels with. It needs no
+    GPU, so a CPU-only machine can check that every ``.cu`` file compiles as the
+    CuPy driver compiles it. It is found in the ``nvidia-cuda-nvrtc-cu12`` wheel
+    (``pip install nvidia-cuda-nvrtc-cu12``; ``.ci/run`` installs it), in
+    ``$CUDA_PATH/lib64``, or on the system's library path.
+    """
+    import ctypes.util
+    import glob
+    import os
+    import site
+
+    roots = [*site.getsitepackages(), site.getusersitepackages()]
+    patterns = [os.path.join(root, "nvidia", "cuda_nvrtc", "lib", "libnvrtc.so*") for root in roots]
+    if os.environ.get("CUDA_PATH"):
+        patterns.append(os.path.join(os.environ["CUDA_PATH"], "lib64", "libnvrtc.so*"))
+    for pattern in patterns:
+        found = sorted(p for p in glob.glob(pattern) if ".alt." not in p)
+        if found:
+            return found[0]
+    return ctypes.util.find_library("nvrtc")
+
+
+def compile_with_nvrtc(library: str, source: str, name: str, options: list[str]) -> str | None:
+    """Compile ``source`` to PTX with NVRTC; return None on success, else the log.
+
+    Four calls of NVRTC's C API through ctypes: create a program, compile it
+    with ``options``, read the log, destroy the program.
+    """
+    import ctypes
+
+    nvrtc = ctypes.CDLL(library)
+    program = ctypes.c_void_p()
+    status = nvrtc.nvrtcCreateProgram(
+        ctypes.byref(program), source.encode(), name.encode(), 0, None, None
+    )
+    if status != 0:
+        return f"nvrtcCreateProgram failed with status {status}"
+    try:
+        encoded = [option.encode() for option in options]
+        array = (ctypes.c_char_p * len(encoded))(*encoded)
+        status = nvrtc.nvrtcCompileProgram(program, len(encoded), array)
+        if status == 0:
+            return None
+        size = ctypes.c_size_t()
+        nvrtc.nvrtcGetProgramLogSize(program, ctypes.byref(size))
+        log = ctypes.create_string_buffer(size.value)
+        nvrtc.nvrtcGetProgramLog(program, log)
+        return log.value.decode(errors="replace") or f"NVRTC status {status}"
+    finally:
+        nvrtc.nvrtcDestroyProgram(ctypes.byref(program))

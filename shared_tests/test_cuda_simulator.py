@@ -408,3 +408,27 @@ def test_every_cu_file_compiles_with_nvcc(tmp_path):
     result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert all((tmp_path / f"{s.stem}.ptx").exists() for s in sources)
+
+
+def test_every_cu_file_compiles_with_nvrtc_as_the_cupy_driver_does(tmp_path):
+    """NVRTC, not nvcc, compiles the kernels on a GPU (through CuPy), and it is
+    stricter: it refused ``__int128`` in creation.cu until the driver passed
+    ``--device-int128``. The options are the driver's own, plus the two CuPy adds
+    (an architecture and ``-ftz=true``). NVRTC needs no GPU."""
+    from cuda_support import compile_with_nvrtc, find_nvrtc
+
+    from glasstorch.cuda._cupy_driver import NVRTC_OPTIONS
+
+    library = find_nvrtc()
+    if library is None:
+        pytest.skip("NVRTC not found: pip install nvidia-cuda-nvrtc-cu12 (.ci/run does)")
+    test_source = tmp_path / "test_kernels.cu"
+    test_source.write_text(TEST_KERNELS)
+    sources = sorted(CUDA_DIR.glob("*.cu")) + [test_source]
+    options = [f"-I{CUDA_DIR}", *NVRTC_OPTIONS, "-arch=compute_90", "-ftz=true"]
+    failures = {}
+    for source in sources:
+        log = compile_with_nvrtc(library, source.read_text(), source.name, options)
+        if log is not None:
+            failures[source.name] = log
+    assert not failures, "\n\n".join(f"{name}:\n{log}" for name, log in failures.items())

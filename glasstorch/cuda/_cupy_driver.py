@@ -27,6 +27,13 @@ from glasstorch.cuda._driver import Driver
 
 _H2D, _D2H, _D2D = 1, 2, 3  # cudaMemcpyKind
 
+#: NVRTC options for every ``.cu`` file, besides the include path (``-I fast/cuda``)
+#: that :meth:`CupyDriver._module` adds. ``--device-int128``: ``creation.cu`` counts
+#: exactly in 128-bit integers, which NVRTC (unlike nvcc) accepts only with this
+#: flag. CuPy itself appends ``-arch`` for the current GPU and ``-ftz=true``. The
+#: suite compiles every source with these options (``shared_tests/test_cuda_simulator.py``).
+NVRTC_OPTIONS: tuple[str, ...] = ("--std=c++17", "--device-int128")
+
 #: C parameter type -> the NumPy scalar type CuPy passes by value.
 _SCALARS = {
     "bool": np.bool_,
@@ -131,7 +138,7 @@ class CupyDriver(Driver):
             from glasstorch.fast.cuda_sim import CUDA_DIR
 
             code = (CUDA_DIR / source).read_text()
-            module = self.cupy.RawModule(code=code, options=(f"-I{CUDA_DIR}", "--std=c++17"))
+            module = self.cupy.RawModule(code=code, options=(f"-I{CUDA_DIR}", *NVRTC_OPTIONS))
             self._modules[source] = module
         return module
 
