@@ -68,6 +68,23 @@ class _Kernel:
                 self.converters.append(_SCALARS[ctype.replace("const ", "").strip()])
 
 
+def headers_fingerprint() -> str:
+    """A comment line naming a hash of every header in ``fast/cuda``.
+
+    CuPy caches compiled modules on disk under a key made from the source text
+    and the options, but not from the text of the headers the source includes:
+    after a header changes, the old binary would be loaded. Appending this line
+    to each source makes any header edit a new key."""
+    import hashlib
+
+    from glasstorch.fast.cuda_sim import CUDA_DIR
+
+    digest = hashlib.sha256()
+    for header in sorted(CUDA_DIR.glob("*.cuh")) + sorted(CUDA_DIR.glob("*.h")):
+        digest.update(header.name.encode() + b"\0" + header.read_bytes())
+    return f"\n// glasstorch headers sha256 {digest.hexdigest()}\n"
+
+
 class CupyDriver(Driver):
     """The device interface on an NVIDIA GPU through CuPy (device 0)."""
 
@@ -137,7 +154,7 @@ class CupyDriver(Driver):
         if module is None:
             from glasstorch.fast.cuda_sim import CUDA_DIR
 
-            code = (CUDA_DIR / source).read_text()
+            code = (CUDA_DIR / source).read_text() + headers_fingerprint()
             module = self.cupy.RawModule(code=code, options=(f"-I{CUDA_DIR}", *NVRTC_OPTIONS))
             self._modules[source] = module
         return module
@@ -154,6 +171,10 @@ class CupyDriver(Driver):
         return kernel
 
     def launch(self, kernel: _Kernel, grid: tuple, block: tuple, args: tuple, stream: Any) -> None:
+        if len(args) != len(kernel.converters):
+            raise TypeError(
+                f"kernel takes {len(kernel.converters)} arguments but {len(args)} were given"
+            )
         values = tuple(convert(value) for convert, value in zip(kernel.converters, args))
         with stream:  # a RawKernel launches on CuPy's current stream
             kernel.function(grid, block, values)

@@ -1,0 +1,74 @@
+"""The CuPy driver, checked where no GPU is needed: how it assembles a kernel's
+source and options, and how it checks and converts a launch's arguments.
+
+What needs a GPU (memory, streams, launches that run) is checked by the device
+suite under ``GLASSTORCH_CUDA=cupy``. NVRTC compiling every ``.cu`` file with
+the driver's options is in ``test_cuda_simulator.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glasstorch.cuda import _cupy_driver
+from glasstorch.cuda._cupy_driver import NVRTC_OPTIONS, CupyDriver, _Kernel
+
+pytestmark = pytest.mark.cuda
+
+
+class _RecordingFunction:
+    """Stands in for a compiled ``cupy.RawKernel``: remembers its last call."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, grid, block, args):
+        self.calls.append((grid, block, args))
+
+
+class _Stream:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _driver_without_gpu() -> CupyDriver:
+    return object.__new__(CupyDriver)  # no CuPy, no device: launch needs neither
+
+
+def test_nvrtc_options_include_what_creation_cu_needs():
+    assert "--device-int128" in NVRTC_OPTIONS
+    assert "--std=c++17" in NVRTC_OPTIONS
+
+
+def test_launch_converts_pointers_and_scalars_by_parameter_type():
+    function = _RecordingFunction()
+    kernel = _Kernel(function, [("float *", "out"), ("const float *", "x"), ("long long", "n")])
+    _driver_without_gpu().launch(kernel, (2, 1, 1), (128, 1, 1), (4096, 8192, 100), _Stream())
+    (grid, block, args) = function.calls[0]
+    assert (grid, block) == ((2, 1, 1), (128, 1, 1))
+    assert [type(a) for a in args] == [np.uint64, np.uint64, np.int64]
+    assert [int(a) for a in args] == [4096, 8192, 100]
+
+
+@pytest.mark.parametrize("args", [(1, 2), (1, 2, 3, 4)])
+def test_launch_with_the_wrong_number_of_arguments_raises(args):
+    function = _RecordingFunction()
+    kernel = _Kernel(function, [("float *", "out"), ("const float *", "x"), ("int", "n")])
+    with pytest.raises(TypeError, match=f"kernel takes 3 arguments but {len(args)} were given"):
+        _driver_without_gpu().launch(kernel, (1, 1, 1), (32, 1, 1), args, _Stream())
+    assert function.calls == []
+
+
+def test_a_header_edit_changes_the_source_cupy_caches_by(tmp_path, monkeypatch):
+    import glasstorch.fast.cuda_sim as cuda_sim
+
+    (tmp_path / "util.cuh").write_text("#define TILE 16\n")
+    monkeypatch.setattr(cuda_sim, "CUDA_DIR", tmp_path)
+    before = _cupy_driver.headers_fingerprint()
+    assert before.startswith("\n//") and before == _cupy_driver.headers_fingerprint()
+    (tmp_path / "util.cuh").write_text("#define TILE 32\n")
+    assert _cupy_driver.headers_fingerprint() != before
