@@ -16,12 +16,14 @@ LINT_PATHS   := glasstorch reference fast shared_tests docs/conf.py setup.py
 .PHONY: help install demo test lint docs clean
 
 help:
+	@echo "make install      create .venv and install glasstorch into it (the C kernels are compiled)"
 	@echo "make demo         train a LeNet-style CNN on the bundled 8x8 digits (on 'cuda' when"
 	@echo "                  torch.cuda.is_available(), e.g. with GLASSTORCH_CUDA=simulator)"
 	@echo "make test         ruff, the conformance suite once per complete tier, then the device"
 	@echo "                  tests on the CUDA simulator"
 	@echo "make bench        time the workloads on both tiers, NumPy and PyTorch (BENCH_ARGS=... adds options)"
 	@echo "make docs         build the Sphinx site and run every chapter (warnings are errors)"
+	@echo "make gpu-check    on a machine with an NVIDIA GPU: the device tests on CuPy and the GPU benchmarks"
 	@echo "make assignments  build the classroom's student repositories and Gradescope autograders"
 	@echo "make clean        remove .venv and every build output"
 	@echo "Pick the tier with GLASSTORCH_TIER=reference|fast (default: fast)."
@@ -98,6 +100,15 @@ $(BENCH_STAMP): $(INSTALL_DEPS) | $(PY)
 .PHONY: bench
 bench: $(BENCH_STAMP)
 	$(PY) -m glasstorch.bench --other-tier --interleave --json bench-results.json --plot bench-results.png $(BENCH_ARGS)
+
+# ------------------------------------------------------------------ GPU check
+# On a machine with an NVIDIA GPU: the device tests on the CuPy driver and the
+# device benchmarks against PyTorch CUDA, in one run (.ci/gpu-check says what it
+# needs). It uses the machine's python3, not .venv, since such machines often
+# have no internet to build one.
+.PHONY: gpu-check
+gpu-check:
+	bash .ci/gpu-check
 
 # ------------------------------------------------------------------ classroom
 # Every assignment of glasstorch/classroom/course.toml: dist/classroom/<id>/student/
