@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 import pytest
+from multiprocessing_children import MULTI_THREADED_PARENT, run_script
 
 import glasstorch as gt
 from glasstorch.multiprocessing import reductions
@@ -199,6 +200,70 @@ def test_spawn_start_method():
     )
     batches = [(x.tolist(), i.tolist()) for x, i in loader]
     assert batches == [(x.tolist(), i.tolist()) for x, i in DataLoader(Rows(6), batch_size=4)]
+
+
+# ------------------------------------------------ kernels in forked workers
+# The parent runs a multi-threaded product first (the fast tier's OpenMP pool
+# then exists), then its forked workers compute products in __getitem__ and
+# collate_fn: before the fast tier handed its pool back at fork, they hung.
+# Workers compute in one thread; with ``worker_threads`` set, worker_init_fn
+# raises the count again, and the workers' kernels use a pool of their own.
+# run_script kills the program and its workers if they hang.
+FORKED_WORKERS = (
+    MULTI_THREADED_PARENT
+    + """
+import sys
+from glasstorch.utils.data import DataLoader, Dataset
+
+worker_threads = int(sys.argv[1])  # 0: leave the workers' count alone
+
+class Products(Dataset):
+    def __init__(self, a):
+        self.a = a
+
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        return (self.a @ self.a)[i], gt.get_num_threads()
+
+def collate(samples):
+    rows = gt.stack([row for row, _ in samples])
+    return rows @ gt.eye(len(a)), [threads for _, threads in samples]
+
+def init(worker_id):
+    if worker_threads:
+        gt.set_num_threads(worker_threads)
+
+loader = DataLoader(Products(a), batch_size=8, num_workers=2, collate_fn=collate,
+                    worker_init_fn=init, multiprocessing_context="fork", timeout=50)
+rows, threads = [], set()
+for batch, counts in loader:
+    rows.append(batch)
+    threads.update(counts)
+got = gt.cat(rows)
+print(json.dumps({
+    "parent": parent,
+    "close": bool(gt.allclose(got, expected[:16], rtol=1e-6, atol=1e-6)),
+    "worker_threads": sorted(threads),
+    "parent_threads_after": gt.get_num_threads(),
+}))
+"""
+)
+
+
+@pytest.mark.parametrize("worker_threads", [0, 2])
+def test_forked_workers_compute_after_a_multi_threaded_parent(worker_threads):
+    out = run_script(FORKED_WORKERS, args=(str(worker_threads),))
+    assert out["parent"]["threads"] >= 2
+    if out["parent"]["pool"] and out["parent"]["os_threads"] > 0:
+        assert out["parent"]["os_threads"] >= 2  # the parent's product ran on the pool
+    # The workers' numbers are the parent's (a one-thread product could round
+    # differently only if a kernel split its sums by thread, hence allclose).
+    assert out["close"]
+    # Each worker computes in one thread, as in PyTorch, unless worker_init_fn says otherwise.
+    assert out["worker_threads"] == [worker_threads or 1]
+    assert out["parent_threads_after"] == out["parent"]["threads"]  # the parent's is kept
 
 
 # ----------------------------------------------------------- shared memory

@@ -10,15 +10,19 @@ from __future__ import annotations
 import importlib
 import multiprocessing as std_multiprocessing
 import pickle
+import queue
 
 import numpy as np
 import pytest
+from cuda_support import requires_cuda
 from multiprocessing_children import (
+    MULTI_THREADED_PARENT,
     add_one,
     double_in_place,
     exit_with_three,
     fail_in_rank_one,
     hogwild_train,
+    run_script,
     send_back_new_tensor,
     write_rank,
     write_second_view,
@@ -226,6 +230,125 @@ def test_standard_multiprocessing_queues_share_too():
     received.set()
     child.join(SAFETY)
     assert out.is_shared()
+
+
+# ------------------------------------------------------------ queues check in put
+def test_queue_put_raises_for_an_item_it_cannot_send():
+    # A plain multiprocessing.Queue would drop these in its feeder thread and
+    # leave the consumer waiting; glasstorch's queues raise in put.
+    x = gt.ones(3, requires_grad=True)
+    for q in [mp.Queue(), mp.JoinableQueue(), mp.get_context("fork").Queue()]:
+        with pytest.raises(RuntimeError, match="Cowardly refusing to serialize non-leaf"):
+            q.put({"batch": [x * 2]})
+        with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+            q.put(lambda: 0)
+        q.put(x.detach())  # nothing was queued by the failed puts: this is first
+        assert q.get(timeout=SAFETY).tolist() == [1.0, 1.0, 1.0]
+        with pytest.raises(queue.Empty):
+            q.get(timeout=0.1)
+
+
+def test_the_check_moves_nothing_to_shared_memory():
+    x = gt.arange(4.0)
+    reductions.check_can_send({"x": x, "view": x[1:]})
+    assert not x.is_shared()
+    with pytest.raises(RuntimeError, match="non-leaf"):
+        reductions.check_can_send([gt.ones(2), gt.ones(2, requires_grad=True) + 1])
+
+
+def test_contexts_are_multiprocessings_with_checked_queues():
+    for method in START_METHODS:
+        context = mp.get_context(method)
+        assert isinstance(context, type(std_multiprocessing.get_context(method)))
+        assert context.get_start_method() == method
+        assert isinstance(context.Queue(), mp.Queue)
+        assert isinstance(context.JoinableQueue(), mp.JoinableQueue)
+    with pytest.raises(ValueError, match="cannot find context"):
+        mp.get_context("teleport")
+
+
+@pytest.mark.cuda
+@requires_cuda
+@pytest.mark.parametrize("method", START_METHODS)
+def test_cuda_tensor_on_a_queue_raises_in_put(method):
+    t = gt.ones(3, device="cuda")
+    q = mp.get_context(method).Queue()
+    for item in [t, (gt.zeros(2), {"t": t[1:]})]:
+        with pytest.raises(TypeError, match="Cannot send a CUDA tensor to another process") as info:
+            q.put(item)
+        assert ".cpu()" in str(info.value)
+    q.put(t.cpu())  # the way the message gives: a CPU copy travels
+    assert q.get(timeout=SAFETY).tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(TypeError, match="Cannot send a CUDA tensor"):
+        mp.SimpleQueue().put(t)  # a SimpleQueue and a Pipe pickle in the caller anyway
+
+
+# ------------------------------------------------------- kernels after fork()
+# Each program's parent first runs a matrix product on two or more threads, so
+# that the fast tier's OpenMP pool exists when it forks. run_script kills the
+# program and its children if they hang.
+OS_FORK = (
+    MULTI_THREADED_PARENT
+    + """
+read_end, write_end = os.pipe()
+pid = os.fork()
+if pid == 0:
+    child = {"same": bool(gt.equal(a @ a, expected)), "threads": gt.get_num_threads(),
+             "os_threads": os_threads()}
+    gt.set_num_threads(3)
+    child["threads_after_set"] = gt.get_num_threads()
+    child["same_after_set"] = bool(gt.equal(a @ a, expected))
+    os.write(write_end, json.dumps(child).encode())
+    os._exit(0)
+os.close(write_end)
+with os.fdopen(read_end) as pipe:
+    child = json.load(pipe)
+_, status = os.waitpid(pid, 0)
+parent["same_after_fork"] = bool(gt.equal(a @ a, expected))
+print(json.dumps({"parent": parent, "child": child, "status": status}))
+"""
+)
+
+
+def test_os_fork_child_computes_after_a_multi_threaded_parent():
+    out = run_script(OS_FORK)
+    parent, child = out["parent"], out["child"]
+    assert out["status"] == 0 and parent["threads"] >= 2
+    if parent["pool"] and parent["os_threads"] > 0:
+        assert parent["os_threads"] >= 2  # the product really ran on the pool
+    # The child keeps the parent's thread count, gets the parent's numbers,
+    # and can change the count; the parent goes on computing after the fork.
+    assert child["same"] and child["threads"] == parent["threads"]
+    if parent["pool"] and child["os_threads"] > 0:
+        assert child["os_threads"] >= 2  # a fresh pool of its own
+    assert child["threads_after_set"] == 3 and child["same_after_set"]
+    assert parent["same_after_fork"]
+
+
+MULTIPROCESSING_FORK = (
+    MULTI_THREADED_PARENT
+    + """
+import glasstorch.multiprocessing as mp
+
+def product_into(a, out, threads):
+    out.copy_(a @ a)
+    threads[0] = gt.get_num_threads()
+
+context = mp.get_context("fork")
+out, threads = gt.zeros(n, n).share_memory_(), gt.zeros(1).share_memory_()
+process = context.Process(target=product_into, args=(a, out, threads))
+process.start()
+process.join(50)
+print(json.dumps({"parent": parent, "exitcode": process.exitcode,
+                  "same": bool(gt.equal(out, expected)), "child_threads": threads.item()}))
+"""
+)
+
+
+def test_multiprocessing_fork_child_computes_after_a_multi_threaded_parent():
+    out = run_script(MULTIPROCESSING_FORK)
+    assert out["exitcode"] == 0 and out["parent"]["threads"] >= 2
+    assert out["same"] and out["child_threads"] == out["parent"]["threads"]
 
 
 # ---------------------------------------------------------------------- spawn

@@ -14,8 +14,6 @@
 /* version.c: facts about this build. */
 int gt_abi_version(void);
 int gt_openmp_enabled(void);
-int gt_max_threads(void);
-void gt_set_num_threads(int n);
 /* cffi-end */
 
 #endif /* GLASSTORCH_FAST_H */

@@ -15,8 +15,16 @@ DataLoader's workers cheap (the loader uses the same machinery).
   :meth:`nn.Module.share_memory` does it for every parameter and buffer.
 - :func:`spawn` starts ``nprocs`` processes running ``fn(i, *args)`` and
   re-raises a child's error in the parent.
-- :mod:`~glasstorch.multiprocessing.shared_memory` has the blocks and
-  :mod:`~glasstorch.multiprocessing.reductions` the pickling rules.
+- A child started by ``fork`` (this module's, :mod:`multiprocessing`'s or a
+  plain :func:`os.fork`) keeps its parent's thread count
+  (:func:`glasstorch.get_num_threads`) and may change it; its kernels run as
+  in the parent, even after the parent ran multi-threaded ones (the fast tier
+  hands its OpenMP pool back before each fork, so the child does not wait for
+  threads that fork did not copy). DataLoader workers use one thread, as in
+  PyTorch.
+- :mod:`~glasstorch.multiprocessing.shared_memory` has the blocks,
+  :mod:`~glasstorch.multiprocessing.reductions` the pickling rules and
+  :mod:`~glasstorch.multiprocessing.queues` the queues that check items in ``put``.
 
 Differences from PyTorch:
 
@@ -25,7 +33,12 @@ Differences from PyTorch:
   ``"file_system"`` is not offered: glasstorch's blocks never have a name in
   a file system, so none can be leaked.
 - Only CPU tensors are shared; CUDA tensors (which PyTorch shares through
-  CUDA IPC) are refused with a ``TypeError``.
+  CUDA IPC) are refused with a ``TypeError``. ``Queue`` and ``JoinableQueue``
+  (this module's, and those of the contexts its :func:`get_context` returns)
+  check an item in ``put``, so the error is raised there; a queue of
+  :mod:`multiprocessing` itself pickles later, in a feeder thread, which
+  prints the error and drops the item while the consumer waits for it (see
+  :mod:`~glasstorch.multiprocessing.queues`).
 - Like PyTorch, sending a tensor moves its storage to shared memory in the
   *sender* too, so NumPy arrays that shared its memory (``from_numpy``,
   ``.numpy()``) stop sharing it; ``.grad`` is not sent, and a non-leaf
@@ -45,14 +58,12 @@ from multiprocessing import (
     BufferTooShort,
     Condition,
     Event,
-    JoinableQueue,
     Lock,
     Manager,
     Pipe,
     Pool,
     Process,
     ProcessError,
-    Queue,
     RawArray,
     RawValue,
     RLock,
@@ -66,7 +77,6 @@ from multiprocessing import (
     current_process,
     freeze_support,
     get_all_start_methods,
-    get_context,
     get_logger,
     get_start_method,
     log_to_stderr,
@@ -77,6 +87,7 @@ from multiprocessing import (
 )
 
 from glasstorch.multiprocessing import shared_memory
+from glasstorch.multiprocessing.queues import JoinableQueue, Queue, get_context
 from glasstorch.multiprocessing.reductions import init_reductions
 from glasstorch.multiprocessing.spawn import (
     ProcessContext,

@@ -14,6 +14,11 @@ a spawned process's arguments, a pool's tasks) with its ``ForkingPickler``.
   through a :func:`multiprocessing.reduction.DupFd`;
 - pickle's memo sends a storage once per message, however many tensors view it.
 
+A CUDA tensor is refused with a ``TypeError`` (:data:`CUDA_MESSAGE`):
+glasstorch has no CUDA IPC to share device memory with. :func:`check_can_send`
+raises, without moving anything, the error that pickling an object would
+raise: the queues of :mod:`glasstorch.multiprocessing` call it in ``put``.
+
 The receiver maps the same block, so a write in either process shows in the
 other. That is what makes Hogwild training work, and what lets DataLoader
 workers hand batches over without copying.
@@ -35,6 +40,12 @@ from multiprocessing.reduction import DupFd, ForkingPickler
 from glasstorch.multiprocessing import shared_memory
 from glasstorch.tensor import Storage, Tensor
 
+CUDA_MESSAGE = (
+    "Cannot send a CUDA tensor to another process: glasstorch shares CPU tensors only "
+    "(PyTorch shares CUDA memory through CUDA IPC, which glasstorch does not have). "
+    "Send tensor.cpu() and call .cuda() on it in the receiving process."
+)
+
 NON_LEAF_MESSAGE = (
     "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd "
     "does not support crossing process boundaries.  If you just want to transfer the "
@@ -43,10 +54,23 @@ NON_LEAF_MESSAGE = (
 
 
 # ------------------------------------------------------------------- tensors
-def _tensor_fields(tensor: Tensor) -> tuple:
-    """What a tensor is besides its storage: the arguments of :func:`rebuild_tensor`."""
+def check_tensor(tensor: Tensor) -> None:
+    """Raise if ``tensor`` cannot go to another process (on CUDA, or a non-leaf needing grad)."""
+    if tensor.device.type == "cuda":
+        raise TypeError(CUDA_MESSAGE)
     if tensor.requires_grad and not tensor.is_leaf:
         raise RuntimeError(NON_LEAF_MESSAGE)
+
+
+def check_storage(storage: Storage) -> None:
+    """Raise if ``storage`` cannot go to another process (it is on CUDA)."""
+    if storage.device.type == "cuda":
+        raise TypeError(CUDA_MESSAGE)
+
+
+def _tensor_fields(tensor: Tensor) -> tuple:
+    """What a tensor is besides its storage: the arguments of :func:`rebuild_tensor`."""
+    check_tensor(tensor)
     return (
         tensor.untyped_storage(),
         tensor.dtype,
@@ -91,6 +115,7 @@ def rebuild_storage(handle: shared_memory.StorageHandle) -> Storage:
 
 def reduce_storage(storage: Storage):
     """The pickle rule for a Storage: move it to shared memory, send a handle and a DupFd."""
+    check_storage(storage)
     handle, fd = shared_memory.storage_handle(storage)
     # DupFd duplicates the descriptor now and hands the duplicate to whichever
     # process unpickles the handle (over a Unix socket, or inherited by a
@@ -122,6 +147,56 @@ def init_reductions() -> None:
     ForkingPickler.register(Parameter, reduce_parameter)
     ForkingPickler.register(Storage, reduce_storage)
     _registered = True
+
+
+class _Discard:
+    """A file that forgets what is written to it."""
+
+    def write(self, data) -> int:
+        return len(data)
+
+
+class _CheckingPickler(ForkingPickler):
+    """Walks an object as ``ForkingPickler`` does, but only checks its tensors and storages.
+
+    Nothing moves to shared memory and no descriptor is handed out: each
+    tensor or storage is checked, then pickled as an empty tuple, and the
+    pickle itself is thrown away.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(_Discard())
+        from glasstorch.nn.parameter import Parameter
+
+        for kind, check in (
+            (Tensor, check_tensor),
+            (Parameter, check_tensor),
+            (Storage, check_storage),
+        ):
+            self.dispatch_table[kind] = _checked(check)
+
+
+def _checked(check):
+    """A pickle rule that runs ``check`` on the object and pickles it as ``()``."""
+
+    def reduce(obj):
+        check(obj)
+        return tuple, ()
+
+    return reduce
+
+
+def check_can_send(obj) -> None:
+    """Raise now the error that pickling ``obj`` for another process would raise.
+
+    A CUDA tensor anywhere in ``obj`` raises a ``TypeError`` (:data:`CUDA_MESSAGE`),
+    a non-leaf tensor that requires grad a ``RuntimeError``, and anything
+    pickle refuses (a lambda, an open file) pickle's own error. It costs one
+    pickling of ``obj`` without its tensors' elements (a tensor is checked,
+    not pickled), and changes nothing: no storage moves to shared memory.
+    """
+    init_reductions()
+    _CheckingPickler().dump(obj)
 
 
 def dumps(obj, protocol=None) -> bytes:
@@ -242,7 +317,11 @@ class FdChannel:
 
 
 __all__ = [
+    "CUDA_MESSAGE",
     "FdChannel",
+    "check_can_send",
+    "check_storage",
+    "check_tensor",
     "dumps",
     "init_reductions",
     "rebuild_parameter",

@@ -8,6 +8,12 @@ tensor in a batch travels as a shared-memory block plus a small handle, never
 as pickled bytes; the blocks' file descriptors go to the parent through the
 channel's socket.
 
+A worker computes in one thread (``set_num_threads(1)`` when it starts, as in
+PyTorch): ``num_workers`` processes already share the cores, and a worker
+that split each kernel across every core would slow the others down. The
+dataset or ``worker_init_fn`` may raise it again with
+:func:`glasstorch.set_num_threads`.
+
 Anything that goes wrong in the worker is caught and sent back as an
 :class:`ExceptionWrapper`; the parent re-raises it with the worker's traceback
 in the message. Besides tasks, the index queue carries two signals: ``None``
@@ -25,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import glasstorch
 from glasstorch.multiprocessing import shared_memory
 from glasstorch.random import manual_seed
 from glasstorch.utils.data.dataset import IterableDataset
@@ -246,6 +253,7 @@ def worker_loop(
     """The body of worker process ``worker_id`` (the target of its ``Process``)."""
     global _worker_info
     try:
+        glasstorch.set_num_threads(1)  # the workers share the cores (see the module docstring)
         shared_memory.set_block_prefix(f"{block_prefix}w{worker_id}_")
         seed = seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
