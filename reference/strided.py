@@ -136,15 +136,26 @@ def _to_float32(value: float) -> float:
 
 
 def _wrapping_int(bits: int, signed: bool):
-    """A converter to an integer of ``bits`` bits that wraps around on overflow."""
+    """A converter to an integer of ``bits`` bits.
+
+    An int keeps its low ``bits`` bits (it wraps around on overflow). A float is
+    truncated toward zero as x86's conversion instruction does it: into int32
+    or int64, a NaN, an infinity or a number outside the type's range becomes
+    the type's most negative number (-2**31 or -2**63, the "integer
+    indefinite"); uint8 goes through int64, as C compilers do, and then wraps.
+    """
     span = 1 << bits
     low = -(1 << (bits - 1)) if signed else 0
+    via = bits if signed else 64  # the width of the conversion instruction
+    via_low, via_high = -(1 << (via - 1)), 1 << (via - 1)
 
     def convert(value) -> int:
         if isinstance(value, float):
-            if not math.isfinite(value):
-                return low  # what x86 produces for NaN and infinities
-            value = int(value)  # truncates toward zero, like a C cast
+            # Python compares a float with an int exactly; NaN fails every comparison.
+            if via_low - 1 < value < via_high:
+                value = int(value)  # truncates toward zero, like a C cast
+            else:
+                value = via_low  # NaN, an infinity or out of range
         return (value - low) % span + low
 
     return convert

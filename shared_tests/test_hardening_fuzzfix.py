@@ -9,7 +9,9 @@ is installed) or against the behaviour PyTorch documents:
 * ``tensor(data, dtype=<integer>)`` of data that mixes ints and floats: each
   value is checked and converted by its own Python type;
 * (with ``--device=cuda``) results with no element made on the inputs' device,
-  and joins of tensors on two devices refused.
+  and joins of tensors on two devices refused;
+* issue 21's numerics: float32 var/std, gradients at ties, NaN and zeros (first
+  and second), x86's float-to-int conversion, loss dtypes, cat's empty gradients.
 """
 
 from __future__ import annotations
@@ -591,3 +593,242 @@ def test_indexed_writes_check_the_dim_before_the_overlap(name, device):
         match=r"^Dimension out of range \(expected to be in range of \[-2, 1\], but got -?\d\)$",
         exc_type=IndexError,
     )
+
+
+# ------------------------------ 17. var and std of float32: squares summed in float64
+# (issue 21: std near 3e38 gave inf, and 1e-30 gave 0, where PyTorch gives a number)
+
+VARIANCE_CASES = [
+    ([3e38, 1.0, -2.0], None),  # one distance of 3e38: its square overflows float32
+    ([[3e38, 3.1e38, 2.9e38], [1.0, 2.0, 4.0]], 1),
+    ([[2e20, -1e20], [1.0, 3.0], [0.5, 0.5]], 1),
+    ([1e-30, 2e-30, 3e-30], 0),  # squares of 1e-30 underflow to 0 in float32
+    ([[1e-25, -1e-25, 3e-25, 0.0]], (0, 1)),
+]
+
+
+def _variance_expected(values, dim, name):
+    """float64 two-pass variance (or std) of the float32 values, rounded to float32."""
+    data = np.array(values, dtype=np.float32).astype(np.float64)
+    axis = None if dim is None else dim
+    var = data.var(axis=axis, ddof=1)
+    return np.asarray(np.sqrt(var) if name == "std" else var).astype(np.float32)
+
+
+@pytest.mark.reduction
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize(("values", "dim"), VARIANCE_CASES)
+def test_float32_variance_accumulates_in_float64(name, values, dim, device):
+    x = gt.tensor(values, dtype=gt.float32, device=device)
+    actual = getattr(gt, name)(x) if dim is None else getattr(gt, name)(x, dim)
+    with np.errstate(over="ignore"):
+        expected = _variance_expected(values, dim, name)
+    assert_close(actual, expected)
+    if torch is not None:
+        t = torch.tensor(values, dtype=torch.float32)
+        assert_close(
+            actual, getattr(torch, name)(t) if dim is None else getattr(torch, name)(t, dim)
+        )
+
+
+@pytest.mark.reduction
+def test_float32_variance_of_one_result_keeps_a_float32_mean(device):
+    """A whole-tensor std takes the mean in float32 first (as PyTorch), so a mean
+    that overflows float32 makes it inf; with a dim the mean stays in float64."""
+    values = [[3e38, 3e38], [3e38, 3e38]]
+    x = gt.tensor(values, dtype=gt.float32, device=device)
+    assert float(x.std()) == float("inf")
+    assert_close(x.std(0), np.zeros(2, dtype=np.float32))
+    if torch is not None:
+        t = torch.tensor(values, dtype=torch.float32)
+        assert_close(x.std(0), t.std(0))
+        assert float(t.std()) == float("inf")
+
+
+# ------------------------------------------ 18. gradients of std, maximum, clamp, prod
+
+
+def _grads(lib, make, function, create_graph):
+    """First (and with ``create_graph``, second) derivatives of ``function`` at ``make``."""
+    inputs = make(lib)
+    out = function(lib, *inputs)
+    weights = lib.arange(1, out.numel() + 1, dtype=lib.float64).reshape(out.shape)
+    first = lib.autograd.grad((out * weights).sum(), inputs, create_graph=create_graph)
+    if not create_graph:
+        return list(first)
+    total = sum((g * g).sum() for g in first)
+    if not total.requires_grad:  # a piecewise-linear function: no second derivative
+        return list(first) + [None] * len(inputs)
+    return list(first) + list(lib.autograd.grad(total, inputs, allow_unused=True))
+
+
+def _tensors(*rows):
+    return lambda lib: [lib.tensor(r, dtype=lib.float64, requires_grad=True) for r in rows]
+
+
+NAN = float("nan")
+GRADIENT_CASES = {
+    # std of a constant slice is 0: PyTorch's gradient there is 0, not grad / 0
+    "std-constant": (_tensors([[1.0, 1.0, 1.0], [1.0, 2.0, 4.0]]), lambda T, a: a.std(1)),
+    "std-whole": (_tensors([2.0, 2.0]), lambda T, a: a.std()),
+    # maximum/minimum: ties share the gradient, a NaN sends it to both operands
+    "maximum-ties-nan": (
+        _tensors([1.0, 2.0, NAN, 3.0, 0.5], [1.0, 3.0, 1.0, NAN, 0.5]),
+        lambda T, a, b: T.maximum(a, b),
+    ),
+    "minimum-ties-nan": (
+        _tensors([1.0, 2.0, NAN, 3.0], [1.0, 3.0, 1.0, NAN]),
+        lambda T, a, b: T.minimum(a, b),
+    ),
+    "maximum-ties-nan-squared": (
+        _tensors([1.0, 2.0, NAN, 3.0], [1.0, 3.0, 1.0, NAN]),
+        lambda T, a, b: T.maximum(a, b) ** 2,
+    ),
+    "maximum-squared": (
+        _tensors([1.0, 2.0, -1.0], [1.0, 1.5, 2.0]),
+        lambda T, a, b: T.maximum(a, b) ** 2,
+    ),
+    # clamp: an input outside the bounds (or NaN) gets exactly 0, even from an inf grad
+    "clamp-nan": (_tensors([NAN, 0.5, 3.0, -2.0]), lambda T, a: a.clamp(-1.0, 1.0)),
+    "clamp-inf-grad": (_tensors([1e308, 0.5, 3.0]), lambda T, a: (a * 10).clamp(max=1.0)),
+    # prod: zeros, two zeros (the second derivative is not 0), along a dim and whole
+    "prod-one-zero": (_tensors([2.0, 0.0, 3.0, 4.0]), lambda T, a: a.prod()),
+    "prod-two-zeros": (_tensors([0.0, 0.0, 3.0]), lambda T, a: a.prod()),
+    "prod-dim-zeros": (
+        _tensors([[1.0, 2.0, 0.0], [2.0, 0.0, 0.0], [3.0, 4.0, 5.0]]),
+        lambda T, a: a.prod(1),
+    ),
+    "prod-dim-keepdim": (
+        _tensors([[1.5, 0.0], [2.0, -1.0]]),
+        lambda T, a: a.prod(0, keepdim=True),
+    ),
+}
+
+#: The gradients with ``create_graph`` (first and second), worked by hand, for the
+#: cases a NumPy user can check without PyTorch: ``d/da`` of ``sum(w * f)``.
+HAND_WORKED = {
+    # std of [1,1,1] has gradient 0; maximum ties share 1/2, NaN rows send w to both
+    "maximum-ties-nan": [[0.5, 0.0, 3.0, 4.0, 2.5], [0.5, 2.0, 3.0, 4.0, 2.5]],
+    "clamp-nan": [[0.0, 2.0, 0.0, 0.0]],
+    # prod of [0, 0, 3]: the products of the others are [0, 0, 0]
+    "prod-two-zeros": [[0.0, 0.0, 0.0]],
+}
+
+
+@pytest.mark.autograd
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("name", list(GRADIENT_CASES))
+def test_gradients_at_ties_nan_and_zeros(name, create_graph, device):
+    make, function = GRADIENT_CASES[name]
+    with default_device(device):
+        actual = _grads(gt, make, function, create_graph)
+    if name in HAND_WORKED:
+        for got, want in zip(actual, HAND_WORKED[name]):
+            assert_close(got, np.array(want))
+    if name == "std-constant":
+        assert_close(actual[0][0], np.zeros(3))  # the constant row
+    if torch is not None:
+        expected = _grads(torch, make, function, create_graph)
+        assert len(actual) == len(expected)
+        for got, want in zip(actual, expected):
+            if want is None or got is None:  # None and zeros are the same gradient
+                present = got if want is None else want
+                assert present is None or not np.any(np.nan_to_num(present.detach().cpu().numpy()))
+            else:
+                assert_close(got, want)
+
+
+@pytest.mark.autograd
+def test_second_derivative_of_a_product_with_two_zeros(device):
+    """d2 prod(a) / da0 da1 at [0, 0, 3] is 3, though every first derivative is 0."""
+    a = gt.tensor([0.0, 0.0, 3.0], dtype=gt.float64, requires_grad=True, device=device)
+    (first,) = gt.autograd.grad(a.prod(), a, create_graph=True)
+    (second,) = gt.autograd.grad(first[0], a)
+    assert_close(second, np.array([0.0, 3.0, 0.0]))
+
+
+# --------------------------------------- 19. float -> int32/int64 as x86 converts them
+
+CAST_VALUES = [
+    NAN, float("inf"), float("-inf"), 2.0**31, -(2.0**31) - 1, -(2.0**31) - 0.5,
+    2.0**32 + 257, 3e10, -3e10, 2.0**63, 1e19, -1e19, -(2.0**63), 1e30,
+    2.7, -2.7, 300.0, -1.0,
+]  # fmt: skip
+
+
+def _x86_cast(value: float, bits: int) -> int:
+    """What cvttsd2si gives: the truncated value if it fits, else the type's minimum."""
+    low, high = -(1 << (bits - 1)), 1 << (bits - 1)
+    if value != value or not (low - 1 < value < high):
+        return low
+    return int(value)
+
+
+@pytest.mark.dtype
+@pytest.mark.parametrize("source", ["float32", "float64"])
+@pytest.mark.parametrize(("method", "bits"), [("long", 64), ("int", 32), ("byte", 8)])
+def test_out_of_range_floats_convert_as_x86(source, method, bits, device):
+    x = gt.tensor(CAST_VALUES, dtype=getattr(gt, source), device=device)
+    stored = [float(np.array(v, dtype=source)) for v in CAST_VALUES]  # float32 rounds first
+    if bits == 8:  # uint8 goes through int64, then keeps its low 8 bits
+        expected = [_x86_cast(v, 64) % 256 for v in stored]
+    else:
+        expected = [_x86_cast(v, bits) for v in stored]
+    assert getattr(x, method)().cpu().tolist() == expected
+    if torch is not None:
+        t = torch.tensor(CAST_VALUES, dtype=getattr(torch, source))
+        assert getattr(x, method)().cpu().tolist() == getattr(t, method)().tolist()
+
+
+# --------------------------------------------- 20. loss dtypes with a target of another float
+
+LOSS_DTYPE_CASES = [
+    # (loss, input dtype, target dtype, result dtype as PyTorch gives it)
+    ("huber_loss", "float32", "float64", "float32"),
+    ("huber_loss", "float64", "float32", "float64"),
+    ("soft_margin_loss", "float32", "float64", "float32"),
+    ("binary_cross_entropy_with_logits", "float32", "float64", "float64"),
+    ("binary_cross_entropy_with_logits", "float64", "float32", "float32"),
+    ("mse_loss", "float32", "float64", "float64"),
+]
+
+
+@pytest.mark.nn
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize(("loss", "input_dtype", "target_dtype", "result"), LOSS_DTYPE_CASES)
+def test_loss_result_dtype_with_mixed_float_target(
+    loss, input_dtype, target_dtype, result, reduction, device
+):
+    def call(lib):
+        x = lib.tensor([0.2, -0.7, 2.4], dtype=getattr(lib, input_dtype))
+        y = lib.tensor([0.5, 0.1, 0.4], dtype=getattr(lib, target_dtype))
+        return getattr(lib.nn.functional, loss)(x, y, reduction=reduction)
+
+    actual = _on(device, call)
+    assert actual.dtype is getattr(gt, result)
+    if torch is not None:
+        assert_close(actual, call(torch))
+
+
+@pytest.mark.nn
+def test_binary_cross_entropy_refuses_a_target_of_another_dtype(device):
+    x = gt.tensor([0.2, 0.7], device=device)
+    y = gt.tensor([0.5, 0.1], dtype=gt.float64, device=device)
+    with pytest.raises(RuntimeError, match="^Found dtype Double but expected Float$"):
+        gt.nn.functional.binary_cross_entropy(x, y)
+
+
+# ------------------------------------------------ 21. cat of empty tensors: their gradient
+
+
+@pytest.mark.autograd
+@pytest.mark.parametrize(("empty_shape", "dim"), [((0,), 0), ((0,), 1), ((2, 0), 1), ((0, 3), 0)])
+def test_cat_gives_empty_inputs_an_empty_gradient(empty_shape, dim, device):
+    """PyTorch's gradient of an empty input (the legacy ``(0,)`` one too) is an
+    empty tensor of its shape, not None."""
+    empty = gt.zeros(empty_shape, dtype=gt.float64, requires_grad=True, device=device)
+    full = gt.ones((2, 3), dtype=gt.float64, requires_grad=True, device=device)
+    gt.cat([empty, full], dim).sum().backward()
+    assert empty.grad is not None and tuple(empty.grad.shape) == empty_shape
+    assert empty.grad.dtype is gt.float64
+    assert_close(full.grad, np.ones((2, 3)))

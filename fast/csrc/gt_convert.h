@@ -8,12 +8,15 @@
  *   to float64     the nearest double
  *   to float32     the nearest double, then the nearest float (too large: inf)
  *   int to int     keep the low bits: wrap around modulo 2^bits
- *   float to int   truncate toward zero, then wrap modulo 2^bits;
- *                  NaN and infinities give the type's minimum (0 for uint8)
+ *   float to int   truncate toward zero, as x86's cvttsd2si: into int32 or
+ *                  int64, NaN, infinities and numbers outside the type's range
+ *                  give the type's minimum (the "integer indefinite"); uint8
+ *                  goes through int64 (as compilers do), then keeps 8 bits
  *
  * Plain C casts already do most of this. Two cases need care, because C leaves
- * them undefined and a compiler may then produce anything:
- *   - a float outside the integer type's range (the wrap must be computed);
+ * them undefined and a compiler may then produce anything (on ARM, say, the
+ * conversion saturates instead):
+ *   - a float outside the integer type's range;
  *   - NaN or an infinity converted to an integer.
  *
  * GT_CAST_<CODE>(x) converts a value of any C type to dtype CODE's C type.
@@ -27,33 +30,23 @@
 #include <math.h>
 #include <stdint.h>
 
-/* A finite double, truncated toward zero, reduced modulo 2^64.
- *
- * In the common case (|x| < 2^63) one C cast does it. Beyond that the double is
- * a whole number, and fmod by 2^64 is exact (fmod never rounds), so the low 64
- * bits come out right for any magnitude, as Python's int(x) % 2**64 would. */
-static inline uint64_t gt_wrap_double(double x)
-{
-    const double two63 = 9223372036854775808.0, two64 = 18446744073709551616.0;
-    if (x > -two63 && x < two63) return (uint64_t)(int64_t)x;
-    double r = fmod(x, two64); /* |r| < 2^64, a multiple of a large power of 2 */
-    if (r < 0) r += two64;     /* exact: r keeps its low zero bits */
-    return (uint64_t)r;
-}
-
-/* Float to each integer type: NaN and +-inf become the type's minimum (what
- * the x86 conversion instructions give), the rest truncates and wraps. */
+/* Float to each integer type, as x86 converts: truncate toward zero when the
+ * result fits; otherwise (NaN, +-inf, out of range) the type's minimum. The
+ * range test is one pair of comparisons, false for NaN, so the loop that calls
+ * it stays branch-free and vectorises (a select, not a jump). -2^31 - 1 is a
+ * double exactly, and anything above it truncates to at least -2^31. */
 static inline int64_t gt_double_to_int64(double x)
 {
-    return isfinite(x) ? (int64_t)gt_wrap_double(x) : INT64_MIN;
+    const double two63 = 9223372036854775808.0;
+    return (x >= -two63 && x < two63) ? (int64_t)x : INT64_MIN;
 }
 static inline int32_t gt_double_to_int32(double x)
 {
-    return isfinite(x) ? (int32_t)(uint32_t)gt_wrap_double(x) : INT32_MIN;
+    return (x > -2147483649.0 && x < 2147483648.0) ? (int32_t)x : INT32_MIN;
 }
 static inline uint8_t gt_double_to_uint8(double x)
 {
-    return isfinite(x) ? (uint8_t)gt_wrap_double(x) : 0;
+    return (uint8_t)gt_double_to_int64(x);
 }
 
 /* Integer to integer: the cast keeps the low bits (GCC defines narrowing to a

@@ -16,9 +16,10 @@
 //    its strides, in elements. gt_offset turns the linear index of an output
 //    element (row-major) into an operand's element offset.
 // 3. Conversions with the CPU tiers' rules (fast/csrc/gt_convert.h): to bool
-//    is x != 0; float to integer truncates toward zero and wraps, NaN and
-//    infinities give the type's minimum; integer to integer keeps the low
-//    bits; int64 to float32 goes through double.
+//    is x != 0; float to integer truncates toward zero, and NaN, infinities
+//    and numbers out of range give the type's minimum (as x86; uint8 goes
+//    through int64); integer to integer keeps the low bits; int64 to float32
+//    goes through double.
 #ifndef GT_CUDA_COMMON_CUH
 #define GT_CUDA_COMMON_CUH
 
@@ -90,29 +91,20 @@ struct gt_is_float<double> {
     static const bool value = true;
 };
 
-// A finite double truncated toward zero, reduced modulo 2^64 (exact: fmod never rounds).
-__device__ __forceinline__ unsigned long long gt_wrap_double(double x) {
-    const double two63 = 9223372036854775808.0, two64 = 18446744073709551616.0;
-    if (x > -two63 && x < two63) return (unsigned long long)(long long)x;
-    double r = fmod(x, two64);
-    if (r < 0) r += two64;
-    return (unsigned long long)r;
+// A double into an integer type as x86 converts it (fast/csrc/gt_convert.h): truncate
+// toward zero when the result fits; NaN, +-inf and numbers out of range give the
+// type's minimum. uint8 goes through int64 and keeps the low 8 bits.
+__device__ __forceinline__ long long gt_double_to_int64(double x) {
+    const double two63 = 9223372036854775808.0;
+    return (x >= -two63 && x < two63) ? (long long)x : (-9223372036854775807LL - 1);
 }
-__device__ __forceinline__ bool gt_finite(double x) { return x == x && x - x == 0.0; }
-
-// What NaN and the infinities become in an integer type: its minimum (0 for uint8),
-// as the x86 conversion instructions give.
 template <typename T>
-__device__ __forceinline__ T gt_nonfinite_as() {
-    return (T)0;
+__device__ __forceinline__ T gt_double_to_int(double x) {
+    return (T)gt_double_to_int64(x);
 }
 template <>
-__device__ __forceinline__ int gt_nonfinite_as<int>() {
-    return -2147483647 - 1;
-}
-template <>
-__device__ __forceinline__ long long gt_nonfinite_as<long long>() {
-    return -9223372036854775807LL - 1;
+__device__ __forceinline__ int gt_double_to_int<int>(double x) {
+    return (x > -2147483649.0 && x < 2147483648.0) ? (int)x : (-2147483647 - 1);
 }
 
 // gt_cast<T>(x): x (any of the six types) stored into T with the CPU tiers' rules.
@@ -124,9 +116,7 @@ struct gt_caster {
         return (T)(long long)x;
     }
     __device__ static T from(float x) { return from((double)x); }
-    __device__ static T from(double x) {
-        return gt_finite(x) ? (T)gt_wrap_double(x) : gt_nonfinite_as<T>();
-    }
+    __device__ static T from(double x) { return gt_double_to_int<T>(x); }
 };
 template <>
 struct gt_caster<bool> {

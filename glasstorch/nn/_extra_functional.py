@@ -773,7 +773,11 @@ def soft_margin_loss(
     from glasstorch.nn.functional import softplus
 
     reduction = _legacy(size_average, reduce, reduction)
-    return _reduce(softplus(-target * input), reduction)
+    losses = softplus(-target * input)
+    # In the input's dtype, as PyTorch (a float64 target does not widen it).
+    if input.dtype.is_floating_point and losses.dtype is not input.dtype:
+        losses = losses.to(input.dtype)
+    return _reduce(losses, reduction)
 
 
 def multilabel_soft_margin_loss(

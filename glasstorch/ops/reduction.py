@@ -16,6 +16,7 @@ from glasstorch import _dtype
 from glasstorch._shape import normalize_dim, normalize_dims, numel
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
+from glasstorch.autograd.grad_mode import is_grad_enabled
 from glasstorch.ops.core import cast, default_float
 from glasstorch.tensor import Tensor, empty_tensor
 
@@ -142,11 +143,14 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
 
 
 class Prod(Function):
-    backward_name = "ProdBackward0"
+    """The product of all elements (ProdDim: along one dim)."""
 
-    @staticmethod
-    def forward(ctx, a, dims, keepdim, dtype):
-        ctx.input_shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
+    backward_name = "ProdBackward0"
+    whole = True  # the whole tensor is one slice
+
+    @classmethod
+    def forward(cls, ctx, a, dims, keepdim, dtype):
+        ctx.input_shape, ctx.dims, ctx.keepdim, ctx.whole = a.shape, dims, keepdim, cls.whole
         out = compute_reduce("prod", a, dims, keepdim, dtype)
         ctx.save_for_backward(a, out)
         return out
@@ -154,27 +158,51 @@ class Prod(Function):
     @staticmethod
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
+        if a.dim() == 0:
+            return grad, None, None, None
         grad = _expand_back(grad, ctx.input_shape, ctx.dims, ctx.keepdim)
-        out = _expand_back(out, ctx.input_shape, ctx.dims, ctx.keepdim)
-        # d(prod)/dx_i is the product of the other elements: prod / x_i when x_i != 0.
-        # A slice with one zero passes the product of its non-zeros to that zero's
-        # position; a slice with two or more zeros has a zero gradient everywhere.
-        from glasstorch.ops.pointwise import where
+        # d(prod)/dx_i is the product of the other elements. Without zeros that is
+        # prod / x_i. With a zero, division fails, so (as PyTorch) the products of
+        # the others are multiplied out; they are differentiable again, which gives
+        # second derivatives, and NaN or inf elsewhere in a slice stay where they are.
+        if not bool((a == 0).any()):
+            out = _expand_back(out, ctx.input_shape, ctx.dims, ctx.keepdim)
+            return grad * (out / a), None, None, None
+        if ctx.whole and not is_grad_enabled() and int((a == 0).sum()) > 1:
+            # Two zeros in the one slice: every "product of the others" holds a zero.
+            # (PyTorch takes this shortcut for a whole-tensor product outside create_graph.)
+            from glasstorch.ops.creation import zeros_like
 
-        zero = a == 0
-        safe = where(zero, 1.0, a)
-        nonzero_prod = _expand_back(
-            safe.prod(ctx.dims, keepdim=True), ctx.input_shape, ctx.dims, True
-        )
-        one_zero = _expand_back(
-            zero.sum(ctx.dims, keepdim=True) == 1, ctx.input_shape, ctx.dims, True
-        )
-        others = where(zero, where(one_zero, nonzero_prod, 0.0), out / safe)
+            return zeros_like(a), None, None, None
+        if ctx.whole:  # the flattened tensor is the one slice
+            others = _products_of_others(a.reshape(-1), 0).reshape(a.shape)
+        else:
+            others = _products_of_others(a, ctx.dims[0])
         return grad * others, None, None, None
+
+
+def _products_of_others(a: Tensor, dim: int) -> Tensor:
+    """For each element, the product of the *other* elements along ``dim``.
+
+    No division: the running product of everything before an element (from the
+    left) times the running product of everything after it (from the right).
+    For ``[a, b, c]``: left ``[1, a, ab]``, right ``[bc, c, 1]``.
+    """
+    from glasstorch.ops.creation import ones
+    from glasstorch.ops.views import cat
+
+    size = a.shape[dim]
+    if size == 0:
+        return a
+    one = ones(_keepdim_shape(a.shape, (dim,)), dtype=a.dtype, device=a.device)
+    left = cat([one, a.narrow(dim, 0, size - 1)], dim).cumprod(dim)
+    right = cat([one, a.narrow(dim, 1, size - 1).flip(dim)], dim).cumprod(dim).flip(dim)
+    return left * right
 
 
 class ProdDim(Prod):
     backward_name = "ProdBackward1"
+    whole = False
 
 
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -370,43 +398,103 @@ def _var_divisor(a: Tensor, dims, correction) -> float:
     return builtins.max(0, count - correction)
 
 
+def _variance(a: Tensor, dims, correction, keepdim: bool, take_sqrt: bool) -> Tensor:
+    """The variance (or its square root) of ``a`` over ``dims``, without autograd.
+
+    Two passes, as a student would write it: the mean, then the sum of squared
+    distances from it, divided by ``max(0, N - correction)``.
+
+    The squares are summed in float64 whatever the input's float dtype, and only
+    the result is rounded back, as PyTorch does. In float32 a distance of 1e20
+    squares to 1e40, past float32's largest number (3.4e38), and one of 1e-25
+    squares to 0, yet the standard deviations (1e20, 1e-25) are ordinary float32
+    numbers. When the result is a single number PyTorch takes the mean in the
+    input's own dtype first (so a float32 mean that overflows stays inf); for
+    several results it keeps the mean in float64 too. Both are followed here.
+    """
+    wide = a if a.dtype is _dtype.float64 else cast(a, _dtype.float64)
+    single = numel(_keepdim_shape(a.shape, dims)) == 1
+    if single and a.dtype is not _dtype.float64:
+        center = cast(a.mean(dims, keepdim=True), _dtype.float64)
+    else:
+        center = wide.mean(dims, keepdim=True)
+    centered = wide - center
+    out = (centered * centered).sum(dims, keepdim=keepdim) / _var_divisor(a, dims, correction)
+    if take_sqrt:
+        out = out.sqrt()
+    return out if out.dtype is a.dtype else cast(out, a.dtype)
+
+
+def _var_backward(ctx, a: Tensor, grad: Tensor) -> Tensor:
+    """d var / d a = 2 (a - mean) / (N - correction), times the incoming ``grad``.
+
+    PyTorch's formula, including its edge cases: with a ``dim``, ``N - correction``
+    may be negative (a finite, negative slope); over the whole tensor with no
+    degrees of freedom left the slope is inf, or NaN where an element equals the mean.
+    An empty list of dims reduces everything, but PyTorch's backward then counts
+    N as 1 (``ctx.count``); that is followed too.
+    """
+    grad = _expand_back(grad, ctx.input_shape, ctx.dims, ctx.keepdim)
+    if a.dim() == 0 or ctx.count is None:
+        centered = a - a.mean()
+        dof = a.numel() - ctx.correction
+        if dof <= 0:
+            from glasstorch.ops.pointwise import where
+
+            return grad * where(centered == 0, float("nan"), float("inf"))
+        return (2.0 / dof) * grad * centered
+    centered = a - a.mean(ctx.dims, keepdim=True)
+    dof = ctx.count - ctx.correction
+    slope = 2.0 / dof if dof != 0 else float("inf")
+    return slope * grad * centered
+
+
 class Var(Function):
     backward_name = "VarBackward0"
 
     @staticmethod
-    def forward(ctx, a, dims, correction, keepdim):
+    def forward(ctx, a, dims, correction, keepdim, count):
         ctx.input_shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
-        ctx.divisor = _var_divisor(a, dims, correction)
-        centered = a - a.mean(dims, keepdim=True)
+        ctx.correction, ctx.count = correction, count
         ctx.save_for_backward(a)
-        return (centered * centered).sum(dims, keepdim=keepdim) / ctx.divisor
+        return _variance(a, dims, correction, keepdim, take_sqrt=False)
 
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        grad = _expand_back(grad, ctx.input_shape, ctx.dims, ctx.keepdim)
-        centered = a - a.mean(ctx.dims, keepdim=True)
-        return grad * 2 * centered / ctx.divisor, None, None, None
+        return _var_backward(ctx, a, grad), None, None, None, None
 
 
 class Std(Function):
     backward_name = "StdBackward0"
 
     @staticmethod
-    def forward(ctx, a, dims, correction, keepdim):
+    def forward(ctx, a, dims, correction, keepdim, count):
         ctx.input_shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
-        ctx.divisor = _var_divisor(a, dims, correction)
-        out = Var.forward(ctx, a, dims, correction, keepdim).sqrt()
+        ctx.correction, ctx.count = correction, count
+        out = _variance(a, dims, correction, keepdim, take_sqrt=True)
         ctx.save_for_backward(a, out)
         return out
 
     @staticmethod
     def backward(ctx, grad):
+        # std = sqrt(var): d std = d var / (2 std). Where std is 0 PyTorch passes 0
+        # on (not grad / 0), so a constant slice has a zero gradient.
+        from glasstorch.ops.pointwise import where
+
         a, out = ctx.saved_tensors
-        grad = _expand_back(grad, ctx.input_shape, ctx.dims, ctx.keepdim)
-        out = _expand_back(out, ctx.input_shape, ctx.dims, ctx.keepdim)
-        centered = a - a.mean(ctx.dims, keepdim=True)
-        return grad * centered / (out * ctx.divisor), None, None, None
+        grad_var = where(out == 0, 0.0, grad / (out * 2))
+        return _var_backward(ctx, a, grad_var), None, None, None, None
+
+
+def _backward_count(input: Tensor, dim, dims):
+    """The N of var's backward: None without a dim (the whole tensor), else the
+    number of elements per slice (1 for an empty list of dims, as PyTorch counts)."""
+    if dim is None or isinstance(dim, bool):
+        return None
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        return 1
+    return numel([input.shape[d] for d in dims])
 
 
 def _correction(unbiased, correction) -> float:
@@ -438,13 +526,13 @@ def var(input: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=Non
     ``correction`` defaults to 1 (Bessel's correction); ``unbiased=False`` means 0.
     """
     dims, correction, keepdim = _var_args(input, dim, unbiased, keepdim, correction, "var")
-    return Var.apply(input, dims, correction, keepdim)
+    return Var.apply(input, dims, correction, keepdim, _backward_count(input, dim, dims))
 
 
 def std(input: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
     """Standard deviation: the square root of :func:`var`."""
     dims, correction, keepdim = _var_args(input, dim, unbiased, keepdim, correction, "std")
-    return Std.apply(input, dims, correction, keepdim)
+    return Std.apply(input, dims, correction, keepdim, _backward_count(input, dim, dims))
 
 
 # ------------------------------------------------------------ logsumexp etc.

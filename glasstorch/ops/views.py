@@ -688,6 +688,7 @@ class Cat(Function):
         ctx.dim = dim
         # A legacy empty 1-D tensor is skipped, whatever ``dim`` is: no gradient slice.
         ctx.sizes = [0 if t.dim() <= 1 and t.numel() == 0 else t.shape[dim] for t in tensors]
+        ctx.legacy_empty = [t.dim() == 1 and t.shape[0] == 0 for t in tensors]
         dtype = _dtype.result_type(*tensors) if tensors else _dtype.get_default_dtype()
         parts = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
         shape = list(parts[0].shape) if parts else [0]
@@ -708,9 +709,15 @@ class Cat(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        # Every input gets a gradient, an empty one included (PyTorch's is an empty
+        # tensor, not None): its slice of ``grad``, or for a skipped legacy empty
+        # tensor a new empty one.
         grads, start = [], 0
-        for size in ctx.sizes:
-            grads.append(grad.narrow(ctx.dim, start, size) if size else None)
+        for size, legacy_empty in zip(ctx.sizes, ctx.legacy_empty):
+            if legacy_empty and grad.dim() != 1:
+                grads.append(empty_tensor((0,), grad.dtype, device=grad.device))
+            else:
+                grads.append(grad.narrow(ctx.dim, start, size))
             start += size
         return (None, *grads)
 
