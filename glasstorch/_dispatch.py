@@ -14,7 +14,10 @@ arguments live:
   operand is an error with PyTorch's wording ("Expected all tensors to be on
   the same device, but found at least two devices, cuda:0 and cpu!").
   ``copy`` is the one kernel that may mix devices: it is how data moves
-  between host and device.
+  between host and device. A kernel cannot tell a broadcast 0-d tensor from a
+  broadcast one-element tensor, which PyTorch refuses; the frontend holds the
+  exact rule (``common_device`` and ``check_same_device`` in
+  :mod:`glasstorch.ops.core`) and calls it before the kernels run.
 
 **Where outputs are placed.** Frontend operations allocate their outputs with
 ``empty_tensor(shape, dtype)`` before calling a kernel, without naming a
@@ -130,7 +133,12 @@ class Dispatcher(Kernels):
         for view in views:
             pending = view.buffer
             if pending.resolved is None:
-                pending.resolved = tier.allocate(pending.size, pending.dtype)
+                try:
+                    pending.resolved = tier.allocate(pending.size, pending.dtype)
+                except MemoryError:  # the host refused: PyTorch's wording, as empty_tensor's
+                    from glasstorch.tensor import host_out_of_memory
+
+                    raise host_out_of_memory(pending.size * pending.dtype.itemsize) from None
                 storage = pending._storage() if pending._storage is not None else None
                 if storage is not None and storage.buffer is pending:
                     storage.buffer = pending.resolved

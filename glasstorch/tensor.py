@@ -202,7 +202,7 @@ class Tensor:
     # overrides when it changes them, so ``_make`` (run for every tensor, on
     # the path of every operation) sets only the five fields that differ.
     _requires_grad = False
-    grad = None  # the accumulated gradient of a leaf, after backward
+    _grad = None  # the accumulated gradient of a leaf, after backward (see ``grad``)
     grad_fn = None  # the graph node that made this tensor (None for a leaf)
     _output_nr = 0  # which output of grad_fn this tensor is
     _base = None  # the tensor whose storage this view shares (None if not a view)
@@ -379,6 +379,36 @@ class Tensor:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient accumulated into this tensor by ``backward`` (None until then)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        # PyTorch's checks on an assigned gradient: it is a tensor (or None), on
+        # this tensor's device and of its size, so that the next ``backward``
+        # can add into it and an optimizer can step with it.
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    "assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if value.device.type != self.device.type:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with device type '{value.device.type}' "
+                    f"to a tensor with device type '{self.device.type}'. Please ensure that "
+                    "the gradient and the tensor are on the same device"
+                )
+            if value._shape != self._shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value._shape)}' to a "
+                    f"tensor of size '{list(self._shape)}'. Please ensure that the gradient "
+                    "and the tensor are the same size"
+                )
+        self._grad = value
 
     @property
     def data(self) -> Tensor:
@@ -720,11 +750,26 @@ def empty_tensor(
     if shape and (min(shape) < 0 or count >= _CHECKED_NUMEL or len(shape) > MAX_DIMS):
         count = check_storage_bytes(shape, dtype.itemsize)  # raises PyTorch's error
     strides = row_major_strides(shape) if strides is None else tuple(strides)
-    if cuda_active:
-        storage = _device_storage(count, dtype, device)
-    else:
-        storage = Storage(kernels.allocate(count, dtype.numpy))
+    try:
+        if cuda_active:
+            storage = _device_storage(count, dtype, device)
+        else:
+            storage = Storage(kernels.allocate(count, dtype.numpy))
+    except MemoryError:
+        raise host_out_of_memory(count * dtype.itemsize) from None
     return Tensor._make(storage, shape, strides, 0, dtype)
+
+
+def host_out_of_memory(nbytes: int) -> RuntimeError:
+    """PyTorch's error when host memory cannot hold a new storage of ``nbytes`` bytes.
+
+    NumPy raises MemoryError when the operating system refuses the
+    allocation; PyTorch's CPU allocator raises this RuntimeError instead.
+    """
+    return RuntimeError(
+        "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+        f"memory: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)"
+    )
 
 
 def _device_storage(count: int, dtype, target) -> Storage:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import TEST_DEVICE, needs_torch, torch
+from oracle import TEST_DEVICE, assert_same_error, needs_torch, torch
 
 import glasstorch as gt
+import glasstorch.nn.functional as F
 from glasstorch.nn.utils import rnn as gt_rnn
 
 # Every test makes its inputs on the device under test (conftest: --device): the
@@ -373,6 +374,113 @@ def test_padding_and_pixel_shuffle_layers_like_pytorch(name, args):
     (t_out * t_out).sum().backward()
     (g_out * g_out).sum().backward()
     _close(gx.grad, tx.grad)
+
+
+def _host_refuses_8_tib() -> bool:
+    """Whether this machine's allocator refuses 8 TiB at once (not with memory overcommit on)."""
+    try:
+        np.empty(2**40, dtype=np.int64)
+    except MemoryError:
+        return True
+    return False
+
+
+@pytest.mark.errors
+def test_repeat_interleave_too_large_fails_at_once():
+    # The counts are never turned into a Python list: the result's allocation fails first.
+    # On the CPU, whose allocator's words these are (a GPU says "CUDA out of memory").
+    x = gt.tensor([1.0, 2.0], device="cpu")
+    tx = torch.tensor([1.0, 2.0]) if torch is not None else None
+    if _host_refuses_8_tib():
+        for counts, nbytes in ((2**40, 8796093022208), ([2**40, 1], 8796093022216)):
+
+            def ours(counts=counts):
+                repeats = counts if isinstance(counts, int) else gt.tensor(counts, device="cpu")
+                return gt.repeat_interleave(x, repeats)
+
+            def theirs(counts=counts):
+                repeats = counts if isinstance(counts, int) else torch.tensor(counts)
+                return torch.repeat_interleave(tx, repeats)
+
+            assert_same_error(
+                ours,
+                theirs if torch is not None else None,
+                exc_type=RuntimeError,
+                match=f"can't allocate memory: you tried to allocate {nbytes} bytes",
+            )
+    # Past int64 the size check words it, on any machine.
+    assert_same_error(
+        lambda: gt.repeat_interleave(gt.ones(1), 2**62),
+        (lambda: torch.repeat_interleave(torch.ones(1), 2**62)) if torch is not None else None,
+        exc_type=RuntimeError,
+        match=r"Storage size calculation overflowed with sizes=\[1, 4611686018427387904\]",
+    )
+    assert_same_error(
+        lambda: gt.repeat_interleave(gt.tensor([2**62])),
+        (lambda: torch.repeat_interleave(torch.tensor([2**62]))) if torch is not None else None,
+        exc_type=RuntimeError,
+        match=r"Storage size calculation overflowed with sizes=\[4611686018427387904\]",
+    )
+    for bad, message in (
+        (gt.tensor([-1, 1]), "repeats can not be negative"),
+        (-1, "Repeats must be non-negative"),
+        (gt.tensor([1, 2, 3]), r"repeats must have the same size as input along dim"),
+        (gt.tensor([[1, 2]]), "repeats must be 0-dim or 1-dim tensor"),
+    ):
+        with pytest.raises(RuntimeError, match=message):
+            gt.repeat_interleave(x, bad)
+
+
+def test_repeat_interleave_counts_and_layout():
+    # Empty rows anywhere, a one-element count, a 0-d input and a permuted one.
+    assert gt.repeat_interleave(gt.tensor([0, 2, 0, 1, 0])).tolist() == [1, 1, 3]
+    assert gt.repeat_interleave(gt.tensor([0, 0])).tolist() == []
+    x = gt.tensor([[1, 2], [3, 4]])
+    assert gt.repeat_interleave(x, gt.tensor([3]), dim=1).tolist() == [
+        [1, 1, 1, 2, 2, 2],
+        [3, 3, 3, 4, 4, 4],
+    ]
+    assert gt.repeat_interleave(gt.tensor(5), 3).tolist() == [5, 5, 5]
+    y = gt.repeat_interleave(x.t(), 1, dim=0)
+    assert y.tolist() == [[1, 3], [2, 4]] and y.stride() == (2, 1)
+    assert y.data_ptr() != x.data_ptr()  # always a copy, as in PyTorch
+    with pytest.raises(RuntimeError, match="Invalid output_size, expected 4 but got 3"):
+        gt.repeat_interleave(gt.tensor([1, 2]), 2, output_size=3)
+    w = gt.tensor([1.0, 2.0], requires_grad=True)
+    gt.repeat_interleave(w, gt.tensor([2, 3])).sum().backward()
+    assert w.grad.tolist() == [2.0, 3.0]
+
+
+@pytest.mark.errors
+def test_embedding_bag_offsets_past_the_input():
+    weight = gt.arange(12.0).reshape(4, 3)
+    tweight = torch.arange(12.0).reshape(4, 3) if torch is not None else None
+    for offsets in ([0, 5], [0, 2**40], [0, 1, 5]):
+        assert_same_error(
+            lambda o=offsets: F.embedding_bag(gt.tensor([0, 1, 2]), weight, gt.tensor(o)),
+            (
+                lambda o=offsets: torch.nn.functional.embedding_bag(
+                    torch.tensor([0, 1, 2]), tweight, torch.tensor(o)
+                )
+            )
+            if torch is not None
+            else None,
+            exc_type=RuntimeError,
+            match=f"offsets\\[-1\\] can not be greater than input's length 3 but got "
+            f"offsets\\[-1\\] of {offsets[-1]}",
+        )
+    with pytest.raises(RuntimeError, match="offsets must not decrease"):
+        F.embedding_bag(gt.tensor([0, 1, 2]), weight, gt.tensor([0, 2, 1]))
+    # An offset equal to the length is an empty last bag, as in PyTorch.
+    got = F.embedding_bag(gt.tensor([0, 1, 2]), weight, gt.tensor([0, 3]), mode="sum")
+    assert got.tolist() == [[9.0, 12.0, 15.0], [0.0, 0.0, 0.0]]
+
+
+def test_diff_of_a_higher_order_than_the_length_is_empty():
+    x = gt.tensor([1, 4, 9])
+    assert gt.diff(x, n=3).tolist() == []
+    assert gt.diff(x, n=2**40).tolist() == []  # at once: no loop of n steps
+    assert gt.diff(x, n=2).tolist() == [2]
 
 
 def test_repeat_interleave_and_take_along_dim():

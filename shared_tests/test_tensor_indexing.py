@@ -95,7 +95,12 @@ def test_advanced_indexing_read(index):
 )
 def test_advanced_indexing_write(index, value, device):
     x = gt.arange(12.0, device=device).view(3, 4)
-    x[_index_for(gt, index)] = _index_for(gt, value)
+    values = _index_for(gt, value)
+    if isinstance(values, gt.Tensor):
+        # The values live with x: PyTorch moves only a 0-d value across devices
+        # (the indices may stay on the CPU).
+        values = values.to(device)
+    x[_index_for(gt, index)] = values
     expected = np.arange(12, dtype=np.float32).reshape(3, 4)
     expected[_index_for_numpy(index)] = _index_for_numpy(value)
     assert_close(x, expected)
@@ -319,20 +324,20 @@ def test_where_promotes(x, y, dtype):
 @needs_torch
 def test_index_errors_match_torch(device):
     assert_same_error(
-        lambda: _base(gt)[gt.tensor([0, 2], device=device)],
+        lambda: _base(gt).to(device)[gt.tensor([0, 2], device=device)],
         lambda: _base(torch)[torch.tensor([0, 2])],
         exc_type=IndexError,
         match="index 2 is out of bounds for dimension 0 with size 2",
     )
     assert_same_error(
-        lambda: _base(gt)[gt.tensor([True, False, True], device=device)],
+        lambda: _base(gt).to(device)[gt.tensor([True, False, True], device=device)],
         lambda: _base(torch)[torch.tensor([True, False, True])],
         exc_type=IndexError,
         match="The shape of the mask \\[3\\] at index 0 does not match the shape of the indexed "
         "tensor \\[2, 3, 4\\] at index 0",
     )
     assert_same_error(
-        lambda: _base(gt)[gt.tensor([0.0], device=device)],
+        lambda: _base(gt).to(device)[gt.tensor([0.0], device=device)],
         lambda: _base(torch)[torch.tensor([0.0])],
         exc_type=IndexError,
         match="tensors used as indices must be long, int, byte or bool tensors",

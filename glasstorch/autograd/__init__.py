@@ -55,7 +55,7 @@ def _make_grads(outputs: list, grads: list) -> list:
             )
         grads = [None] * len(outputs)
     result = []
-    for output, grad in zip(outputs, grads):
+    for index, (output, grad) in enumerate(zip(outputs, grads)):
         if grad is None:
             if output.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
@@ -67,11 +67,27 @@ def _make_grads(outputs: list, grads: list) -> list:
             grad = ones_like(output)
         elif tuple(grad.shape) != tuple(output.shape):
             raise RuntimeError(
-                f"Mismatch in shape: grad_output[0] has a shape of {grad.shape} and output[0] "
-                f"has a shape of {output.shape}."
+                f"Mismatch in shape: grad_output[{index}] has a shape of {grad.shape} and "
+                f"output[{index}] has a shape of {output.shape}."
             )
+        elif grad.device != output.device:
+            grad = _on_output_device(grad, output, index)
         result.append(grad)
     return result
+
+
+def _on_output_device(grad, output, index: int):
+    """The gradient given for ``output`` when it lies on another device.
+
+    As PyTorch's engine does, a 0-d gradient is moved to the output's device
+    (it is a scalar, like a Python number); any other is refused, since the
+    backward pass would otherwise leave gradients on the wrong device.
+    """
+    if grad.dim() == 0:
+        return grad.to(output.device)
+    raise RuntimeError(
+        f"invalid gradient at index {index} - expected device {output.device} but got {grad.device}"
+    )
 
 
 def backward(

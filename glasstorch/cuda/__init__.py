@@ -197,6 +197,31 @@ def manual_seed_all(seed: int) -> None:
 # --------------------------------------------------------- streams and events
 
 
+class StreamArgumentError(TypeError, AttributeError):
+    """A stream or event argument of the wrong type (``set_stream("hello")``).
+
+    PyTorch raises an AttributeError there (it reads the argument's
+    ``stream_id``, which a string does not have); glasstorch checks the type
+    and says what was expected. The error is both a TypeError, which is what
+    it means, and an AttributeError, so code written for PyTorch catches it.
+    """
+
+
+def _check_argument(value, expected: type, what: str, allow_none: bool = False) -> None:
+    """Refuse a stream or event argument of another type at once.
+
+    Accepted as it was, a wrong value would be stored (as the current stream,
+    say) and every later CUDA operation would fail with an AttributeError
+    about it, far from the call that caused it.
+    """
+    if isinstance(value, expected) or (allow_none and value is None):
+        return
+    expected_name = f"torch.cuda.{expected.__name__}" + (" or None" if allow_none else "")
+    raise StreamArgumentError(
+        f"{what}: expected a {expected_name}, but got {type(value).__name__}"
+    )
+
+
 class Stream:
     """A CUDA stream: a queue of kernels and copies that run in order on the device.
 
@@ -243,14 +268,17 @@ class Stream:
 
     def wait_event(self, event: Event) -> None:
         """Make later work on this stream wait for ``event``."""
+        _check_argument(event, Event, "Stream.wait_event()")
         _driver().stream_wait_event(self.handle, event.handle)
 
     def wait_stream(self, stream: Stream) -> None:
         """Make later work on this stream wait for the work queued on ``stream`` so far."""
+        _check_argument(stream, Stream, "Stream.wait_stream()")
         self.wait_event(stream.record_event())
 
     def record_event(self, event: Event | None = None) -> Event:
         """Record ``event`` (a new one if None) on this stream and return it."""
+        _check_argument(event, Event, "Stream.record_event()", allow_none=True)
         event = Event() if event is None else event
         event.record(self)
         return event
@@ -295,15 +323,18 @@ def current_stream(device: Any = None) -> Stream:
     return _runtime.current_stream()
 
 
-def set_stream(stream_: Stream) -> None:
-    """Make ``stream_`` this thread's current stream."""
+def set_stream(stream_: Stream | None) -> None:
+    """Make ``stream_`` this thread's current stream (nothing changes for None, as in PyTorch)."""
     _driver()
-    _runtime.set_current_stream(stream_)
+    _check_argument(stream_, Stream, "set_stream()", allow_none=True)
+    if stream_ is not None:
+        _runtime.set_current_stream(stream_)
 
 
 @contextlib.contextmanager
 def stream(stream_: Stream | None):
     """Queue the work of the ``with`` block on ``stream_`` (nothing changes for None)."""
+    _check_argument(stream_, Stream, "stream()", allow_none=True)
     if stream_ is None:
         yield
         return
@@ -332,12 +363,14 @@ class Event:
 
     def record(self, stream: Stream | None = None) -> None:
         """Record the event on ``stream`` (the current stream if None)."""
+        _check_argument(stream, Stream, "Event.record()", allow_none=True)
         stream = _runtime.current_stream() if stream is None else stream
         _driver().event_record(self.handle, stream.handle)
         self._recorded = True
 
     def wait(self, stream: Stream | None = None) -> None:
         """Make ``stream``'s later work (the current stream's if None) wait for this event."""
+        _check_argument(stream, Stream, "Event.wait()", allow_none=True)
         stream = _runtime.current_stream() if stream is None else stream
         stream.wait_event(self)
 
@@ -356,6 +389,7 @@ class Event:
             RuntimeError: as PyTorch, when either event was created without
                 ``enable_timing=True`` or has not been recorded.
         """
+        _check_argument(end_event, Event, "Event.elapsed_time()")
         if not (self.enable_timing and end_event.enable_timing):
             raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
         if not (self._recorded and end_event._recorded):

@@ -21,7 +21,7 @@ from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
 from glasstorch.nn._conv_double_backward import conv2d_grads_as_nodes
-from glasstorch.ops.creation import full, rand, tensor
+from glasstorch.ops.creation import arange, full, rand, tensor
 from glasstorch.ops.views import cat, stack
 from glasstorch.tensor import Tensor, empty_tensor
 
@@ -133,7 +133,16 @@ def _conv_checks(input, weight, bias, stride, padding, dilation, groups, shown=N
             f"Kernel size: ({effective[0]} x {effective[1]}). "
             "Kernel size can't be greater than actual input size"
         )
-    for parameter in (weight, bias):
+    for parameter, role in ((weight, "weight"), (bias, "bias")):
+        if parameter is not None and parameter.device != input.device:
+            # PyTorch's type names: torch.cuda.FloatTensor on the GPU, torch.FloatTensor on the CPU
+            names = [
+                f"torch.{'cuda.' if t.is_cuda else ''}{t.dtype.legacy_name}"
+                for t in (input, parameter)
+            ]
+            raise RuntimeError(
+                f"Input type ({names[0]}) and {role} type ({names[1]}) should be the same"
+            )
         if parameter is not None and parameter.dtype is not input.dtype:
             raise RuntimeError(
                 f"Input type ({input.dtype.legacy_name}) and weight type "
@@ -1052,8 +1061,11 @@ def interpolate(
         dim = 2 + i
         scale = _scale_of(in_sizes[i], out_sizes[i], factors[i], bool(align_corners))
         if mode == "nearest":
-            index = [min(int(math.floor(j * scale)), in_sizes[i] - 1) for j in range(out_sizes[i])]
-            out = out.index_select(dim, tensor(index, dtype=_dtype.int64, device=out.device))
+            # floor(j * scale) for every output position j, as tensor ops rather than
+            # a Python list as long as the requested size.
+            steps = arange(out_sizes[i], dtype=_dtype.float64, device=out.device) * scale
+            index = steps.floor().clamp(max=in_sizes[i] - 1).long()
+            out = out.index_select(dim, index)
         else:
             out = _linear_along(out, dim, out_sizes[i], scale, bool(align_corners))
     return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from glasstorch import _dtype
 from glasstorch.nn import _convolution as conv
+from glasstorch.ops.core import check_same_device
 from glasstorch.ops.creation import tensor, zeros
 from glasstorch.ops.einsum import einsum
 from glasstorch.ops.pointwise import where
@@ -450,6 +451,35 @@ def _bag_ids(offsets: list[int], count: int, include_last: bool) -> tuple[list[i
     return ids, bags
 
 
+def _check_offsets(offsets: list[int], length: int) -> None:
+    """Refuse bag offsets that do not cut ``length`` indices into bags, as PyTorch does.
+
+    PyTorch checks the first offset (0) and the last (at most ``length``). A
+    bag that starts past the input would otherwise be an empty bag: a row of
+    zeros where the caller has a bug. Offsets that go backwards, which PyTorch
+    leaves unchecked (its result is undefined), are refused too.
+    """
+    if not offsets:
+        return
+    if offsets[0] != 0:
+        raise RuntimeError(
+            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
+            f"start from position 0. However, got {offsets[0]}"
+        )
+    if offsets[-1] > length:
+        raise RuntimeError(
+            f"offsets[-1] can not be greater than input's length {length} but got "
+            f"offsets[-1] of {offsets[-1]}"
+        )
+    for position in range(1, len(offsets)):
+        if offsets[position] < offsets[position - 1]:
+            raise RuntimeError(
+                "embedding_bag: offsets must not decrease, but got offsets"
+                f"[{position}] = {offsets[position]} after offsets[{position - 1}] = "
+                f"{offsets[position - 1]}"
+            )
+
+
 def _check_bag_arguments(input, weight, offsets, mode, per_sample_weights, padding_idx):
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
@@ -523,6 +553,13 @@ def embedding_bag(
             "embedding_bag: max_norm, scale_grad_by_freq and sparse are not supported in glasstorch"
         )
     _check_bag_arguments(input, weight, offsets, mode, per_sample_weights, padding_idx)
+    check_same_device(
+        "wrapper_CUDA___embedding_bag",
+        weight=weight,
+        indices=input,
+        offsets=offsets,
+        per_sample_weights=per_sample_weights,
+    )
     if input.dim() == 2:
         rows, length = input.shape
         flat = input.reshape(-1)
@@ -532,11 +569,7 @@ def embedding_bag(
             per_sample_weights = per_sample_weights.reshape(-1)
     else:
         flat, starts = input, [int(o) for o in offsets.tolist()]
-        if starts and starts[0] != 0:
-            raise RuntimeError(
-                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
-                f"start from position 0. However, got {starts[0]}"
-            )
+        _check_offsets(starts, flat.shape[0])
         ids, bags = _bag_ids(starts, flat.shape[0], include_last_offset)
     num = weight.shape[0]
     for position, index in enumerate(flat.tolist()):
@@ -814,7 +847,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
         >>> F.relu6(torch.tensor([-1.0, 3.0, 8.0]))
         tensor([0., 3., 6.])
     """
-    return _inplace(input, inplace, lambda: input.clamp(0.0, 6.0))
+    return input.clamp_(0.0, 6.0) if inplace else input.clamp(0.0, 6.0)  # clamp_ writes into input
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
@@ -971,7 +1004,9 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
         >>> F.threshold(torch.tensor([0.05, 0.5]), 0.1, 20.0)
         tensor([20.0000,  0.5000])
     """
-    return _inplace(input, inplace, lambda: where(input > threshold, input, value))
+    if inplace:  # value where not above the threshold (NaN too), written into input
+        return input.masked_fill_((input > threshold).logical_not_(), value)
+    return where(input > threshold, input, value)
 
 
 def rms_norm(

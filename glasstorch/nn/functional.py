@@ -23,7 +23,7 @@ from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
 from glasstorch.nn import fused_nodes, loss_nodes
 from glasstorch.ops import inplace as _inplace
 from glasstorch.ops import pointwise
-from glasstorch.ops.core import strided_as
+from glasstorch.ops.core import check_same_device, strided_as
 from glasstorch.ops.creation import arange, rand, zeros
 from glasstorch.ops.indexing import masked_select
 from glasstorch.ops.pointwise import where
@@ -200,6 +200,8 @@ def embedding(
             f"types: Long, Int; but got {input.type()} instead (while checking arguments for "
             "embedding)"
         )
+    # PyTorch's embedding is an index_select of weight's rows, and fails in its check.
+    check_same_device("wrapper_CUDA__index_select", self=weight, index=input)
     if padding_idx is not None and padding_idx < 0:
         padding_idx += weight.shape[0]
     return Embedding.apply(weight, input.long(), padding_idx)
@@ -220,7 +222,9 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     else:
         keep = rand(input.shape, dtype=input.dtype, device=input.device) >= p
         scale = keep.to(input.dtype) * (1.0 / (1.0 - p))
-    return _maybe_inplace(input, inplace, lambda: input * scale)
+    if inplace:
+        return input.mul_(scale)  # written into input: no product the size of input
+    return input * scale
 
 
 def _check_normalized_shape(input: Tensor, normalized_shape: tuple[int, ...]) -> None:
@@ -345,7 +349,7 @@ def batch_norm(
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(input, 0)``, elementwise."""
-    return _maybe_inplace(input, inplace, input.relu)
+    return input.relu_() if inplace else input.relu()  # relu_ writes into input
 
 
 class LeakyRelu(Function):
@@ -671,7 +675,9 @@ def huber_loss(
 def _huber_formula(input: Tensor, target: Tensor, reduction: str, delta: float) -> Tensor:
     distance = (input - target).abs()
     losses = where(distance < delta, distance * distance * 0.5, (distance - 0.5 * delta) * delta)
-    return _reduce(losses, reduction)
+    # PyTorch writes the losses into a tensor like the input: a float64 target
+    # does not make a float32 input's loss float64 (unlike mse_loss).
+    return _reduce(losses.to(input.dtype), reduction)
 
 
 # ------------------------------------------------------ class-index losses
@@ -1029,6 +1035,8 @@ def binary_cross_entropy(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}) is deprecated. Please ensure they have the same size."
         )
+    if target.dtype is not input.dtype:  # PyTorch's kernel takes one dtype
+        raise RuntimeError(f"Found dtype {target.dtype.title} but expected {input.dtype.title}")
     if input.numel() and bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     return loss_nodes.BinaryCrossEntropy.apply(_bce_formula, (reduction,), input, target, weight)
@@ -1076,6 +1084,10 @@ def _bce_with_logits_formula(input, target, weight, pos_weight, reduction: str) 
     losses = (1 - target) * input - positive * logsigmoid(input)
     if weight is not None:
         losses = losses * weight
+    # PyTorch computes the losses in place in ``1 - target``, so the target's
+    # float dtype wins (a float64 input with a float32 target gives a float32 loss).
+    if target.dtype.is_floating_point and losses.dtype is not target.dtype:
+        losses = losses.to(target.dtype)
     return _reduce(losses, reduction)
 
 

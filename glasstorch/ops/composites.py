@@ -252,34 +252,118 @@ def var_mean(input: Tensor, dim=None, *, correction=1, keepdim: bool = False):
 def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, output_size=None):
     """Repeat each element (each slice along ``dim``) ``repeats`` times, in place in the order.
 
-    ``repeats`` is an int or one count per element. Without ``dim`` the input is
-    flattened first. Called with one int tensor, ``repeat_interleave(counts)``
-    gives ``i`` repeated ``counts[i]`` times.
+    ``repeats`` is an int or an int tensor of one count per element. Without
+    ``dim`` the input is flattened first. Called with one int tensor,
+    ``repeat_interleave(counts)`` gives ``i`` repeated ``counts[i]`` times.
+
+    Nothing here is sized by a count in Python: an int count is an
+    ``expand`` of a new dimension, then one copy; a tensor of counts becomes an
+    index tensor built by kernels (:func:`_interleave_index`). So a count too
+    large for memory fails at once, in the allocation of the result, with
+    PyTorch's error.
 
     Example::
 
         >>> torch.repeat_interleave(torch.tensor([1, 2]), 2)
         tensor([1, 1, 2, 2])
     """
-    from glasstorch.ops.creation import arange, tensor
-
-    if repeats is None:  # the one-argument form
-        return repeat_interleave(arange(input.numel()), input)
+    if repeats is None:  # the one-argument form: the counts themselves
+        counts = _check_counts(input)
+        return _interleave_index(counts, _total(counts, output_size))
     if dim is None:
         input, dim = input.reshape(-1), 0
-    dim = dim % max(input.dim(), 1)
-    size = input.shape[dim] if input.dim() else 1
-    counts = repeats.tolist() if isinstance(repeats, Tensor) else repeats
-    if isinstance(counts, int):
-        counts = [counts] * size
-    elif len(counts) == 1:
-        counts = counts * size
-    if len(counts) != size:
-        raise RuntimeError("repeats must have the same size as input along dim")
-    if any(c < 0 for c in counts):
-        raise RuntimeError("repeats can not be negative")
-    index = tensor([i for i, c in enumerate(counts) for _ in range(c)], dtype=_dtype.int64)
-    return input.index_select(dim, index)
+    elif input.dim() == 0:
+        input = input.reshape(1)
+    dim = dim % input.dim()
+    if isinstance(repeats, (list, tuple)):
+        from glasstorch.ops.creation import tensor
+
+        repeats = tensor(repeats, dtype=_dtype.int64)
+    if not isinstance(repeats, Tensor):
+        return _repeat_each(input, int(repeats), dim, output_size)
+    counts = _check_counts(repeats)
+    size = input.shape[dim]
+    if counts.numel() == 1:
+        counts = counts.reshape(1).expand(size)
+    elif counts.shape[0] != size:
+        raise RuntimeError(
+            "repeats must have the same size as input along dim, but got repeats.size(0) = "
+            f"{counts.shape[0]} and input.size({dim}) = {size}"
+        )
+    return input.index_select(dim, _interleave_index(counts, _total(counts, output_size)))
+
+
+def _repeat_each(input: Tensor, count: int, dim: int, output_size) -> Tensor:
+    """``repeat_interleave`` by one int: a new dimension after ``dim``, expanded, then merged.
+
+    The expand is a view (stride 0), so the only memory is the result's own,
+    allocated by one copy. As in PyTorch the result is always a new row-major
+    tensor, even for a count of 1 (``contiguous`` alone would return the input).
+    """
+    if count < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    shape = list(input.shape)
+    _check_output_size(output_size, shape[dim] * count)
+    expanded = input.unsqueeze(dim + 1).expand(*shape[: dim + 1], count, *shape[dim + 1 :])
+    copied = expanded.clone().contiguous()  # contiguous: a permuted input copied by a count of 1
+    return copied.reshape(*shape[:dim], shape[dim] * count, *shape[dim + 1 :])
+
+
+def _check_counts(repeats: Tensor) -> Tensor:
+    """A tensor of counts as a 1-D int64 tensor, checked as PyTorch checks it."""
+    if repeats.dtype not in (_dtype.int64, _dtype.int32):
+        raise NotImplementedError(
+            f"\"repeat_interleave_cpu\" not implemented for '{repeats.dtype.title}'"
+        )
+    if repeats.dim() > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    return repeats.reshape(-1).long()
+
+
+def _total(counts: Tensor, output_size) -> int:
+    """The sum of ``counts`` (all checked non-negative), as an exact Python int."""
+    if counts.numel() == 0:
+        total = 0
+    else:
+        if (counts < 0).any().item():
+            raise RuntimeError("repeats can not be negative")
+        largest = counts.max().item()
+        if largest * counts.numel() < 2**63:
+            total = counts.sum().item()  # cannot overflow int64: the kernel's sum is exact
+        else:
+            total = sum(counts.tolist())  # one int per row: exact where int64 would wrap
+    _check_output_size(output_size, total)
+    return total
+
+
+def _check_output_size(output_size, total: int) -> None:
+    if output_size is not None and output_size != total:
+        raise RuntimeError(
+            f"repeat_interleave: Invalid output_size, expected {total} but got {output_size}"
+        )
+
+
+def _interleave_index(counts: Tensor, total: int) -> Tensor:
+    """``[0] * counts[0] + [1] * counts[1] + ...`` as an int64 tensor, built by kernels.
+
+    Each row marks the position where its run starts (``cumsum(counts) -
+    counts``); the running sum of the marks, less one, is then the row that
+    owns each position. An empty row marks the same place as the next row, so
+    the count passes it by. For counts ``[2, 0, 1]`` the runs start at
+    ``[0, 2, 2]``, the marks are ``[1, 0, 2]`` and the index is ``[0, 0, 2]``.
+    Runs that start at ``total`` (empty rows at the end) mark nothing.
+
+    The first allocation is the result's own (``total`` int64 elements), so
+    a total too large for memory fails there, with PyTorch's error, before
+    any other work.
+    """
+    from glasstorch.ops.creation import ones, zeros
+
+    marks = zeros((total,), dtype=_dtype.int64, device=counts.device)
+    starts = counts.cumsum(0) - counts
+    starts = starts[starts < total]
+    marks.index_add_(0, starts, ones(starts.shape, dtype=_dtype.int64, device=counts.device))
+    return marks.cumsum(0).sub_(1)
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:

@@ -7,10 +7,11 @@ Function's ``forward`` and a kernel call.
 from __future__ import annotations
 
 from glasstorch import _dtype
+from glasstorch._dispatch import MIXED_DEVICES
 from glasstorch._kernels import Strided
 from glasstorch._shape import broadcast_shapes, expand_strides
-from glasstorch._tier import kernels
-from glasstorch.tensor import Tensor, empty_tensor, wrap_scalar
+from glasstorch._tier import cuda_active, kernels
+from glasstorch.tensor import CPU, Tensor, empty_tensor, wrap_scalar
 
 
 def is_number(value) -> bool:
@@ -29,6 +30,71 @@ def check_tensor_or_number(value, what: str = "other") -> None:
             f"unsupported operand: expected a Tensor or a number for {what}, "
             f"got {type(value).__name__}"
         )
+
+
+def common_device(*operands):
+    """The device an elementwise operation on ``operands`` runs on, checked as PyTorch does.
+
+    Every tensor operand must live on one device, with one exception that
+    PyTorch's TensorIterator makes too: a CPU tensor *with no dimensions* (a
+    0-d tensor, like a Python number) may join a computation on the GPU, so
+    ``cuda_x * torch.tensor(2.0)`` works. A CPU tensor with dimensions does
+    not, even with a single element (``cuda_x + torch.ones(1)`` is refused).
+    Numbers and ``None`` are skipped. List an in-place operation's target among
+    the operands: it must be on the common device too.
+
+    Returns:
+        the common device (the CPU when no operand is on the GPU).
+
+    Raises:
+        RuntimeError: PyTorch's "Expected all tensors to be on the same device".
+    """
+    if not cuda_active:
+        return CPU  # one device only: nothing can disagree
+    gpu = None
+    cpu_with_dims = False
+    for operand in operands:
+        if not isinstance(operand, Tensor):
+            continue
+        place = operand.device
+        if place.type == "cpu":
+            cpu_with_dims = cpu_with_dims or bool(operand._shape)
+        elif gpu is None:
+            gpu = place
+    if gpu is None:
+        return CPU
+    if cpu_with_dims:
+        raise RuntimeError(MIXED_DEVICES)
+    return gpu
+
+
+def check_same_device(method: str, **tensors) -> None:
+    """Refuse tensor arguments on different devices, for an operation that is not elementwise.
+
+    Such an operation (matmul, take, embedding, ...) gets no CPU-scalar
+    exception: every tensor argument (None is skipped) must be on the device of
+    the first one. The error is the one PyTorch's generated operator wrappers
+    raise, naming the argument that differs and the operation.
+
+    Args:
+        method: the operation, named as PyTorch's error names it (for example
+            ``"wrapper_CUDA__take"``).
+        tensors: the tensor arguments by their PyTorch names, in PyTorch's order.
+    """
+    if not cuda_active:
+        return
+    first = None
+    for name, tensor in tensors.items():
+        if tensor is None:
+            continue
+        if first is None:
+            first = tensor.device
+        elif tensor.device != first:
+            raise RuntimeError(
+                f"Expected all tensors to be on the same device, but got {name} is on "
+                f"{tensor.device}, different from other tensors on {first} (when checking "
+                f"argument in method {method})"
+            )
 
 
 def as_operand(value, dtype) -> Tensor:

@@ -583,7 +583,9 @@ def diff(
     dim = normalize_dim(dim, input.dim())
     parts = [t for t in (prepend, input, append) if t is not None]
     out = cat(parts, dim) if len(parts) > 1 else input
-    for _ in range(n):
+    # Each difference is one shorter, so after ``length`` of them nothing is left:
+    # a larger ``n`` gives the same empty result (and must not loop n times).
+    for _ in range(min(n, out.shape[dim])):
         length = out.shape[dim]
         later, earlier = out.narrow(dim, 1, length - 1), out.narrow(dim, 0, length - 1)
         out = later != earlier if out.dtype is _dtype.bool_ else later - earlier

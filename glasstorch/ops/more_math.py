@@ -31,7 +31,7 @@ from glasstorch import _dtype
 from glasstorch._shape import broadcast_shapes, normalize_dim
 from glasstorch.autograd.function import Function
 from glasstorch.ops import inplace
-from glasstorch.ops.core import default_float
+from glasstorch.ops.core import common_device, default_float
 from glasstorch.ops.creation import arange, ones, tensor, zeros
 from glasstorch.ops.indexing import flip
 from glasstorch.ops.pointwise import _check_both_tensors, isnan, where
@@ -1168,6 +1168,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     """``input`` with the slices at ``index`` along ``dim`` set to ``value``."""
     if index.dtype is not _dtype.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    common_device(input, index.reshape(-1))  # PyTorch broadcasts the index over input's dims
     dim = normalize_dim(dim, builtins.max(input.dim(), 1))
     length = input.shape[dim] if input.dim() else 1
     hit = zeros((length,), dtype=_dtype.bool_, device=input.device)

@@ -9,6 +9,7 @@ public function once (``glasstorch/__init__.py`` applies it to the names in
 wrapper writes it into ``out``, following PyTorch's rules:
 
 * no autograd: if grad mode is on and an input requires grad, it refuses;
+* ``out`` must be on the device of the result (PyTorch's mixed-device error);
 * the result's dtype must be castable to ``out``'s (float into int is refused);
 * a shape mismatch resizes ``out`` (with PyTorch's warning, unless ``out``
   had no elements);
@@ -23,6 +24,7 @@ import inspect
 import warnings
 
 from glasstorch import _dtype
+from glasstorch._dispatch import MIXED_DEVICES
 from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
 from glasstorch.tensor import Tensor
 
@@ -38,6 +40,9 @@ def _requires_grad(values) -> bool:
 
 def _write(result: Tensor, out: Tensor) -> None:
     """Copy ``result`` into ``out``, resizing ``out`` if its shape differs."""
+    if out.device != result.device:
+        # out= names an output of the operation: it must be on the operands' device.
+        raise RuntimeError(MIXED_DEVICES)
     if not _dtype.can_cast(result.dtype, out.dtype):
         raise RuntimeError(
             f"result type {result.dtype.title} can't be cast to the desired output type "

@@ -62,7 +62,10 @@ def clip_grad_norm_(
     if not grads:
         return _tensor(0.0)
     with no_grad():
-        norms = stack([_norm(g.detach(), norm_type) for g in grads])
+        # Gradients may lie on several devices (a model split over CPU and GPU), as
+        # PyTorch allows: the per-tensor norms meet on the first one's device.
+        first = grads[0].device
+        norms = stack([_norm(g.detach(), norm_type).to(first) for g in grads])
         total_norm = _norm(norms, norm_type)
         if error_if_nonfinite and not math.isfinite(total_norm.item()):
             raise RuntimeError(
@@ -72,7 +75,7 @@ def clip_grad_norm_(
             )
         coefficient = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
         for grad in grads:
-            grad.mul_(coefficient.to(grad.dtype))
+            grad.mul_(coefficient.to(device=grad.device, dtype=grad.dtype))
     return total_norm
 
 
