@@ -57,6 +57,13 @@ class ElementwiseKernels:
         if lib.gt_binary(BINARY_CODES[op], view(out), view(a), view(b)):
             raise refused(op, out, a, b)
 
+    def add_scaled(self, out: Strided, a: Strided, b: Strided, alpha) -> None:
+        """``out[i] = a[i] + alpha * b[i]`` in one pass (no temporary for ``alpha * b``)."""
+        floating = out.buffer.dtype.kind == "f"
+        falpha, ialpha = (float(alpha), 0) if floating else (0.0, _wrap64(int(alpha)))
+        if lib.gt_add_scaled(view(out), view(a), view(b), falpha, ialpha):
+            raise refused("add_scaled", out, a, b)
+
     def where(self, out: Strided, cond: Strided, a: Strided, b: Strided) -> None:
         """``out[i] = a[i] if cond[i] else b[i]``."""
         if lib.gt_where(view(out), view(cond), view(a), view(b)):

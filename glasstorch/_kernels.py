@@ -223,6 +223,18 @@ class Kernels:
         """
         raise NotImplementedError
 
+    def add_scaled(self, out: Strided, a: Strided, b: Strided, alpha: Any) -> None:
+        """``out[i] = a[i] + alpha * b[i]``: ``add``'s and ``sub``'s ``alpha`` in one pass.
+
+        ``out``, ``a`` and ``b`` share one dtype, integer or floating (not
+        bool); ``out`` may be the very view ``a`` (``x.add_(y, alpha=2)``).
+        ``alpha`` is a Python int for an integer dtype and a float for a
+        floating one. Integers wrap around. Floats round ``alpha`` to the
+        dtype, then compute ``a + alpha * b`` in double precision and round
+        once when storing (PyTorch fuses the multiply and add likewise).
+        """
+        raise NotImplementedError
+
     def where(self, out: Strided, cond: Strided, a: Strided, b: Strided) -> None:
         """``out[i] = a[i] if cond[i] else b[i]``; ``cond`` is bool."""
         raise NotImplementedError

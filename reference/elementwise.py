@@ -284,6 +284,16 @@ class ElementwiseKernels:
             out_mem[p_out] = store(fn(a_mem[p_a], b_mem[p_b]))
         # -- end solution
 
+    def add_scaled(self, out: Strided, a: Strided, b: Strided, alpha) -> None:
+        store = converter(out.buffer.dtype)
+        if out.buffer.dtype.kind == "f":
+            alpha = float(out.buffer.dtype.type(alpha))  # alpha rounded to the dtype
+        out_mem, a_mem, b_mem = memory(out), memory(a), memory(b)
+        for p_out, p_a, p_b in zip(positions(out), positions(a), positions(b)):
+            # Python numbers: a double for floats (rounded once by store), an
+            # unbounded int for integers (wrapped by store).
+            out_mem[p_out] = store(a_mem[p_a] + alpha * b_mem[p_b])
+
     def where(self, out: Strided, cond: Strided, a: Strided, b: Strided) -> None:
         store = converter(out.buffer.dtype)
         out_mem, c_mem, a_mem, b_mem = memory(out), memory(cond), memory(a), memory(b)

@@ -122,6 +122,36 @@ def test_binary_matches_reference(op, dtype, data, device):
     assert_same(fast, reference)
 
 
+ADD_SCALED_ALPHAS = (2, -3, 0, 1, 2**40 + 7, -(2**63))
+ADD_SCALED_FLOAT_ALPHAS = (2.0, -1.5, 0.1, 1e-3)
+
+
+@pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d != "bool"])
+@settings(max_examples=12)
+@given(data=st.data())
+def test_add_scaled_matches_reference(dtype, data, device):
+    shape = data.draw(shapes())
+    a, b = data.draw(views(shape, dtype)), data.draw(views(shape, dtype))
+    out = data.draw(views(shape, dtype, kinds=WRITABLE_LAYOUTS))
+    floating = dtype in FLOAT_DTYPES
+    alpha = data.draw(st.sampled_from(ADD_SCALED_FLOAT_ALPHAS if floating else ADD_SCALED_ALPHAS))
+    fast, reference = run_both("add_scaled", out, a, b, alpha)
+    assert_same(fast, reference)  # integers wrap bit for bit
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint8"])
+@given(data=st.data())
+def test_add_scaled_into_its_first_input(dtype, data, device):
+    shape = data.draw(shapes())
+    a = data.draw(views(shape, dtype, kinds=WRITABLE_LAYOUTS))
+    b = data.draw(views(shape, dtype))
+    alpha = 2.0 if dtype in FLOAT_DTYPES else -3
+    expected = copy_view(a)
+    REFERENCE.add_scaled(expected, copy_view(a), b, alpha)
+    FAST.add_scaled(a, a, b, alpha)  # x.add_(y, alpha=...): out is a
+    assert_same(a.buffer, expected.buffer)
+
+
 # ------------------------------------------------------------- copy and casts
 @pytest.mark.parametrize("src_dtype", ALL_DTYPES)
 @pytest.mark.parametrize("dst_dtype", ALL_DTYPES)

@@ -84,6 +84,10 @@ int gt_copy(gt_view *out, const gt_view *src);
 int gt_unary(int op, gt_view *out, const gt_view *a);
 /* out[i] = op(a[i], b[i]); a and b share a dtype; out has it, or bool. */
 int gt_binary(int op, gt_view *out, const gt_view *a, const gt_view *b);
+/* out[i] = a[i] + alpha * b[i]; out, a and b share an integer or float dtype (not
+ * bool), out may be a. Floats use falpha, integers ialpha (wrapping). */
+int gt_add_scaled(gt_view *out, const gt_view *a, const gt_view *b, double falpha,
+                  int64_t ialpha);
 /* out[i] = cond[i] ? a[i] : b[i]; cond is bool, out, a and b share a dtype. */
 int gt_where(gt_view *out, const gt_view *cond, const gt_view *a, const gt_view *b);
 /* cffi-end */

@@ -302,6 +302,25 @@ __device__ void binary_kernel(int op, OUT *out, const T *a, const T *b, const lo
     }
 }
 
+// out[i] = a[i] + alpha * b[i] in one pass (add's and sub's alpha). Floats compute in
+// double and round once (alpha rounded to T first, as the CPU tiers do); integers in
+// unsigned 64-bit arithmetic, which wraps, keeping the low bits. Bool is refused by the host.
+template <typename T>
+__device__ void add_scaled_kernel(T *out, const T *a, const T *b, double falpha,
+                                  long long ialpha, const long long *meta, int ndim,
+                                  long long n) {
+    const double alpha = (double)(T)falpha;
+    GT_GRID_STRIDE_LOOP(i, n) {
+        const T x = a[GT_AT(i, 1)], y = b[GT_AT(i, 2)];
+        if (gt_is_float<T>::value) {
+            out[GT_AT(i, 0)] = (T)((double)x + alpha * (double)y);
+        } else {
+            out[GT_AT(i, 0)] = (T)((unsigned long long)(long long)x +
+                                   (unsigned long long)ialpha * (unsigned long long)(long long)y);
+        }
+    }
+}
+
 template <typename T>
 __device__ void where_kernel(T *out, const bool *cond, const T *a, const T *b,
                              const long long *meta, int ndim, long long n) {
@@ -332,6 +351,11 @@ __device__ void where_kernel(T *out, const bool *cond, const T *a, const T *b,
                                                const long long *meta, int ndim,               \
                                                long long n) {                                 \
         binary_kernel<T, bool>(op, out, a, b, meta, ndim, n);                                 \
+    }                                                                                         \
+    extern "C" __global__ void add_scaled_##S(T *out, const T *a, const T *b, double falpha,  \
+                                              long long ialpha, const long long *meta,        \
+                                              int ndim, long long n) {                        \
+        add_scaled_kernel<T>(out, a, b, falpha, ialpha, meta, ndim, n);                       \
     }                                                                                         \
     extern "C" __global__ void where_##S(T *out, const bool *cond, const T *a, const T *b,    \
                                          const long long *meta, int ndim, long long n) {      \

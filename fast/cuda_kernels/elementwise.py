@@ -196,6 +196,31 @@ class ElementwiseKernels:
             _numel(out.shape),
         )
 
+    def add_scaled(self, out: Strided, a: Strided, b: Strided, alpha) -> None:
+        """``out[i] = a[i] + alpha * b[i]`` in one pass (no temporary for ``alpha * b``)."""
+        dtype = out.buffer.dtype
+        if a.buffer.dtype != dtype or b.buffer.dtype != dtype or dtype.kind == "b":
+            raise _refused("add_scaled", out, a, b)
+        if dtype.kind == "f":
+            falpha, ialpha = float(alpha), 0
+        else:
+            falpha, ialpha = 0.0, (int(alpha) - _INT64_MIN) % (1 << 64) + _INT64_MIN
+        meta, ndim = self._layout(out, a, b)
+        n = _numel(out.shape)
+        self.launch(
+            self.SOURCE,
+            f"add_scaled_{self.suffix(out)}",
+            n,
+            self.ptr(out),
+            self.ptr(a),
+            self.ptr(b),
+            falpha,
+            ialpha,
+            meta,
+            ndim,
+            n,
+        )
+
     def where(self, out: Strided, cond: Strided, a: Strided, b: Strided) -> None:
         """``out[i] = a[i] if cond[i] else b[i]``."""
         dtype = out.buffer.dtype

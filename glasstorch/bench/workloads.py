@@ -224,6 +224,90 @@ def exp(n: int) -> Workload:
     )
 
 
+def _in_place(ops: dict[str, Callable], names: tuple[str, ...]) -> Builder:
+    """A builder for an in-place operation on the first input.
+
+    Each backend writes into a private copy of the inputs: tensors made by
+    :meth:`Backend.tensor` share the NumPy arrays, which every backend (and
+    the oracle) reads. Later calls overwrite the result of earlier ones; the
+    first call's result is the one checked.
+    """
+
+    def build(backend: Backend, inputs: dict[str, np.ndarray]) -> Callable[[], object]:
+        op = ops[backend.kind]
+        tensors = [backend.tensor(inputs[name].copy()) for name in names]
+        return lambda: op(*tensors)
+
+    return build
+
+
+def _numpy_add_(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a += 2.0 * b
+    return a
+
+
+def _numpy_fill_(a: np.ndarray) -> np.ndarray:
+    a.fill(1.5)
+    return a
+
+
+def copy_(n: int) -> Workload:
+    """``a.copy_(b)`` for two float32 vectors of ``n`` elements: 8 bytes per element."""
+    ops = {
+        "glasstorch": lambda a, b: a.copy_(b),
+        "numpy": lambda a, b: (np.copyto(a, b), a)[1],
+        "torch": lambda a, b: a.copy_(b),
+    }
+    return Workload(
+        name=f"copy_-{_count(n)}",
+        family="in-place",
+        size=f"{n:,} elements",
+        description=f"a.copy_(b): one float32 vector of {n:,} elements into another",
+        make_inputs=lambda rng: {"a": _normal(n)(rng), "b": _normal(n)(rng)},
+        build=_in_place(ops, ("a", "b")),
+        work=2.0 * 4 * n,  # read b, write a
+        unit=GBPS,
+    )
+
+
+def add_(n: int) -> Workload:
+    """``a.add_(b, alpha=2)`` on float32 vectors of ``n`` elements: 12 bytes per element."""
+    ops = {
+        "glasstorch": lambda a, b: a.add_(b, alpha=2),
+        "numpy": _numpy_add_,
+        "torch": lambda a, b: a.add_(b, alpha=2),
+    }
+    return Workload(
+        name=f"add_-alpha-{_count(n)}",
+        family="in-place",
+        size=f"{n:,} elements",
+        description=f"a.add_(b, alpha=2) on float32 vectors of {n:,} elements",
+        make_inputs=lambda rng: {"a": _normal(n)(rng), "b": _normal(n)(rng)},
+        build=_in_place(ops, ("a", "b")),
+        work=3.0 * 4 * n,  # read a and b, write a
+        unit=GBPS,
+    )
+
+
+def fill_(n: int) -> Workload:
+    """``a.fill_(1.5)`` on a float32 vector of ``n`` elements: 4 bytes per element."""
+    ops = {
+        "glasstorch": lambda a: a.fill_(1.5),
+        "numpy": _numpy_fill_,
+        "torch": lambda a: a.fill_(1.5),
+    }
+    return Workload(
+        name=f"fill_-{_count(n)}",
+        family="in-place",
+        size=f"{n:,} elements",
+        description=f"a.fill_(1.5) on a float32 vector of {n:,} elements",
+        make_inputs=lambda rng: {"a": _normal(n)(rng)},
+        build=_in_place(ops, ("a",)),
+        work=4.0 * n,  # write a
+        unit=GBPS,
+    )
+
+
 def total(n: int) -> Workload:
     """``a.sum()`` over ``n`` float32 elements: 4 bytes per element."""
     return Workload(
@@ -823,6 +907,9 @@ def workload_registry(quick: bool = False) -> list[Workload]:
             add_one_element(OVERHEAD_TARGET),
             index_0d(INDEX_TARGET),
             exp(2**18),
+            copy_(2**18),
+            add_(2**18),
+            fill_(2**18),
             total(2**18),
             softmax(256, 256),
             mlp_step(32, 784, 32, 10),
@@ -841,6 +928,9 @@ def workload_registry(quick: bool = False) -> list[Workload]:
         add_one_element(OVERHEAD_TARGET),
         index_0d(INDEX_TARGET),
         exp(2**20),
+        copy_(2**22),
+        add_(2**22),
+        fill_(2**22),
         total(2**22),
         softmax(1024, 1024),
         mlp_step(128, 784, 256, 10, MLP_TARGET),
