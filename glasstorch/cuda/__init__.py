@@ -217,9 +217,7 @@ def _check_argument(value, expected: type, what: str, allow_none: bool = False) 
     if isinstance(value, expected) or (allow_none and value is None):
         return
     expected_name = f"torch.cuda.{expected.__name__}" + (" or None" if allow_none else "")
-    raise StreamArgumentError(
-        f"{what}: expected a {expected_name}, but got {type(value).__name__}"
-    )
+    raise StreamArgumentError(f"{what}: expected a {expected_name}, but got {type(value).__name__}")
 
 
 class Stream:
