@@ -407,3 +407,260 @@ def test_inplace_arithmetic_on_view_writes_the_base():
     base.t()[0].mul_(5)  # a strided view
     assert base.tolist() == [[0.0, 0.0, 0.0], [5.0, 2.0, 3.0]]
     assert base._version == 2
+
+
+# ------------------------------------------- written into the target (issue 21)
+def _with_history(values):
+    w = gt.tensor(values, dtype=gt.float64, requires_grad=True)
+    return w, w * 1.0  # a non-leaf with history
+
+
+@pytest.mark.parametrize(
+    "op, name, grad",
+    [
+        (lambda h, o: h.add_(o, alpha=2), "AddBackward0", [1.0, 1.0, 1.0]),
+        (lambda h, o: h.sub_(o, alpha=3), "SubBackward0", [1.0, 1.0, 1.0]),
+        (lambda h, o: h.mul_(o), "MulBackward0", [4.0, 5.0, 6.0]),
+        (lambda h, o: h.div_(o), "DivBackward0", [0.25, 0.2, 1 / 6]),
+        (lambda h, o: h.clamp_(1.5, 2.5), "ClampBackward1", [0.0, 1.0, 0.0]),
+        (lambda h, o: h.fill_(7), "FillBackward0", [0.0, 0.0, 0.0]),
+        (lambda h, o: h.copy_(o), "CopyBackwards", [0.0, 0.0, 0.0]),
+    ],
+)
+def test_direct_inplace_write_records_the_ops_node_and_bumps_the_version_once(op, name, grad):
+    w, h = _with_history([1.0, 2.0, 3.0])
+    other = gt.tensor([4.0, 5.0, 6.0], dtype=gt.float64)
+    before = h._version
+    assert op(h, other) is h
+    assert h._version == before + 1
+    assert type(h.grad_fn).__name__ == name
+    h.sum().backward()
+    assert w.grad.tolist() == pytest.approx(grad)
+
+
+def test_direct_inplace_write_keeps_the_old_values_a_gradient_needs():
+    # mul_ by a tensor that requires grad: its gradient is the *old* h (PyTorch's original_self)
+    w, h = _with_history([1.0, 2.0, 3.0])
+    other = leaf(gt, [4.0, 5.0, 6.0])
+    h.mul_(other)
+    assert h.tolist() == [4.0, 10.0, 18.0]
+    h.sum().backward()
+    assert other.grad.tolist() == [1.0, 2.0, 3.0]
+    assert w.grad.tolist() == [4.0, 5.0, 6.0]
+    # x.mul_(x): both saved operands were the target
+    w, h = _with_history([1.0, 2.0, 3.0])
+    h.mul_(h)
+    h.sum().backward()
+    assert w.grad.tolist() == [2.0, 4.0, 6.0]
+
+
+def test_direct_inplace_unary_saves_its_output_at_the_new_version():
+    w, h = _with_history([0.0, 1.0, -2.0])
+    h.exp_()  # saves its output, h, after the write: at h's new version
+    h.sum().backward()
+    assert w.grad.tolist() == pytest.approx(np.exp([0.0, 1.0, -2.0]).tolist())
+    w, h = _with_history([0.0, 1.0, -2.0])
+    h.relu_()
+    h.add_(1)  # changes the output relu_ saved
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        h.sum().backward()
+
+
+@pytest.mark.errors
+def test_direct_inplace_write_still_invalidates_saved_tensors():
+    w, h = _with_history([1.0, 2.0])
+    y = h * h  # saves h
+    h.add_(gt.ones(2, dtype=gt.float64), alpha=2)
+    with pytest.raises(RuntimeError, match="is at version 1; expected version 0"):
+        y.sum().backward()
+
+
+def test_direct_inplace_write_on_a_view_rebases_the_base():
+    w, h = _with_history([[1.0, 2.0], [3.0, 4.0]])
+    h[1].add_(gt.tensor([10.0, 20.0], dtype=gt.float64), alpha=2)
+    h[0].clamp_(max=1.5)
+    assert h.tolist() == [[1.0, 1.5], [23.0, 44.0]]
+    assert type(h.grad_fn).__name__ == "CopySlices"
+    (h * h).sum().backward()
+    assert w.grad.tolist() == [[2.0, 0.0], [46.0, 88.0]]
+
+
+def test_direct_inplace_arithmetic_mixes_dtypes_as_pytorch():
+    x = gt.tensor([1.0, 2.0])
+    x.add_(gt.tensor([0.25, 0.5], dtype=gt.float64), alpha=2)  # computed in float64, cast back
+    assert x.dtype is gt.float32 and x.tolist() == [1.5, 3.0]
+    n = gt.tensor([1, 2, 3], dtype=gt.uint8)
+    n.sub_(gt.tensor([2, 2, 2], dtype=gt.uint8), alpha=3)  # wraps around
+    assert n.tolist() == [251, 252, 253]
+    i = gt.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output"):
+        i.add_(gt.tensor([0.5, 0.5]), alpha=2)
+    assert i.tolist() == [1, 2]  # refused before anything was written
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda T, h, o: h.add_(o, alpha=-1.5),
+        lambda T, h, o: h.sub_(o[0], alpha=2),
+        lambda T, h, o: h.mul_(o).div_(o + 1),
+        lambda T, h, o: h.clamp_(min=0.2).sigmoid_(),
+        lambda T, h, o: h.t().copy_(o.t()).exp_(),
+        lambda T, h, o: h[0].fill_(3.0),
+    ],
+)
+def test_direct_inplace_values_and_gradients_match_pytorch(program):
+    def run(T):
+        w = T.tensor([[0.5, -1.0, 2.0], [0.25, 3.0, -0.5]], dtype=T.float64, requires_grad=True)
+        o = T.tensor([[1.0, 2.0, -3.0], [0.5, 0.0, 4.0]], dtype=T.float64, requires_grad=True)
+        h = w * 1.0
+        program(T, h, o)
+        (h * h).sum().backward()
+        return h.detach(), w.grad, o.grad
+
+    for actual, expected in zip(run(gt), run(torch)):
+        if expected is None:  # o unused
+            assert actual is None
+        else:
+            assert_close(actual, expected)
+
+
+# ----------------------------------- more ops written into the target (issue 21, part 2)
+_IDX = [[1, 0, 2], [0, 2, 1]]
+
+
+@pytest.mark.parametrize(
+    "op, name",
+    [
+        (lambda T, h, o: h.pow_(2), "PowBackward0"),
+        (lambda T, h, o: h.pow_(o.abs()), "PowBackward1"),
+        (lambda T, h, o: h.square_(), "PowBackward0"),
+        (lambda T, h, o: h.__ipow__(3), "PowBackward0"),
+        (lambda T, h, o: h.remainder_(o), None),  # PyTorch: RemainderBackward1 for a tensor
+        (lambda T, h, o: h.__imod__(1.25), "RemainderBackward0"),
+        (lambda T, h, o: h.neg_(), "NegBackward0"),
+        (lambda T, h, o: h.negative_(), "NegBackward0"),
+        (lambda T, h, o: h.round_(), "RoundBackward0"),
+        (lambda T, h, o: h.round_(decimals=1), "RoundBackward1"),
+        (lambda T, h, o: h.sign_(), "SignBackward0"),
+        (lambda T, h, o: h.ge_(o), "GeBackward1"),
+        (lambda T, h, o: h.eq_(0.25), "EqBackward0"),
+        (lambda T, h, o: h.masked_fill_(o > 0, 2.5), "MaskedFillBackward0"),
+        (lambda T, h, o: h.masked_fill_(o[0] > 0, T.tensor(-1.0, dtype=T.float64)), None),
+        (lambda T, h, o: h.scatter_(1, T.tensor(_IDX), o), "ScatterBackward0"),
+        (lambda T, h, o: h.scatter_add_(1, T.tensor(_IDX), o), "ScatterAddBackward0"),
+        (lambda T, h, o: h.index_add_(1, T.tensor([2, 0]), o[:, :2], alpha=2), None),
+        (lambda T, h, o: h.index_copy_(0, T.tensor([1]), o[:1]), "IndexCopyBackward0"),
+        (lambda T, h, o: h.index_put_((T.tensor([1, 0]),), o, accumulate=True), None),
+        (lambda T, h, o: h.__setitem__((T.tensor([1, 0]), T.tensor([2, 2])), o[0, :2]), None),
+        (lambda T, h, o: h.t().index_put_((T.tensor([2]),), o[0, :2]), None),  # a view
+        (lambda T, h, o: T.nn.functional.relu(h, inplace=True), "ReluBackward0"),
+        (lambda T, h, o: h[1].pow_(2), "CopySlices"),
+    ],
+)
+def test_more_direct_inplace_ops_match_pytorch(op, name):
+    if torch is None:
+        pytest.importorskip("torch")
+
+    def run(T):
+        w = T.tensor([[0.5, -1.0, 2.0], [0.25, 3.0, -0.5]], dtype=T.float64, requires_grad=True)
+        o = T.tensor([[1.0, 2.0, -3.0], [0.5, -1.5, 4.0]], dtype=T.float64, requires_grad=True)
+        h = w * 1.0
+        version = h._version
+        op(T, h, o)
+        grad_fn = type(h.grad_fn).__name__
+        (h * h).sum().backward()
+        return h.detach(), w.grad, o.grad, h._version - version, grad_fn
+
+    ours, theirs = run(gt), run(torch)
+    for actual, expected in zip(ours[:3], theirs[:3]):
+        if expected is None:
+            assert actual is None or not actual.abs().sum().item()
+        else:
+            assert_close(actual, expected)
+    assert ours[3] == theirs[3] == 1  # one version bump
+    if name is not None:
+        assert ours[4] == theirs[4] == name
+
+
+def test_pow_by_a_tensor_keeps_the_old_values_and_its_output():
+    w, h = _with_history([1.0, 2.0, 3.0])
+    e = gt.tensor([2.0, 0.5, 1.0], dtype=gt.float64, requires_grad=True)
+    h.pow_(e)
+    assert h.tolist() == pytest.approx([1.0, 2**0.5, 3.0])
+    h.sum().backward()
+    assert w.grad.tolist() == pytest.approx([2.0, 0.5 * 2**-0.5, 1.0])  # e * old ** (e - 1)
+    assert e.grad.tolist() == pytest.approx([0.0, 2**0.5 * np.log(2.0), 3 * np.log(3.0)])
+    w, h = _with_history([1.0, 2.0])
+    h.pow_(2)
+    h.add_(1)  # PowBackward0 saved the old values, not h: backward still works
+    h.sum().backward()
+    assert w.grad.tolist() == [2.0, 4.0]
+
+
+def test_inplace_ops_without_gradients_write_and_keep_history():
+    n = gt.tensor([7, -7, 9], dtype=gt.int32)
+    assert n.floor_divide_(2).tolist() == [3, -4, 4] and n._version == 1
+    n.remainder_(gt.tensor([2, 3, 5], dtype=gt.int32))
+    assert n.tolist() == [1, 2, 4] and n._version == 2
+    n.bitwise_xor_(6).__iand__(gt.tensor(3, dtype=gt.int32))
+    assert n.tolist() == [3, 0, 2] and n._version == 4
+    b = gt.tensor([True, False, True])
+    b.logical_and_(gt.tensor([1.0, 1.0, 0.0])).logical_not_()
+    assert b.tolist() == [False, True, True] and b._version == 2
+    f = gt.tensor([0.5, 2.0, -1.0])
+    f.lt_(1.0)
+    assert f.dtype is gt.float32 and f.tolist() == [1.0, 0.0, 1.0]
+    w, h = _with_history([1.0, 4.0])
+    h.floor_divide_(3.0)  # no gradient: h keeps its history, as in PyTorch
+    assert h.tolist() == [0.0, 1.0] and type(h.grad_fn).__name__ == "MulBackward0"
+
+
+@pytest.mark.errors
+def test_direct_inplace_ops_refuse_as_pytorch_before_writing():
+    n = gt.tensor([4, 5])
+    with pytest.raises(RuntimeError, match="result type Float can't be cast"):
+        n.pow_(0.5)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast"):
+        n.remainder_(1.5)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        n.floor_divide_(0)
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
+        n.pow_(-1)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast"):
+        n.exp_()
+    assert n.tolist() == [4, 5] and n._version == 0
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        gt.ones(2, requires_grad=True).masked_fill_(gt.tensor([True, False]), 0.0)
+    x = gt.zeros(4)
+    with pytest.raises(RuntimeError, match="some elements of the input tensor"):
+        x[1:].pow_(x[:-1])
+
+
+def test_random_fills_write_the_same_numbers_into_any_layout():
+    for fill in (lambda t: t.uniform_(-1.0, 2.0), lambda t: t.normal_(1.0, 3.0)):
+        gt.manual_seed(7)
+        contiguous = fill(gt.empty(4, 6))
+        gt.manual_seed(7)
+        transposed = gt.empty(6, 4).t()
+        assert fill(transposed) is transposed and transposed._version == 1
+        gt.manual_seed(7)
+        strided = gt.zeros(4, 12)[:, ::2]
+        fill(strided)
+        assert gt.equal(contiguous, transposed) and gt.equal(contiguous, strided)
+    gt.manual_seed(7)
+    drawn = (gt.rand(5, 3, dtype=gt.float64) < 0.4).float()
+    gt.manual_seed(7)
+    assert gt.equal(gt.empty(5, 3).bernoulli_(0.4), drawn)
+
+
+def test_setitem_with_a_mask_fills_in_place():
+    x = gt.tensor([1.0, -2.0, 3.0])
+    x[x < 0] = 0.0
+    assert x.tolist() == [1.0, 0.0, 3.0] and x._version == 1
+    w, h = _with_history([1.0, -2.0, 3.0])
+    h[h < 0] = 5.0
+    assert type(h.grad_fn).__name__ == "IndexPutBackward0"
+    h.sum().backward()
+    assert w.grad.tolist() == [1.0, 0.0, 1.0]

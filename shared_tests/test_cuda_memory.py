@@ -141,3 +141,177 @@ def test_a_classifier_trains_on_the_device_as_on_the_cpu_with_a_flat_allocator()
     assert on_device == pytest.approx(on_host, rel=1e-4)
     assert on_device[-1] < on_device[0]
     assert allocs[1:] == [allocs[0]] * 3
+
+
+# ------------------------------------- in-place writes allocate nothing (issue 21)
+_MIB = 2**20 // 4  # float32 elements in one MiB
+
+
+@pytest.mark.parametrize(
+    "op, saves_old_values",
+    [
+        (lambda t, o: t.fill_(2.0), False),
+        (lambda t, o: t.zero_(), False),
+        (lambda t, o: t.copy_(o), False),
+        (lambda t, o: t.view(2, -1).copy_(o.view(2, -1)[0]), False),  # broadcast
+        (lambda t, o: t.clamp_(-0.5, 0.5), True),  # its gradient needs the old values
+        (lambda t, o: t.add_(o, alpha=2), False),
+        (lambda t, o: t.sub_(o, alpha=3), False),
+        (lambda t, o: t.mul_(o), False),
+        (lambda t, o: t.mul_(3), False),
+        (lambda t, o: t.div_(o), False),
+        (lambda t, o: t.exp_(), False),
+        (lambda t, o: t.relu_(), False),
+    ],
+)
+@pytest.mark.parametrize("history", [False, True])
+def test_inplace_ops_allocate_no_bytes_of_the_targets_size(op, saves_old_values, history):
+    size = 4 * 2**20  # bytes: 4 MiB of float32
+    w = gt.randn(size // 4, device="cuda", requires_grad=history)
+    target = w * 1.0 if history else w  # with history: a non-leaf that has a grad_fn
+    other = gt.rand(size // 4, device="cuda") + 0.5
+    expected = target.detach().clone()
+    op(expected, other)  # the values, computed on a copy
+    gt.cuda.synchronize()
+    before, version = gt.cuda.memory_allocated(), target._version
+    gt.cuda.reset_peak_memory_stats()
+    op(target, other)
+    gt.cuda.synchronize()
+    extra = gt.cuda.max_memory_allocated() - before
+    if history and saves_old_values:
+        # one copy of the old values for backward, as PyTorch keeps (and the bounds, 0-d)
+        assert size <= extra < size + 2**20
+    else:
+        assert extra < 2**20  # nothing of the target's size
+    assert target._version == version + 1
+    assert gt.equal(target.detach(), expected)
+    if history:
+        target.sum().backward()
+        assert w.grad.shape == w.shape
+
+
+@pytest.mark.skipif(driver_name() != "simulator", reason="needs the simulator's small arena")
+def test_inplace_writes_succeed_on_a_nearly_full_device():
+    script = textwrap.dedent(
+        """
+        import glasstorch as torch
+        a = torch.empty(6 * 2**20, device="cuda")  # 24 MiB
+        c = torch.empty(6 * 2**20, device="cuda")  # 24 MiB more: 48 of 64 MiB in use
+        c.fill_(2.0)  # a temporary of c's size would not fit
+        c.add_(a.zero_(), alpha=2)
+        c.clamp_(0.0, 1.0).copy_(a)
+        print("OK", c[:2].tolist(), torch.cuda.memory_stats()["num_ooms"])
+        """
+    )
+    env = dict(os.environ, GLASSTORCH_CUDA="simulator", GLASSTORCH_SIM_MEMORY=str(64 * 2**20))
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr
+    assert "OK [0.0, 0.0] 0" in result.stdout
+
+
+_INDEX = [3, 70000, 5, 1_000_000]  # positions written by the indexed ops
+
+
+def _index(device="cuda"):
+    return gt.tensor(_INDEX, device=device)
+
+
+def _few(device="cuda"):
+    return gt.tensor([1.5, -2.0, 0.25, 4.0], device=device)
+
+
+@pytest.mark.parametrize(
+    "op, saves_old_values",
+    [
+        (lambda t, o: t.pow_(2), True),  # PowBackward0 keeps the old values, as PyTorch
+        (lambda t, o: t.pow_(o), True),
+        (lambda t, o: t.square_(), True),
+        (lambda t, o: t.remainder_(o), False),
+        (lambda t, o: t.__imod__(0.75), False),
+        (lambda t, o: t.floor_divide_(o), False),
+        (lambda t, o: t.neg_(), False),
+        (lambda t, o: t.round_(), False),
+        (lambda t, o: t.round_(decimals=2), False),
+        (lambda t, o: t.sign_(), False),
+        (lambda t, o: t.trunc_(), False),
+        (lambda t, o: t.view(2, -1).masked_fill_(o.view(2, -1)[0] > 1, 0.5), False),
+        (lambda t, o: t.scatter_(0, _index(), _few()), False),
+        (lambda t, o: t.scatter_(0, _index(), 2.0), False),
+        (lambda t, o: t.scatter_add_(0, _index(), _few()), False),
+        (lambda t, o: t.index_add_(0, _index(), _few(), alpha=2), False),
+        (lambda t, o: t.index_copy_(0, _index(), _few()), False),
+        (lambda t, o: t.index_put_((_index(),), _few(), accumulate=True), False),
+        (lambda t, o: t.__setitem__(_index(), _few()), False),
+        (lambda t, o: F.relu(t, inplace=True), False),
+        (lambda t, o: F.relu6(t, inplace=True), True),  # ClampBackward1 keeps the old values
+    ],
+)
+@pytest.mark.parametrize("history", [False, True])
+def test_more_inplace_ops_allocate_no_bytes_of_the_targets_size(op, saves_old_values, history):
+    size = 4 * 2**20  # bytes: 4 MiB of float32
+    w = gt.randn(size // 4, device="cuda", requires_grad=history)
+    target = w * 1.0 if history else w
+    other = gt.rand(size // 4, device="cuda") + 0.5
+    expected = target.detach().clone()
+    op(expected, other)  # the values, computed on a copy
+    gt.cuda.synchronize()
+    before, version = gt.cuda.memory_allocated(), target._version
+    gt.cuda.reset_peak_memory_stats()
+    op(target, other)
+    gt.cuda.synchronize()
+    extra = gt.cuda.max_memory_allocated() - before
+    if history and saves_old_values:
+        assert size <= extra < size + 2**20  # one copy of the old values for backward
+    else:
+        assert extra < 2**20  # nothing of the target's size
+    assert target._version == version + 1
+    actual = target.detach()
+    assert bool(((actual == expected) | (actual.isnan() & expected.isnan())).all())  # NaN: pow
+    if history:
+        target.sum().backward()
+        assert w.grad.shape == w.shape
+
+
+@pytest.mark.parametrize(
+    "dtype, op",
+    [
+        (gt.bool, lambda t, o: t.logical_and_(o)),
+        (gt.bool, lambda t, o: t.logical_xor_(o)),
+        (gt.bool, lambda t, o: t.logical_not_()),
+        (gt.bool, lambda t, o: t.eq_(o)),
+        (gt.bool, lambda t, o: t.__ior__(o)),
+        (gt.int32, lambda t, o: t.bitwise_and_(6)),
+        (gt.int32, lambda t, o: t.__ixor__(o)),
+        (gt.int32, lambda t, o: t.bitwise_not_()),
+        (gt.int32, lambda t, o: t.floor_divide_(3)),
+        (gt.int32, lambda t, o: t.remainder_(o)),
+        (gt.float32, lambda t, o: t.lt_(0.5)),  # a bool temporary: a quarter of the target
+        (gt.float32, lambda t, o: t.uniform_(-1, 1)),
+        (gt.float32, lambda t, o: t.normal_(2, 3)),
+        (gt.float32, lambda t, o: t.bernoulli_(0.25)),
+        (gt.float32, lambda t, o: t.__setitem__(t > 0.5, 0.0)),  # as masked_fill_
+        (gt.float32, lambda t, o: F.threshold(t, 0.5, -1.0, inplace=True)),
+    ],
+)
+def test_inplace_ops_without_gradients_allocate_no_bytes_of_the_targets_size(dtype, op):
+    size = 4 * 2**20
+    numel = size // dtype.itemsize
+    target = (gt.rand(numel, device="cuda") * 20).to(dtype)
+    other = (gt.rand(numel, device="cuda") * 20 + 1).to(dtype)
+    gt.manual_seed(5)
+    expected = target.clone()
+    op(expected, other)
+    gt.cuda.synchronize()
+    before, version = gt.cuda.memory_allocated(), target._version
+    gt.cuda.reset_peak_memory_stats()
+    gt.manual_seed(5)
+    op(target, other)
+    gt.cuda.synchronize()
+    extra = gt.cuda.max_memory_allocated() - before
+    # A bool temporary (a comparison, a mask, an integer divisor's zero check): a quarter
+    allowed = 2**20 if dtype is gt.bool else size // 4 + 2**20
+    assert extra < allowed
+    assert target._version == version + 1
+    assert gt.equal(target, expected)

@@ -12,11 +12,20 @@ Writing (``x[key] = value``) is the same computation in reverse with
 from __future__ import annotations
 
 from glasstorch import _dtype
+from glasstorch._dispatch import MIXED_DEVICES
 from glasstorch._shape import broadcast_shapes, contiguous_strides, normalize_dim, normalize_dims
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled
-from glasstorch.ops.core import cast, contiguous_copy, contiguous_raw, is_number
+from glasstorch.ops import inplace
+from glasstorch.ops.core import (
+    cast,
+    check_same_device,
+    contiguous_copy,
+    contiguous_raw,
+    is_number,
+)
+from glasstorch.ops.inplace import destination
 from glasstorch.tensor import Tensor, empty_tensor
 
 # ------------------------------------------------------------ index checks
@@ -134,17 +143,29 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     return Gather.apply(input, dim, index)  # the kernel checks the indices
 
 
+def _in_range(index: Tensor, size: int) -> bool:
+    """Whether every index lies in ``[0, size)``.
+
+    An in-place write checks first, so that a bad index raises with the
+    tensor untouched (PyTorch's kernels may have written part of it by then).
+    """
+    return index.numel() == 0 or (int(index.min()) >= 0 and int(index.max()) < size)
+
+
 class Scatter(Function):
     """scatter (last write wins) and scatter_add, out of place."""
 
     backward_name = "ScatterBackward0"
     accumulate = False
+    in_place = False  # True in the variant that writes into a (inplace.in_place_variant)
 
     @classmethod
     def forward(cls, ctx, a, dim, index, src):
         ctx.dim = dim
         ctx.save_for_backward(index)
-        out = contiguous_copy(a)
+        out = destination(cls, ctx, a)
+        if out is None or not _in_range(index, a.shape[dim] if a.dim() else 1):
+            out = contiguous_copy(a)  # a bad index raises below, a untouched
         if isinstance(src, Tensor):
             source = cast(src, a.dtype)._strided()
             source = source._replace(shape=index.shape)
@@ -181,16 +202,37 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
 
     ``src`` may be a tensor or a number (``value``). ``reduce="add"`` adds instead.
     """
+    return _scatter(input, dim, index, value if src is None else src, reduce, in_place=False)
+
+
+def scatter_(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None):
+    """In-place version of :meth:`scatter`, written into ``input``."""
     if src is None:
         src = value
+    if type(dim) is int:  # PyTorch checks the dim before the memory it is about to write
+        normalize_dim(dim, input.dim())
+    return inplace.write_inplace(
+        input, lambda: _scatter(input, dim, index, src, reduce, in_place=True), None, (index, src)
+    )
+
+
+def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """In-place version of :meth:`scatter_add`, written into ``input``."""
+    return scatter_(input, dim, index, src, reduce="add")
+
+
+def _scatter(input: Tensor, dim: int, index: Tensor, src, reduce, in_place: bool) -> Tensor:
+    """``scatter``, or with ``in_place`` its Function's variant that writes into ``input``."""
     dim = normalize_dim(dim, input.dim())  # a bad dim is named before the index dtype
     index = _check_index_tensor(index, "scatter")
     _check_gather_shapes(input, dim, index, "scatter", src if isinstance(src, Tensor) else None)
     if reduce == "add":
-        return ScatterAdd.apply(input, dim, index, src)
-    if reduce is not None:
+        function = ScatterAdd
+    elif reduce is not None:
         raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
-    return Scatter.apply(input, dim, index, src)
+    else:
+        function = Scatter
+    return (inplace.variant_of(function) if in_place else function).apply(input, dim, index, src)
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -232,6 +274,7 @@ class IndexSelect(Function):
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """Slices along ``dim`` picked by a 1-D int64 (or int32) ``index``."""
+    check_same_device("wrapper_CUDA__index_select", self=input, index=index)
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     normalized = normalize_dim(dim, input.dim())  # a bad dim is named before the index dtype
@@ -275,12 +318,15 @@ class IndexPut(Function):
 
     backward_name = "IndexAddBackward0"
     accumulate = True
+    in_place = False  # True in the variant that writes into a (inplace.in_place_variant)
 
     @classmethod
     def forward(cls, ctx, a, dim, index, src, alpha):
         ctx.dim, ctx.alpha = dim, alpha
         ctx.save_for_backward(index)
-        out = contiguous_copy(a)
+        out = destination(cls, ctx, a)
+        if out is None or not _in_range(index, a.shape[dim]):
+            out = contiguous_copy(a)  # a bad index raises below, a untouched
         source = cast(src, a.dtype)
         if alpha != 1:
             source = source * alpha
@@ -394,6 +440,11 @@ def _check_index_add(input: Tensor, dim: int, index: Tensor, source: Tensor) -> 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """Out-of-place ``index_add_``: add ``alpha * source`` slices at ``index`` along ``dim``."""
+    return _index_add(input, dim, index, source, alpha, IndexPut)
+
+
+def _index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, alpha, function):
+    """``index_add`` by ``function``: IndexPut, or its variant that writes into ``input``."""
     dim = _check_index_add(input, dim, index, source)
     if input.dim() == 0:
         return _on_scalar(index_add, input, dim, index, source, alpha=alpha)
@@ -402,7 +453,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     index = _check_index_tensor(index, "index_add").reshape(-1)  # the kernel checks the indices
     source = source.reshape(_slice_shape(input, dim, index))
     try:
-        return IndexPut.apply(input, dim, index, source, alpha)
+        return function.apply(input, dim, index, source, alpha)
     except RuntimeError as error:
         if general_wording and "out of bounds" in str(error):
             raise IndexError("index out of range in self") from None
@@ -411,11 +462,46 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """Out-of-place ``index_copy_``: copy ``source`` slices to ``index`` along ``dim``."""
+    return _index_copy(input, dim, index, source, IndexCopy)
+
+
+def _index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, function) -> Tensor:
+    """``index_copy`` by ``function``: IndexCopy, or its variant that writes into ``input``."""
     if input.dim() == 0:
         return _on_scalar(index_copy, input, dim, index, source)
     dim = _check_index_put(input, dim, index, source, "index_copy")
     index = index.reshape(-1)  # the kernel checks the indices
-    return IndexCopy.apply(input, dim, index, source.reshape(_slice_shape(input, dim, index)), 1)
+    return function.apply(input, dim, index, source.reshape(_slice_shape(input, dim, index)), 1)
+
+
+def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """In-place version of :meth:`index_add`, written into ``input``."""
+    return _index_inplace(_index_add, input, dim, index, source, alpha, IndexPut)
+
+
+def index_copy_(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """In-place version of :meth:`index_copy`, written into ``input``."""
+    return _index_inplace(_index_copy, input, dim, index, source, IndexCopy)
+
+
+def _index_inplace(compute, input: Tensor, dim, index, source, *rest) -> Tensor:
+    """``input.index_add_(...)``/``index_copy_(...)`` by the Function's in-place variant.
+
+    A 0-d ``input`` (computed as a one-element 1-D tensor) takes the plain path
+    of computing the result and copying it back.
+    """
+    function = rest[-1]
+    if type(dim) is int:  # PyTorch checks the dim before the memory it is about to write
+        normalize_dim(dim, input.dim())
+    if input.dim() == 0:
+        return inplace.apply_inplace(
+            input, lambda: compute(input, dim, index, source, *rest), (index, source)
+        )
+    variant = inplace.variant_of(function)
+    args = (*rest[:-1], variant)
+    return inplace.write_inplace(
+        input, lambda: compute(input, dim, index, source, *args), None, (index, source)
+    )
 
 
 def _on_scalar(function, input: Tensor, dim: int, index: Tensor, source: Tensor, **kwargs):
@@ -696,6 +782,21 @@ def _single_integer(key):
     return None
 
 
+def _check_index_devices(x: Tensor, advanced) -> None:
+    """PyTorch's rule for ``x[idx]``: each index on the CPU or on ``x``'s own device.
+
+    A CPU index may address a CUDA tensor (it is copied over), but a CUDA
+    index may not address a CPU tensor.
+    """
+    for _, index in advanced:
+        place = index.device
+        if place.type != "cpu" and place != x.device:
+            raise IndexError(
+                "indices should be either on cpu or on the same device as the indexed "
+                f"tensor ({x.device})"
+            )
+
+
 def getitem(x: Tensor, key) -> Tensor:
     """``x[key]``: a view for basic keys, a gathered copy for advanced ones."""
     if not x._shape and isinstance(key, int):
@@ -710,6 +811,7 @@ def getitem(x: Tensor, key) -> Tensor:
         from glasstorch.ops.views import alias
 
         return view if view is not x else alias(x)
+    _check_index_devices(x, advanced)
     out_shape, positions = _advanced_plan(view, advanced)
     return Index.apply(view, positions, out_shape)
 
@@ -718,13 +820,20 @@ class IndexPutAdvanced(Function):
     """Advanced indexing write, out of place: ``flat(view)[positions] (+)= values``."""
 
     backward_name = "IndexPutBackward0"
+    in_place = False  # True in the variant that writes into view (inplace.in_place_variant)
 
-    @staticmethod
-    def forward(ctx, view, values, positions, accumulate):
+    @classmethod
+    def forward(cls, ctx, view, values, positions, accumulate):
         ctx.save_for_backward(positions)
         ctx.accumulate = accumulate
-        out = contiguous_copy(view)
-        values = values.to(view.device)  # a CPU scalar may be written into a CUDA tensor
+        if values.device != view.device and values.dim() != 0:
+            raise RuntimeError(MIXED_DEVICES)  # only a 0-d value moves (as PyTorch's index_put_)
+        # The positions count in view's row-major order: written in place when that
+        # is its memory order (write_into_view picks the variant only then).
+        out = destination(cls, ctx, view)
+        if out is None:
+            out = contiguous_copy(view)
+        values = values.to(view.device)  # a 0-d value may be written into another device's tensor
         values = cast(values, view.dtype).expand(positions.shape)
         flat_values = contiguous_raw(values).reshape(1, -1)
         bad = kernels.index_put(
@@ -755,8 +864,9 @@ class IndexPutAdvanced(Function):
 
 def setitem(x: Tensor, key, value) -> None:
     """``x[key] = value``: write through a view, or scatter for advanced keys."""
-    from glasstorch.ops.inplace import assign_inplace
-
+    if _is_mask_fill(x, key, value):
+        x.masked_fill_(key, value)  # as PyTorch: no positions of the mask's true elements
+        return
     if not isinstance(value, Tensor) and not is_number(value):
         from glasstorch.ops.creation import tensor
 
@@ -779,7 +889,37 @@ def setitem(x: Tensor, key, value) -> None:
             f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
             f"indexing result of shape {list(out_shape)}"
         ) from None
-    assign_inplace(view, lambda: IndexPutAdvanced.apply(view, values, positions, False), (values,))
+    _put_into(view, values, positions, False)
+
+
+def _put_into(view: Tensor, values, positions: Tensor, accumulate: bool) -> None:
+    """``flat(view)[positions] (+)= values``, written into ``view`` when it is
+    contiguous (the positions count in its row-major order); otherwise
+    computed into a contiguous copy and copied back."""
+    if view.is_contiguous():
+        variant = inplace.variant_of(IndexPutAdvanced)
+        inplace.write_inplace(
+            view, lambda: variant.apply(view, values, positions, accumulate), None, (values,)
+        )
+    else:
+        inplace.assign_inplace(
+            view, lambda: IndexPutAdvanced.apply(view, values, positions, accumulate), (values,)
+        )
+
+
+def _is_mask_fill(x: Tensor, key, value) -> bool:
+    """Whether ``x[key] = value`` is ``x.masked_fill_(key, value)``: a bool mask of
+    x's shape on x's device, a number, and no autograd history to record
+    (which would be an IndexPutBackward0 node, as in PyTorch)."""
+    return (
+        isinstance(key, Tensor)
+        and key.dtype is _dtype.bool_
+        and key._shape == x._shape
+        and key.device == x.device
+        and is_number(value)
+        and not isinstance(value, bool | complex)
+        and not (is_grad_enabled() and x.requires_grad)
+    )
 
 
 def _write_view(view: Tensor, value) -> None:
@@ -817,6 +957,19 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
     return IndexPutAdvanced.apply(view, values, positions, accumulate)
 
 
+def index_put_(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """In-place version of :meth:`index_put`, written into ``input`` (or the view of
+    it that its basic indices pick)."""
+    if not isinstance(indices, tuple | list):
+        return inplace.apply_inplace(
+            input, lambda: index_put(input, indices, values, accumulate), (values,)
+        )
+    view, advanced = _apply_basic(input, _normalize_key(tuple(indices)))
+    out_shape, positions = _advanced_plan(view, advanced)
+    _put_into(view, values, positions, accumulate)
+    return input
+
+
 def _full_like_scalar(value, dtype) -> Tensor:
     from glasstorch._dtype import check_scalar_fits
     from glasstorch.tensor import wrap_scalar
@@ -830,14 +983,18 @@ def take(input: Tensor, index: Tensor) -> Tensor:
 
     The index must be int64; a negative one counts from the end, as in PyTorch.
     """
+    check_same_device("wrapper_CUDA__take", self=input, index=index)
     if index.dtype is not _dtype.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.title}")
     flat = input.reshape(-1)
     size = flat.numel()
     if index.numel() and size == 0:
         raise IndexError("take(): tried to take from an empty tensor")
-    for value in index.reshape(-1).tolist() if index.numel() else ():
-        if not -size <= value < size:
+    if index.numel():
+        # Two reductions over the index rather than a Python loop over its values.
+        outside = (index < -size) | (index >= size)
+        if outside.any().item():
+            value = index[outside].reshape(-1)[0].item()  # the first bad one, in order
             raise IndexError(
                 f"out of range: tried to access index {value} on a tensor of {size} elements."
             )
@@ -846,5 +1003,6 @@ def take(input: Tensor, index: Tensor) -> Tensor:
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements where ``mask`` is true, as a 1-D tensor."""
+    check_same_device("wrapper_CUDA__masked_select", self=input, mask=mask)
     shape = broadcast_shapes(tuple(input.shape), tuple(mask.shape))
     return input.expand(shape)[mask.expand(shape)]

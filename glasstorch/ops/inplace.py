@@ -1,31 +1,43 @@
 """In-place operations: new values into old storage, a version bump, and new history.
 
-``x.add_(y)`` is computed as ``result = x + y`` and then written back into x's
-storage. Three bookkeeping steps make that safe:
+``x.add_(y)`` writes ``x + y`` into x's own storage. Most in-place operations
+do so directly: the kernel that computes the result is handed x's view as its
+output (every kernel takes its output view first), so no temporary the size of
+x is made, as in PyTorch. The rest (``pow_``, ``cumsum_``, ``index_fill_``, ...)
+compute the result into a new tensor and copy it back (:func:`apply_inplace`).
+Three bookkeeping steps make either safe:
 
-1. **Checks.** A leaf that requires grad may not be changed in place while
-   grad mode is on (its gradient would refer to values that no longer exist);
-   the result's dtype must be castable to x's; its shape must be x's.
-2. **Version counter.** The storage's version goes up, so a backward pass that
-   saved the old values can tell they are gone and raise instead of silently
-   computing a wrong gradient.
-3. **History.** x's ``grad_fn`` becomes the result's: the graph now says x was
-   computed from its old self. If x is a *view* of a base tensor, the base
-   changed too: its history becomes a ``CopySlices`` node that takes the base's
-   old gradient path everywhere except where the view is, and the result's path
-   there.
+1. **Checks**, made before anything is written. A leaf that requires grad may
+   not be changed in place while grad mode is on (its gradient would refer to
+   values that no longer exist); the result's dtype must be castable to x's;
+   its shape must be x's.
+2. **Version counter.** The storage's version goes up, once, so a backward
+   pass that saved the old values can tell they are gone and raise instead of
+   silently computing a wrong gradient.
+3. **History.** x's ``grad_fn`` becomes the node the operation recorded: the
+   graph now says x was computed from its old self. If x is a *view* of a
+   base tensor, the base changed too: its history becomes a ``CopySlices``
+   node that takes the base's old gradient path everywhere except where the
+   view is, and the result's path there.
+
+To write directly with autograd, an operation's Function has an *in-place
+variant* (:func:`in_place_variant`): the same node name and backward, with a
+forward that writes into its first argument. Its forward asks
+:func:`destination` where to write; that is also where the old values the
+backward still needs are copied out first (PyTorch's ``original_self``).
 """
 
 from __future__ import annotations
 
 from glasstorch import _dtype
+from glasstorch._dispatch import MIXED_DEVICES
 from glasstorch._shape import is_expandable_to
 from glasstorch._tier import kernels
-from glasstorch.autograd.function import Function
+from glasstorch.autograd.function import Function, SavedTensor
 from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
-from glasstorch.ops.core import as_operand, cast, is_number, strided_as
+from glasstorch.ops.core import as_operand, is_number, strided_as
 from glasstorch.ops.creation import zeros_like
-from glasstorch.tensor import Tensor, empty_tensor
+from glasstorch.tensor import Tensor
 
 
 def check_inplace(target: Tensor) -> None:
@@ -139,6 +151,8 @@ def apply_inplace(target: Tensor, compute, inputs=()) -> Tensor:
     check_inplace(target)
     check_no_partial_overlap(target, inputs)
     result = compute()
+    if result.device != target.device:  # a 0-d target is an output too: no CPU-scalar rule
+        raise RuntimeError(MIXED_DEVICES)
     if not _dtype.can_cast(result.dtype, target.dtype):
         raise RuntimeError(
             f"result type {result.dtype.title} can't be cast to the desired output type "
@@ -149,29 +163,159 @@ def apply_inplace(target: Tensor, compute, inputs=()) -> Tensor:
             f"output with shape {list(target.shape)} doesn't match the broadcast shape "
             f"{list(result.shape)}"
         )
-    _keep_original(result, target)
+    if result.grad_fn is not None:
+        _keep_originals(result.grad_fn, target)
     _write(target, result)
     return target
 
 
-# ------------------------------------------ speed trick: writing in place directly
+# ------------------------------------------------------------ writing directly
 
 
-def binary_inplace(op: str, target: Tensor, other, compute) -> Tensor:
-    """``target.<op>_(other)`` for ``op`` one of ``add``, ``sub``, ``mul``, ``div``:
-    the same as ``apply_inplace(target, compute, (other,))``, often in one kernel call.
+def in_place_variant(function: type[Function]) -> type[Function]:
+    """The in-place variant of ``function``: its forward writes into its first argument.
 
-    Speed trick (writing in place directly): :func:`apply_inplace` computes
-    the result into a new tensor and copies it back, which for a small tensor
-    (an optimizer's step counter, a batch norm's running mean) costs several
-    times the arithmetic. When no history is recorded and the result would
-    have the target's dtype and shape, the elementwise kernel writes straight
-    into the target instead: it reads each element before it writes the same
-    place, so the answer is the same. The checks and the version bump are the
-    same; everything else takes the plain path.
+    The variant records the same node (same name, same backward) as
+    ``function``; only where the values go differs. ``function``'s forward
+    must ask :func:`destination` for its output, and save the tensors its
+    backward needs from its inputs *before* it writes.
     """
-    if not _writes_directly(op, target, other):
-        return apply_inplace(target, compute, (other,))
+    return type(
+        function.__name__ + "_",
+        (function,),
+        {
+            "backward_name": function._backward_cls.__name__,
+            "in_place": True,
+            "__doc__": f"``{function.__name__}``, written into its first argument.",
+        },
+    )
+
+
+def variant_of(function: type[Function]) -> type[Function]:
+    """``function``'s in-place variant (see :func:`in_place_variant`), made on first use."""
+    variant = _VARIANTS.get(function)
+    if variant is None:
+        variant = _VARIANTS[function] = in_place_variant(function)
+    return variant
+
+
+#: The in-place variants made by :func:`variant_of`.
+_VARIANTS: dict = {}
+
+
+def destination(function: type[Function], ctx, target) -> Tensor | None:
+    """Where ``function``'s forward writes its result: None for a new tensor,
+    or ``target`` (its first argument) for an in-place variant.
+
+    Before the variant writes, every tensor ``ctx`` saved that shares
+    ``target``'s memory is replaced by a copy of its old values:
+    ``x.mul_(w)`` needs the old x for w's gradient (PyTorch keeps an
+    ``original_self`` likewise). Without history nothing is saved, and
+    nothing is copied.
+    """
+    if not function.in_place:
+        return None
+    if getattr(ctx, "_saved", None):  # a recorded node that saved tensors
+        _keep_originals(ctx, target)
+    return target
+
+
+def write_inplace(target: Tensor, compute, result_dtype=None, inputs=()) -> Tensor:
+    """Run ``compute()``, which writes the result into ``target`` itself.
+
+    ``compute`` calls an in-place variant's ``apply`` (see
+    :func:`in_place_variant`); what it returns is ``target``, or, when a node
+    was recorded, a tensor over ``target``'s memory that carries the node.
+    The caller has checked that the inputs broadcast to ``target``'s shape;
+    ``result_dtype`` (None: any, as for ``copy_``) is the dtype the operation
+    computes in, which must be castable to ``target``'s.
+    """
+    check_inplace(target)
+    check_no_partial_overlap(target, inputs)
+    if result_dtype is not None and not _dtype.can_cast(result_dtype, target.dtype):
+        raise RuntimeError(
+            f"result type {result_dtype.title} can't be cast to the desired output type "
+            f"{target.dtype.title}"
+        )
+    result = compute()
+    target._bump_version()
+    if result.grad_fn is not None:
+        _save_written_output(result, target)
+    _take_history(target, result)
+    return target
+
+
+def write_values(target: Tensor, compute, result_dtype=None, inputs=()) -> Tensor:
+    """Run ``compute()``, which writes into ``target`` an op's values that have
+    no gradient (``floor_divide_``, ``bitwise_and_``, ``logical_or_``).
+
+    The checks and the version bump are :func:`write_inplace`'s; ``target``
+    keeps its history, as PyTorch's does for these ops.
+    """
+    check_inplace(target)
+    check_no_partial_overlap(target, inputs)
+    if result_dtype is not None and not _dtype.can_cast(result_dtype, target.dtype):
+        raise RuntimeError(
+            f"result type {result_dtype.title} can't be cast to the desired output type "
+            f"{target.dtype.title}"
+        )
+    compute()
+    target._bump_version()
+    return target
+
+
+def save_output(ctx, output: Tensor) -> None:
+    """Keep ``output`` for backward beside the tensors ``ctx`` saved already.
+
+    For a forward that must save its inputs before an in-place variant
+    overwrites them, and its output after (``pow_`` by a tensor).
+    """
+    saved = getattr(ctx, "_saved", None)
+    if saved is not None:  # a recorded node (an unrecorded ctx keeps nothing)
+        ctx._saved = [*saved, SavedTensor(output)]
+
+
+def _save_written_output(result: Tensor, target: Tensor) -> None:
+    """Let a node that saved its own output (``exp_``, ``relu_``) find it again.
+
+    The output is ``target``, saved before the version bump: the saved copy
+    gets the new version, and keeps only the data, as every saved output does
+    (see :class:`~glasstorch.autograd.function.SavedTensor`).
+    """
+    for saved in result.grad_fn._saved or ():
+        if saved is not None and saved.data is target:
+            saved.drop_history(result._output_nr)
+            saved.version = target._version
+
+
+# ------------------------------------------ speed trick: one kernel call, no autograd
+
+
+def binary_inplace(op: str, target: Tensor, other, compute, alpha=1) -> Tensor:
+    """``target.<op>_(other, alpha=alpha)`` for ``op`` one of ``add``, ``sub``,
+    ``mul``, ``div`` (``alpha`` only for ``add`` and ``sub``).
+
+    The result is written into ``target`` by the Function's in-place variant
+    (:func:`write_inplace`); ``compute()``, the out-of-place op, is the plain
+    path (:func:`apply_inplace`), taken where the other operand is on
+    another device or does not broadcast to ``target``'s shape (it raises or
+    moves a CPU scalar, as PyTorch does).
+
+    Speed trick (one kernel call): for a small tensor (an optimizer's step
+    counter, a batch norm's running mean) the Function machinery costs
+    several times the arithmetic. When no history is recorded and the
+    result has the target's dtype, the elementwise kernel is called straight
+    away: it reads each element before it writes the same place. The checks
+    and the version bump are the same.
+    """
+    if alpha != 1 or not _writes_directly(op, target, other):
+        if not broadcasts_into(target, other):
+            return apply_inplace(target, compute, (other,))
+        from glasstorch.ops import pointwise
+
+        function, dtype = pointwise.in_place_arithmetic(op, target, other)
+        arguments = (target, other, alpha) if op in ("add", "sub") else (target, other)
+        return write_inplace(target, lambda: function.apply(*arguments), dtype, (other,))
     check_inplace(target)
     check_no_partial_overlap(target, (other,))
     operand = as_operand(other, target.dtype)
@@ -179,6 +323,14 @@ def binary_inplace(op: str, target: Tensor, other, compute) -> Tensor:
     kernels.binary(op, view, view, strided_as(operand, target._shape))
     target._bump_version()
     return target
+
+
+def broadcasts_into(target: Tensor, other) -> bool:
+    """Whether ``other`` is a number, or a tensor on ``target``'s device that
+    broadcasts to ``target``'s shape."""
+    if not isinstance(other, Tensor):
+        return is_number(other)
+    return other.device == target.device and is_expandable_to(other._shape, target._shape)
 
 
 def _writes_directly(op: str, target: Tensor, other) -> bool:
@@ -204,14 +356,14 @@ def _writes_directly(op: str, target: Tensor, other) -> bool:
     return _dtype.result_type(target, other) is dtype
 
 
-def _keep_original(result: Tensor, target: Tensor) -> None:
-    """If computing ``result`` saved ``target`` itself for backward, save a copy instead.
+def _keep_originals(node, target: Tensor) -> None:
+    """Replace each tensor ``node`` saved for backward that shares ``target``'s
+    memory by a copy, since ``target`` is about to be overwritten.
 
-    ``x.mul_(w)`` needs the *old* x for w's gradient, but writing the result
-    into x is about to change it (PyTorch keeps an ``original_self`` likewise).
+    ``x.mul_(w)`` needs the *old* x for w's gradient (PyTorch keeps an
+    ``original_self`` likewise).
     """
-    node = result.grad_fn
-    if node is None or not node._saved:
+    if not node._saved:
         return
     for saved in node._saved:
         if saved is None or saved.data._storage is not target._storage:
@@ -232,8 +384,13 @@ def assign_inplace(target: Tensor, compute, inputs=()) -> Tensor:
 
 def _write(target: Tensor, result: Tensor) -> None:
     """Copy ``result``'s values into ``target``, bump the version, rewrite history."""
-    kernels.copy(target._strided(), cast(result, result.dtype)._strided())
+    kernels.copy(target._strided(), result._strided())
     target._bump_version()
+    _take_history(target, result)
+
+
+def _take_history(target: Tensor, result: Tensor) -> None:
+    """Give ``target``, just overwritten with ``result``'s values, ``result``'s history."""
     if not (is_grad_enabled() and result.requires_grad):
         return
     if target._base is None:
@@ -301,15 +458,14 @@ def _rebase_view(view: Tensor, result: Tensor) -> None:
 
 
 class Copy(Function):
-    """``target.copy_(src)``: the target's old values get no gradient."""
+    """``target.copy_(src)``, written into ``target``: its old values get no gradient."""
 
     backward_name = "CopyBackwards"
 
     @staticmethod
     def forward(ctx, target, src):
-        out = empty_tensor(target.shape, target.dtype, device=target.device)
-        kernels.copy(out._strided(), strided_as(src, tuple(target.shape)))
-        return out
+        kernels.copy(target._strided(), strided_as(src, target._shape))
+        return target
 
     @staticmethod
     def backward(ctx, grad):
@@ -318,8 +474,6 @@ class Copy(Function):
 
 def copy_(target: Tensor, src) -> Tensor:
     """Copy ``src`` (broadcast and cast) into ``target``'s storage."""
-    from glasstorch._shape import is_expandable_to
-
     if not isinstance(src, Tensor):
         return fill_(target, src)
     if not is_expandable_to(tuple(src.shape), tuple(target.shape)):
@@ -328,17 +482,19 @@ def copy_(target: Tensor, src) -> Tensor:
             f"of tensor b ({src.shape[-1] if src.dim() else 1}) at non-singleton dimension "
             f"{max(target.dim() - 1, 0)}"
         )
-    return assign_inplace(target, lambda: Copy.apply(target, src), (src,))
+    # Any dtype may be copied into any other (float into int truncates), so no cast check.
+    return write_inplace(target, lambda: Copy.apply(target, src), None, (src,))
 
 
 class Fill(Function):
+    """``target.fill_(value)``, written into ``target``: its old values get no gradient."""
+
     backward_name = "FillBackward0"
 
     @staticmethod
     def forward(ctx, target, value):
-        out = empty_tensor(target.shape, target.dtype, device=target.device)
-        kernels.fill(out._strided(), target.dtype.to_python(value))
-        return out
+        kernels.fill(target._strided(), target.dtype.to_python(value))
+        return target
 
     @staticmethod
     def backward(ctx, grad):
@@ -354,13 +510,13 @@ def fill_(target: Tensor, value) -> Tensor:
                 f"{value.dim()} dimensions."
             )
         value = value.item()  # converted as a cast would: no overflow check
-        return assign_inplace(target, lambda: Fill.apply(target, value))
+        return write_inplace(target, lambda: Fill.apply(target, value))
     _dtype.check_scalar_fits(value, target.dtype)
     if not (target.requires_grad and is_grad_enabled()):
         owned = _fill_target(target)
-        assign_inplace(owned, lambda: Fill.apply(owned, value))
+        write_inplace(owned, lambda: Fill.apply(owned, value))
         return target
-    return assign_inplace(target, lambda: Fill.apply(target, value))
+    return write_inplace(target, lambda: Fill.apply(target, value))
 
 
 def _fill_target(target: Tensor) -> Tensor:

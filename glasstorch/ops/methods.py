@@ -20,13 +20,17 @@ from glasstorch.tensor import Tensor
 _DIM_FIRST = {"scatter", "scatter_add", "index_add", "index_copy", "index_fill"}
 
 
-#: In-place arithmetic that may take the speed trick of inplace.binary_inplace
-#: (with one operand), and the kernel op each runs.
+#: In-place arithmetic written straight into the tensor by inplace.binary_inplace
+#: (with one operand, and add/sub's alpha), and the kernel op each runs.
 _DIRECT_BINARY = {
     "add_": "add",
     "sub_": "sub",
+    "subtract_": "sub",
     "mul_": "mul",
+    "multiply_": "mul",
     "div_": "div",
+    "divide_": "div",
+    "true_divide_": "div",
     "__iadd__": "add",
     "__isub__": "sub",
     "__imul__": "mul",
@@ -35,16 +39,31 @@ _DIRECT_BINARY = {
 
 
 def _inplace(function, name: str):
-    """``x.name_(*args)``: compute ``function(x, *args)`` and write it back into x."""
+    """``x.name_(*args)``: ``function(x, *args)`` written into x.
+
+    Arithmetic, clamps and unary math write their result into x directly;
+    the other ops compute it into a new tensor and copy it back
+    (:mod:`glasstorch.ops.inplace`).
+    """
     dim_first = name[:-1] in _DIM_FIRST
 
     direct_op = _DIRECT_BINARY.get(name)
+    alpha_ok = direct_op in ("add", "sub")
+    unary = getattr(function, "function", None)  # the Function of a unary op
 
     @functools.wraps(function)
     def method(self, *args, **kwargs):
-        if direct_op is not None and len(args) == 1 and not kwargs:
+        if (
+            direct_op is not None
+            and len(args) == 1
+            and (not kwargs or (alpha_ok and kwargs.keys() == {"alpha"}))
+        ):
             other = args[0]
-            return inplace.binary_inplace(direct_op, self, other, lambda: function(self, other))
+            return inplace.binary_inplace(
+                direct_op, self, other, lambda: function(self, other, **kwargs), **kwargs
+            )
+        if unary is not None and not args and not kwargs:
+            return pointwise.unary_inplace(unary, self, lambda: function(self))
         dim = (args[0] if args else kwargs.get("dim")) if dim_first else None
         if type(dim) is int:  # PyTorch checks the dim before the memory it is about to write
             normalize_dim(dim, self.dim())
@@ -303,20 +322,49 @@ for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name], _name + "_"))
 
 
+def _clamp_min_(self, min):  # noqa: A002 - PyTorch's name
+    """In-place version of :meth:`clamp_min`."""
+    return pointwise.clamp_(self, min=min)
+
+
+def _clamp_max_(self, max):  # noqa: A002 - PyTorch's name
+    """In-place version of :meth:`clamp_max`."""
+    return pointwise.clamp_(self, max=max)
+
+
+# The clamps write into the tensor directly (pointwise.clamp_).
+Tensor.clamp_ = Tensor.clip_ = pointwise.clamp_
+Tensor.clamp_min_, Tensor.clamp_max_ = _clamp_min_, _clamp_max_
+
+# These write into the tensor directly too (see pointwise's in-place binary ops).
+Tensor.pow_ = Tensor.__ipow__ = pointwise.pow_
+Tensor.remainder_ = Tensor.__imod__ = pointwise.remainder_
+Tensor.floor_divide_ = Tensor.__ifloordiv__ = pointwise.floor_divide_
+Tensor.square_ = pointwise.square_
+Tensor.round_ = pointwise.round_
+Tensor.masked_fill_ = pointwise.masked_fill_
+Tensor.scatter_, Tensor.scatter_add_ = indexing.scatter_, indexing.scatter_add_
+Tensor.index_add_, Tensor.index_copy_ = indexing.index_add_, indexing.index_copy_
+Tensor.index_put_ = indexing.index_put_
+
+
+# The random kernels write into ``self`` itself, element i of its row-major
+# order from the stream's i-th number, so a tensor of any layout gets the values
+# a new contiguous one would.
+
+
 def _uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
     """Fill with uniform numbers in ``[a, b)``."""
-    values = creation.fill_random(
-        creation.empty_like(self), "uniform", generator, float(a), float(b)
+    return inplace.write_values(
+        self, lambda: creation.fill_random(self, "uniform", generator, float(a), float(b))
     )
-    return inplace.assign_inplace(self, lambda: values)
 
 
 def _normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
     """Fill with normal numbers of ``mean`` and ``std``."""
-    values = creation.fill_random(
-        creation.empty_like(self), "normal", generator, float(mean), float(std)
+    return inplace.write_values(
+        self, lambda: creation.fill_random(self, "normal", generator, float(mean), float(std))
     )
-    return inplace.assign_inplace(self, lambda: values)
 
 
 Tensor.uniform_ = _uniform_
@@ -373,11 +421,13 @@ def _check_result_castable(self: Tensor, other) -> None:
 
 
 def _inplace_binary(function, name: str):
-    """``x.name_(other)`` with the result type checked first."""
+    """``x.name_(other)`` with the result type checked first, written into x."""
+    op = name.strip("_").removeprefix("i")  # bitwise_and_ and __iand__ alike
+    op = op if op.startswith("bitwise_") else "bitwise_" + op
 
     def method(self, other):
         _check_result_castable(self, other)
-        return inplace.apply_inplace(self, lambda: function(self, other))
+        return pointwise.bitwise_inplace(op, self, other)
 
     method.__name__ = name
     method.__doc__ = f"In-place version of :meth:`{name[:-1]}`."
@@ -387,7 +437,6 @@ def _inplace_binary(function, name: str):
 for _name, _function in {
     "erf_": pointwise.erf,
     "negative_": pointwise.neg,
-    "bitwise_not_": pointwise.bitwise_not,
     "logical_xor_": pointwise.logical_xor,  # a bool result casts to every dtype
 }.items():
     setattr(Tensor, _name, _inplace(_function, _name))
@@ -395,8 +444,26 @@ for _name, _function in {
     "bitwise_and_": pointwise.bitwise_and,
     "bitwise_or_": pointwise.bitwise_or,
     "bitwise_xor_": pointwise.bitwise_xor,
+    "__iand__": pointwise.bitwise_and,
+    "__ior__": pointwise.bitwise_or,
+    "__ixor__": pointwise.bitwise_xor,
 }.items():
     setattr(Tensor, _name, _inplace_binary(_function, _name))
+
+
+def _bitwise_not_(self) -> Tensor:
+    """In-place version of :meth:`bitwise_not`."""
+    if self.dtype.is_floating_point:
+        pointwise.bitwise_not(self)  # raises PyTorch's error
+    return pointwise.kernel_inplace("bitwise_not", self)
+
+
+def _logical_not_(self) -> Tensor:
+    """In-place version of :meth:`logical_not`: 1 or 0 in ``self``'s dtype."""
+    return pointwise.kernel_inplace("logical_not", self)
+
+
+Tensor.bitwise_not_, Tensor.logical_not_ = _bitwise_not_, _logical_not_
 
 
 def _logical_inplace(function, name: str):
@@ -412,7 +479,7 @@ def _logical_inplace(function, name: str):
                 f"{name}(): argument 'other' (position 1) must be Tensor, "
                 f"not {type(other).__name__}"
             )
-        return inplace.apply_inplace(self, lambda: function(self, other), (other,))
+        return pointwise.kernel_inplace(name[:-1], self, other)
 
     method.__name__ = name
     method.__doc__ = f"In-place version of :meth:`{name[:-1]}`."
@@ -423,7 +490,7 @@ for _name in ("logical_and", "logical_or", "logical_xor"):
     setattr(Tensor, _name + "_", _logical_inplace(_METHODS[_name], _name + "_"))
 
 
-def _comparison_function(name: str, compare):
+def _comparison_function(name: str, compare, overload: int):
     """The Function behind ``x.<name>_(other)``: compare, cast to x's dtype, zero gradient.
 
     A comparison is flat almost everywhere, so PyTorch gives the overwritten
@@ -431,21 +498,27 @@ def _comparison_function(name: str, compare):
     rather than leaving the tensor's old history in place.
     """
 
-    def forward(ctx, a, other):
-        ctx.other_is_tensor = isinstance(other, Tensor)
-        return compare(a, other).to(a.dtype)
+    def forward(cls, ctx, a, other):
+        ctx.other_shape = tuple(other.shape) if isinstance(other, Tensor) else None
+        target = inplace.destination(cls, ctx, a)
+        if target is None:
+            return compare(a, other).to(a.dtype)
+        return pointwise.compute_binary(name, a, other, out=target)
 
     def backward(ctx, grad):
-        zero = creation.zeros((), dtype=grad.dtype, device=grad.device)
-        return creation.zeros_like(grad), (zero if ctx.other_is_tensor else None)
+        if ctx.other_shape is None:
+            return creation.zeros_like(grad), None
+        other = creation.zeros(ctx.other_shape, dtype=grad.dtype, device=grad.device)
+        return creation.zeros_like(grad), other
 
     return type(
         name.capitalize(),
         (Function,),
         {
-            "backward_name": f"{name.capitalize()}Backward0",
-            "forward": staticmethod(forward),
+            "backward_name": f"{name.capitalize()}Backward{overload}",
+            "forward": classmethod(forward),
             "backward": staticmethod(backward),
+            "in_place": False,
             "__doc__": f"In-place ``{name}``: the comparison's values in the input's dtype.",
         },
     )
@@ -453,10 +526,16 @@ def _comparison_function(name: str, compare):
 
 def _inplace_comparison(name: str, compare):
     """``x.<name>_(other)``: ``x[...] = compare(x, other)`` in x's dtype (1 or 0)."""
-    function = _comparison_function(name, compare)
+    # PyTorch's nodes: GeBackward0 for a number, GeBackward1 for a tensor.
+    functions = [_comparison_function(name, compare, overload) for overload in (0, 1)]
+    variants = [inplace.in_place_variant(function) for function in functions]
 
     def method(self, other):
-        return inplace.apply_inplace(self, lambda: function.apply(self, other))
+        function = functions[isinstance(other, Tensor)]
+        variant = variants[isinstance(other, Tensor)]
+        if not inplace.broadcasts_into(self, other):  # raises, or moves a CPU scalar
+            return inplace.apply_inplace(self, lambda: function.apply(self, other), (other,))
+        return inplace.write_inplace(self, lambda: variant.apply(self, other), None, (other,))
 
     method.__name__ = f"{name}_"
     method.__doc__ = f"In-place version of :meth:`{name}`: the result keeps ``self``'s dtype."

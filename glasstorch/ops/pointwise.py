@@ -12,33 +12,45 @@ import math
 from glasstorch import _dtype
 from glasstorch._kernels import BOOL_RESULT_OPS
 from glasstorch._shape import row_major_strides
-from glasstorch._tier import kernels
+from glasstorch._tier import cuda_active, kernels
 from glasstorch.autograd import function as _function
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import _state as _grad_state
+from glasstorch.ops import inplace
 from glasstorch.ops.core import (
     as_operand,
     broadcast,
     cast,
     check_tensor_or_number,
+    common_device,
     default_float,
     is_number,
     strided_as,
 )
 from glasstorch.ops.creation import zeros, zeros_like
+from glasstorch.ops.inplace import (
+    apply_inplace,
+    destination,
+    in_place_variant,
+    save_output,
+    write_inplace,
+    write_values,
+)
 from glasstorch.tensor import Storage, Tensor, empty_tensor
 
 # ------------------------------------------------------------ compute helpers
 
 
-def compute_binary(op: str, a, b, dtype=None) -> Tensor:
+def compute_binary(op: str, a, b, dtype=None, out=None) -> Tensor:
     """Run the binary kernel ``op`` on two operands (tensors or numbers), no autograd.
 
     Promotes to the common dtype (or ``dtype`` when given), broadcasts both
-    operands to the common shape and allocates the output.
+    operands to the common shape and allocates the output, or writes into
+    ``out`` (a tensor of that shape) and returns it: see :func:`_write_result`.
     """
     if (
-        dtype is None
+        out is None
+        and dtype is None
         and isinstance(a, Tensor)
         and isinstance(b, Tensor)
         and a.dtype is b.dtype
@@ -49,17 +61,57 @@ def compute_binary(op: str, a, b, dtype=None) -> Tensor:
         # Shortcut: contiguity is read off by comparing the strides with the
         # (cached) row-major strides, which is cheaper than is_contiguous()'s loop
         # (a size-1 dimension with another stride takes the general path below).
+        if cuda_active:
+            common_device(a, b)
         out = _same_layout_as(a, _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype)
         kernels.binary(op, out._strided(), a._strided(), b._strided())
         return out
     check_tensor_or_number(a, "input")
     check_tensor_or_number(b, "other")
+    if cuda_active:
+        common_device(a, b)
     dtype = dtype or _dtype.result_type(a, b)
     shape = broadcast(a, b)
     strides = output_strides(shape, a, b)
     a, b = as_operand(a, dtype), as_operand(b, dtype)
-    out = empty_tensor(shape, _dtype.bool_ if op in BOOL_RESULT_OPS else dtype, strides)
-    kernels.binary(op, out._strided(), strided_as(a, shape), strided_as(b, shape))
+    result_dtype = _dtype.bool_ if op in BOOL_RESULT_OPS else dtype
+    result = _result_tensor(out, shape, result_dtype, strides)
+    kernels.binary(op, result._strided(), strided_as(a, shape), strided_as(b, shape))
+    return _write_result(result, out)
+
+
+def compute_add_scaled(a, b: Tensor, alpha, dtype, out=None) -> Tensor:
+    """``a + alpha * b`` in ``dtype`` by one kernel call (no tensor for ``alpha * b``),
+    into ``out`` if given, as :func:`compute_binary` does; no autograd."""
+    shape = broadcast(a, b)
+    strides = output_strides(shape, a, b)
+    a, b = as_operand(a, dtype), as_operand(b, dtype)
+    alpha = float(alpha) if dtype.is_floating_point else int(alpha)
+    result = _result_tensor(out, shape, dtype, strides)
+    kernels.add_scaled(result._strided(), strided_as(a, shape), strided_as(b, shape), alpha)
+    return _write_result(result, out)
+
+
+def _result_tensor(out, shape, dtype, strides=None) -> Tensor:
+    """Where a kernel writes: ``out`` itself when it has the result's dtype (the
+    caller made sure it has the result's shape), else a new tensor."""
+    if out is not None and out.dtype is dtype:
+        return out
+    return empty_tensor(shape, dtype, strides)
+
+
+def _write_result(result: Tensor, out) -> Tensor:
+    """The result, written into ``out`` if there is one.
+
+    ``out`` is the tensor an in-place op overwrites (see
+    :func:`~glasstorch.ops.inplace.destination`). The kernel wrote into it
+    directly unless its dtype differs from the computation's (a float32
+    tensor plus a float64 one computes in float64): then the result is cast
+    into it here, as PyTorch casts into an ``out`` of another dtype.
+    """
+    if out is None or result is out:
+        return result
+    kernels.copy(out._strided(), result._strided())
     return out
 
 
@@ -74,14 +126,15 @@ def _same_layout_as(a: Tensor, dtype) -> Tensor:
     return Tensor._make(storage, a._shape, a._stride, 0, dtype)
 
 
-def compute_unary(op: str, a: Tensor, dtype=None) -> Tensor:
-    """Run the unary kernel ``op`` on ``a`` (cast to ``dtype`` first), no autograd."""
+def compute_unary(op: str, a: Tensor, dtype=None, out=None) -> Tensor:
+    """Run the unary kernel ``op`` on ``a`` (cast to ``dtype`` first), no autograd;
+    into ``out`` (a tensor of a's shape) if given, as :func:`compute_binary` does."""
     if dtype is not None:
         a = cast(a, dtype)
     out_dtype = _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype
-    out = empty_tensor(a.shape, out_dtype, output_strides(a.shape, a))
-    kernels.unary(op, out._strided(), a._strided())
-    return out
+    result = _result_tensor(out, a.shape, out_dtype, output_strides(a.shape, a))
+    kernels.unary(op, result._strided(), a._strided())
+    return _write_result(result, out)
 
 
 def output_strides(shape, *operands):
@@ -135,14 +188,18 @@ class Add(Function):
     backward_name = "AddBackward0"
     operand_positions = (0, 1)
     op, sign = "add", 1  # Sub reuses everything but the kernel and the sign
+    in_place = False  # True in the variant that writes into a (inplace.in_place_variant)
 
     @classmethod
     def forward(cls, ctx, a, b, alpha=1):
         ctx.alpha = alpha
+        out = destination(cls, ctx, a)
         if alpha == 1:
-            return compute_binary(cls.op, a, b)
+            return compute_binary(cls.op, a, b, out=out)
         dtype = _dtype.result_type(a, b)
-        return compute_binary(cls.op, a, _scaled(b, alpha, dtype), dtype)
+        if isinstance(b, Tensor) and dtype is not _dtype.bool_ and b.device == a.device:
+            return compute_add_scaled(a, b, cls.sign * alpha, dtype, out)
+        return compute_binary(cls.op, a, _scaled(b, alpha, dtype), dtype, out=out)
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -172,12 +229,13 @@ class Rsub(Function):
 class Mul(Function):
     backward_name = "MulBackward0"
     operand_positions = (0, 1)
+    in_place = False
 
-    @staticmethod
-    def forward(ctx, a, b):
+    @classmethod
+    def forward(cls, ctx, a, b):
         # Each side's gradient needs the other side: keep only what will be used.
         _save_operands(ctx, a, b, keep_a=_needs(ctx, 1), keep_b=_needs(ctx, 0))
-        return compute_binary("mul", a, b)
+        return compute_binary("mul", a, b, out=destination(cls, ctx, a))
 
     @staticmethod
     def backward(ctx, grad):
@@ -192,14 +250,12 @@ class Mul(Function):
 class Div(Function):
     backward_name = "DivBackward0"
     operand_positions = (0, 1)
+    in_place = False
 
-    @staticmethod
-    def forward(ctx, a, b):
-        dtype = _dtype.result_type(a, b)
-        if not dtype.is_floating_point:
-            dtype = default_float()  # true division of integers gives floats
+    @classmethod
+    def forward(cls, ctx, a, b):
         _save_operands(ctx, a, b, keep_a=_needs(ctx, 1))
-        return compute_binary("div", a, b, dtype)
+        return compute_binary("div", a, b, _division_dtype(a, b), out=destination(cls, ctx, a))
 
     @staticmethod
     def backward(ctx, grad):
@@ -219,15 +275,17 @@ class Pow(Function):
     #: Exponents PyTorch computes with a unary kernel instead of pow. They differ
     #: from C's pow at -0.0 and -inf: sqrt(-0.0) is -0.0, pow(-0.0, 0.5) is 0.0.
     UNARY_FOR_EXPONENT = {0.5: "sqrt", -0.5: "rsqrt"}
+    in_place = False
 
-    @staticmethod
-    def forward(ctx, a, exponent):
+    @classmethod
+    def forward(cls, ctx, a, exponent):
         ctx.exponent = exponent
-        ctx.save_for_backward(a)
+        ctx.save_for_backward(a)  # before an in-place variant overwrites a
+        out = destination(cls, ctx, a)
         dtype = _dtype.result_type(a, exponent)
         if dtype.is_floating_point and exponent in Pow.UNARY_FOR_EXPONENT:
-            return compute_unary(Pow.UNARY_FOR_EXPONENT[exponent], a, dtype)
-        return compute_binary("pow", a, exponent)
+            return compute_unary(Pow.UNARY_FOR_EXPONENT[exponent], a, dtype, out=out)
+        return compute_binary("pow", a, exponent, out=out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -244,11 +302,13 @@ class PowTensor(Function):
     """``tensor ** tensor`` (PowBackward1)."""
 
     backward_name = "PowBackward1"
+    in_place = False
 
-    @staticmethod
-    def forward(ctx, a, b):
-        out = compute_binary("pow", a, b)
-        ctx.save_for_backward(a, b, out)
+    @classmethod
+    def forward(cls, ctx, a, b):
+        ctx.save_for_backward(a, b)  # before an in-place variant overwrites a
+        out = compute_binary("pow", a, b, out=destination(cls, ctx, a))
+        save_output(ctx, out)
         return out
 
     @staticmethod
@@ -285,6 +345,20 @@ class RPow(Function):
         return None, grad * out * log_base
 
 
+def _extreme_gradients(grad, a, b, a_loses, b_loses):
+    """The gradients of ``maximum(a, b)`` or ``minimum(a, b)``, as PyTorch's.
+
+    Where ``a == b`` each operand gets half of ``grad``; the operand that loses
+    gets exactly 0 (by ``where``, not ``grad * 0``, which is NaN for an infinite
+    ``grad``). Where a NaN makes both comparisons false, *both* operands get the
+    whole ``grad``. The masks come from saved inputs, so a second derivative only
+    flows through ``grad``.
+    """
+    zero = zeros((), dtype=grad.dtype, device=grad.device)
+    shared = where(a == b, grad / 2, grad)
+    return where(a_loses, zero, shared), where(b_loses, zero, shared)
+
+
 class Maximum(Function):
     backward_name = "MaximumBackward0"
 
@@ -297,9 +371,7 @@ class Maximum(Function):
     def backward(ctx, grad):
         # -- solution: autograd/pointwise
         a, b = ctx.saved_tensors
-        # Where both are equal the gradient is split in half, as in PyTorch.
-        a_wins = (a > b).to(grad.dtype) + (a == b).to(grad.dtype) * 0.5
-        return grad * a_wins, grad * (1 - a_wins)
+        return _extreme_gradients(grad, a, b, a_loses=a < b, b_loses=a > b)
         # -- end solution
 
 
@@ -315,20 +387,21 @@ class Minimum(Function):
     def backward(ctx, grad):
         # -- solution: autograd/pointwise
         a, b = ctx.saved_tensors
-        a_wins = (a < b).to(grad.dtype) + (a == b).to(grad.dtype) * 0.5
-        return grad * a_wins, grad * (1 - a_wins)
+        return _extreme_gradients(grad, a, b, a_loses=a > b, b_loses=a < b)
         # -- end solution
 
 
 class Remainder(Function):
     backward_name = "RemainderBackward0"
     operand_positions = (0, 1)
+    in_place = False
 
-    @staticmethod
-    def forward(ctx, a, b):
+    @classmethod
+    def forward(cls, ctx, a, b):
         _check_integer_divisor(a, b)
-        _save_operands(ctx, a, b)
-        return compute_binary("remainder", a, b)
+        # Only b's gradient needs the operands.
+        _save_operands(ctx, a, b, keep_a=_needs(ctx, 1), keep_b=_needs(ctx, 1))
+        return compute_binary("remainder", a, b, out=destination(cls, ctx, a))
 
     @staticmethod
     def backward(ctx, grad):
@@ -336,6 +409,33 @@ class Remainder(Function):
         # a % b = a - floor(a / b) * b: slope 1 in a, -floor(a / b) in b.
         grad_b = -grad * floor_divide(a, b) if _needs(ctx, 1) else None
         return grad, grad_b
+
+
+def _division_dtype(a, b):
+    """The dtype true division computes in: integers divide into floats."""
+    dtype = _dtype.result_type(a, b)
+    return dtype if dtype.is_floating_point else default_float()
+
+
+#: The in-place variants, which write into their first argument (``x.add_(y)``).
+_IN_PLACE_ARITHMETIC = {
+    "add": in_place_variant(Add),
+    "sub": in_place_variant(Sub),
+    "mul": in_place_variant(Mul),
+    "div": in_place_variant(Div),
+}
+
+
+def in_place_arithmetic(op: str, target: Tensor, other) -> tuple:
+    """For ``target.<op>_(other)``: the in-place Function, and the dtype it computes in.
+
+    Raises PyTorch's error for subtracting bools; a result dtype that cannot be
+    cast to ``target``'s is refused by the caller (:func:`~glasstorch.ops.inplace.write_inplace`).
+    """
+    if op == "sub":
+        _check_bool_sub(target, other)
+    dtype = _division_dtype(target, other) if op == "div" else _dtype.result_type(target, other)
+    return _IN_PLACE_ARITHMETIC[op], dtype
 
 
 def _check_integer_divisor(a, b) -> None:
@@ -631,12 +731,20 @@ def _unary_function(name: str, op: str, derivative, *, floating: bool, save: str
     ``save`` asks for is kept) and returns the input's gradient.
     """
 
-    def forward(ctx, a):
-        out = compute_unary(op, a, _float_dtype(a) if floating else None)
-        ctx.save_for_backward(a if save == "input" else out)
+    def forward(cls, ctx, a):
+        if save == "input":
+            ctx.save_for_backward(a)  # before an in-place variant overwrites a
+        # save == "none": the derivative needs neither (so neg_ keeps no copy)
+        out = compute_unary(
+            op, a, _float_dtype(a) if floating else None, out=destination(cls, ctx, a)
+        )
+        if save == "output":
+            ctx.save_for_backward(out)
         return out
 
     def backward(ctx, grad):
+        if save == "none":
+            return derivative(grad, None, None)
         (saved,) = ctx.saved_tensors
         x, y = (saved, None) if save == "input" else (None, saved)
         return derivative(grad, x, y)
@@ -646,14 +754,16 @@ def _unary_function(name: str, op: str, derivative, *, floating: bool, save: str
         (Function,),
         {
             "backward_name": f"{name}Backward0",
-            "forward": staticmethod(forward),
+            "forward": classmethod(forward),
             "backward": staticmethod(backward),
+            "in_place": False,
+            "floating": floating,
             "__doc__": f"``{op}`` with its derivative.",
         },
     )
 
 
-Neg = _unary_function("Neg", "neg", lambda g, x, y: -g, floating=False)
+Neg = _unary_function("Neg", "neg", lambda g, x, y: -g, floating=False, save="none")
 Abs = _unary_function("Abs", "abs", lambda g, x, y: g * x.sign(), floating=False)
 Exp = _unary_function("Exp", "exp", lambda g, x, y: g * y, floating=True, save="output")
 Log = _unary_function("Log", "log", lambda g, x, y: g / x, floating=True)
@@ -707,11 +817,11 @@ Relu = _unary_function(
     "Relu", "relu", lambda g, x, y: ThresholdBackward.apply(g, y), floating=False, save="output"
 )
 # Piecewise-constant functions have a zero derivative almost everywhere.
-Sign = _unary_function("Sign", "sign", lambda g, x, y: g * 0, floating=False)
-Floor = _unary_function("Floor", "floor", lambda g, x, y: g * 0, floating=False)
-Ceil = _unary_function("Ceil", "ceil", lambda g, x, y: g * 0, floating=False)
-Round = _unary_function("Round", "round", lambda g, x, y: g * 0, floating=False)
-Trunc = _unary_function("Trunc", "trunc", lambda g, x, y: g * 0, floating=False)
+Sign = _unary_function("Sign", "sign", lambda g, x, y: g * 0, floating=False, save="none")
+Floor = _unary_function("Floor", "floor", lambda g, x, y: g * 0, floating=False, save="none")
+Ceil = _unary_function("Ceil", "ceil", lambda g, x, y: g * 0, floating=False, save="none")
+Round = _unary_function("Round", "round", lambda g, x, y: g * 0, floating=False, save="none")
+Trunc = _unary_function("Trunc", "trunc", lambda g, x, y: g * 0, floating=False, save="none")
 
 
 #: Unary ops PyTorch refuses on bool tensors, and the error it raises.
@@ -725,6 +835,114 @@ _NOT_FOR_BOOL = {
 }
 
 
+def unary_inplace(function, target: Tensor, compute) -> Tensor:
+    """``target.<op>_()`` for the unary Function ``function``, written into ``target``.
+
+    ``compute()``, the out-of-place op, is the plain path for a bool
+    ``target`` (refused, or computed in another dtype, by the op itself) and
+    an integer one that the op would make float (an error when cast back).
+    """
+    if target.dtype is _dtype.bool_:
+        return apply_inplace(target, compute)
+    # An integer target of a float op (exp_) is refused by write_inplace's cast check.
+    dtype = _float_dtype(target) if function.floating else target.dtype
+    variant = inplace.variant_of(function)
+    return write_inplace(target, lambda: variant.apply(target), dtype)
+
+
+# ------------------------------------------------- in-place binary ops (x.pow_(y))
+
+
+def _function_inplace(function, target: Tensor, other, dtype, compute) -> Tensor:
+    """``target.<op>_(other)`` by ``function``'s in-place variant, computed in ``dtype``.
+
+    ``compute()``, the out-of-place op, is the plain path where ``other`` is on
+    another device or does not broadcast to ``target``'s shape (it raises, or
+    moves a CPU scalar, as PyTorch does).
+    """
+    if not inplace.broadcasts_into(target, other):
+        return apply_inplace(target, compute, (other,))
+    variant = inplace.variant_of(function)
+    return write_inplace(target, lambda: variant.apply(target, other), dtype, (other,))
+
+
+def kernel_inplace(op: str, target: Tensor, other=None, dtype=None) -> Tensor:
+    """``target.<op>_(other)`` (or ``target.<op>_()`` for a unary op) for an op
+    without a gradient: the kernel writes into ``target`` and its history stays.
+
+    Computed in ``dtype`` (default: the operands' result type), which must be
+    castable to ``target``'s; comparisons and logical ops give bools, which cast
+    to every dtype (a kernel writes bools, so a target of another dtype takes a
+    bool temporary, a quarter of a float32 target's size at most: PyTorch's CPU
+    kernels keep one too).
+    """
+    if other is None:
+        return write_values(target, lambda: compute_unary(op, target, out=target), target.dtype)
+    if not inplace.broadcasts_into(target, other):
+        return apply_inplace(target, lambda: compute_binary(op, target, other), (other,))
+    dtype = dtype or _dtype.result_type(target, other)
+    result_dtype = None if op in BOOL_RESULT_OPS else dtype
+    return write_values(
+        target, lambda: compute_binary(op, target, other, dtype, out=target), result_dtype, (other,)
+    )
+
+
+def pow_(input: Tensor, exponent) -> Tensor:
+    """``input.pow_(exponent)``: :func:`pow` written into ``input``."""
+    if isinstance(exponent, Tensor):
+        if _dtype.result_type(input, exponent) is _dtype.bool_:
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+        _check_integer_power(input, exponent)
+        dtype = _dtype.result_type(input, exponent)
+        return _function_inplace(PowTensor, input, exponent, dtype, lambda: pow(input, exponent))
+    check_tensor_or_number(exponent, "exponent")
+    _check_integer_power(input, exponent)
+    dtype = _dtype.result_type(input, exponent)
+    return _function_inplace(Pow, input, exponent, dtype, lambda: pow(input, exponent))
+
+
+def remainder_(input: Tensor, other) -> Tensor:
+    """``input.remainder_(other)``: :func:`remainder` written into ``input``."""
+    check_tensor_or_number(other, "other")
+    dtype = _dtype.result_type(input, other)
+    if dtype is _dtype.bool_:
+        raise NotImplementedError("\"remainder_cpu\" not implemented for 'Bool'")
+    return _function_inplace(Remainder, input, other, dtype, lambda: remainder(input, other))
+
+
+def floor_divide_(input: Tensor, other) -> Tensor:
+    """``input.floor_divide_(other)``: :func:`floor_divide` written into ``input``."""
+    check_tensor_or_number(other, "other")
+    dtype = _dtype.result_type(input, other)
+    if dtype is _dtype.bool_:
+        raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
+    if _dtype.can_cast(dtype, input.dtype):  # else the cast error comes first
+        _check_integer_divisor(input, other)
+    return kernel_inplace("floor_divide", input, other, dtype)
+
+
+def bitwise_inplace(op: str, input: Tensor, other) -> Tensor:
+    """``input.bitwise_and_(other)`` and its kind, written into ``input``."""
+    dtype = _dtype.result_type(input, other)
+    if _dtype.can_cast(dtype, input.dtype) and dtype.is_floating_point:
+        raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{dtype.title}'")
+    return kernel_inplace(op, input, other, dtype)
+
+
+def square_(input: Tensor) -> Tensor:
+    """``input.square_()``: ``input.pow_(2)``."""
+    return pow_(input, 2)
+
+
+def round_(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """``input.round_(decimals=...)``: :func:`round` written into ``input``."""
+    if decimals == 0:
+        return unary_inplace(Round, input, lambda: round(input))
+    if not input.dtype.is_floating_point:
+        return apply_inplace(input, lambda: round(input, decimals=decimals))
+    return write_inplace(input, lambda: _ROUND_DECIMALS_.apply(input, decimals), input.dtype)
+
+
 def _public_unary(function, doc: str):
     def op(input: Tensor) -> Tensor:
         if not isinstance(input, Tensor):
@@ -736,6 +954,7 @@ def _public_unary(function, doc: str):
 
     op.__name__ = function.__name__.lower()
     op.__doc__ = doc
+    op.function = function  # for the in-place method (see unary_inplace)
     return op
 
 
@@ -750,6 +969,7 @@ def neg(input: Tensor) -> Tensor:
 
 
 negative = neg
+neg.function = Neg  # for the in-place method (see unary_inplace)
 abs = _public_unary(
     Abs,  # noqa: A001 - PyTorch's name
     "Absolute value, elementwise.",
@@ -774,12 +994,34 @@ trunc = _public_unary(Trunc, "Round toward zero, elementwise.")
 _round = _public_unary(Round, "Round half to even, elementwise.")
 
 
+class RoundDecimals(Function):
+    """Round to ``decimals`` places: ``round(a * 10**decimals) / 10**decimals``."""
+
+    backward_name = "RoundBackward1"
+    in_place = False
+
+    @classmethod
+    def forward(cls, ctx, a, decimals):
+        scale = 10.0**decimals
+        out = compute_binary("mul", a, scale, out=destination(cls, ctx, a))
+        compute_unary("round", out, out=out)  # each step reads an element, then writes it
+        return compute_binary("div", out, scale, out=out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, None
+
+
+_ROUND_DECIMALS_ = in_place_variant(RoundDecimals)
+
+
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
     """Round half to even; with ``decimals``, to that many decimal places."""
     if decimals == 0:
         return _round(input)
-    scale = 10.0**decimals
-    return _round(input * scale) / scale
+    if not input.dtype.is_floating_point:
+        return _round(input * 10.0**decimals) / 10.0**decimals
+    return RoundDecimals.apply(input, decimals)
 
 
 def square(input: Tensor) -> Tensor:
@@ -794,19 +1036,22 @@ class Clamp(Function):
     """Clamp between two numbers (either may be None): ClampBackward1."""
 
     backward_name = "ClampBackward1"
+    in_place = False
 
-    @staticmethod
-    def forward(ctx, a, low, high):
+    @classmethod
+    def forward(cls, ctx, a, low, high):
         ctx.save_for_backward(a)
         ctx.low, ctx.high = low, high
+        target = destination(cls, ctx, a)
         # The bound goes first: the kernels keep their second operand on a tie,
         # and PyTorch's clamp keeps the input (clamp(-0.0, min=0.0) is -0.0).
+        # In place, both steps write into a: each reads an element, then writes it.
         out = a
         if low is not None:
-            out = compute_binary("maximum", low, out, _dtype.result_type(a, low))
+            out = compute_binary("maximum", low, out, _dtype.result_type(a, low), out=target)
         if high is not None:
-            out = compute_binary("minimum", high, out, _dtype.result_type(out, high))
-        return out if out is not a else out.clone()
+            out = compute_binary("minimum", high, out, _dtype.result_type(out, high), out=target)
+        return out if out is not a or target is not None else out.clone()
 
     @staticmethod
     def backward(ctx, grad):
@@ -816,7 +1061,10 @@ class Clamp(Function):
             inside = inside & (a >= ctx.low)
         if ctx.high is not None:
             inside = inside & (a <= ctx.high)
-        return grad * inside, None, None
+        # where, not grad * inside: outside the bounds (and at a NaN input) the gradient
+        # is exactly 0 even when grad is NaN or infinite, as in PyTorch.
+        zero = zeros((), dtype=grad.dtype, device=grad.device)
+        return where(inside, grad, zero), None, None
 
 
 def _check_clamp_numbers(input: Tensor, min, max) -> None:  # noqa: A002
@@ -860,6 +1108,26 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch'
 clip = clamp
 
 
+_CLAMP_ = in_place_variant(Clamp)
+
+
+def clamp_(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
+    """``input.clamp_(min, max)``: :func:`clamp` written into ``input``.
+
+    Number bounds that keep ``input``'s dtype are written directly; tensor
+    bounds, and bounds that change the dtype (an error unless PyTorch allows
+    it), take the plain path of computing ``clamp`` and copying it back.
+    """
+    bounds = [bound for bound in (min, max) if bound is not None]
+    if not bounds or not all(is_number(bound) for bound in bounds):
+        return apply_inplace(input, lambda: clamp(input, min, max), bounds)
+    _check_clamp_numbers(input, min, max)
+    dtype = _dtype.result_type(input, *bounds)
+    if dtype is not input.dtype:
+        return apply_inplace(input, lambda: clamp(input, min, max), bounds)
+    return write_inplace(input, lambda: _CLAMP_.apply(input, min, max), dtype)
+
+
 def clamp_min(input: Tensor, min) -> Tensor:  # noqa: A002
     """``clamp(input, min=min)``."""
     return clamp(input, min=min)
@@ -877,6 +1145,7 @@ class Where(Function):
     @staticmethod
     def forward(ctx, condition, a, b):
         ctx.save_for_backward(condition)
+        common_device(condition, a, b)
         dtype = _dtype.result_type(a, b)
         shape = broadcast(condition, a, b)
         a, b = as_operand(a, dtype), as_operand(b, dtype)
@@ -917,10 +1186,12 @@ def where(condition: Tensor, input=None, other=None):
 
 class MaskedFill(Function):
     backward_name = "MaskedFillBackward0"
+    in_place = False  # True in the variant that writes into a (inplace.in_place_variant)
 
-    @staticmethod
-    def forward(ctx, a, mask, value):
+    @classmethod
+    def forward(cls, ctx, a, mask, value):
         ctx.save_for_backward(mask)
+        common_device(a, mask)
         shape = broadcast(a, mask)
         if tuple(shape) != tuple(a.shape):
             raise RuntimeError(
@@ -928,7 +1199,10 @@ class MaskedFill(Function):
                 f"input's shape {list(a.shape)}"
             )
         value = value.item() if isinstance(value, Tensor) else value
-        out = empty_tensor(a.shape, a.dtype)
+        # In place, where() reads each element of a before it writes the same place.
+        out = destination(cls, ctx, a)
+        if out is None:
+            out = empty_tensor(a.shape, a.dtype)
         filler = as_operand(value, a.dtype)
         kernels.where(
             out._strided(), strided_as(mask, shape), strided_as(filler, shape), a._strided()
@@ -943,6 +1217,18 @@ class MaskedFill(Function):
 
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     """``input`` with ``value`` wherever the bool ``mask`` is true."""
+    return MaskedFill.apply(input, mask, _masked_fill_value(input, mask, value))
+
+
+def masked_fill_(input: Tensor, mask: Tensor, value) -> Tensor:
+    """``input.masked_fill_(mask, value)``: :func:`masked_fill` written into ``input``."""
+    value = _masked_fill_value(input, mask, value)
+    variant = inplace.variant_of(MaskedFill)
+    return write_inplace(input, lambda: variant.apply(input, mask, value), None, (mask,))
+
+
+def _masked_fill_value(input: Tensor, mask: Tensor, value):
+    """masked_fill's argument checks, in PyTorch's words; returns ``value``."""
     if mask.dtype is not _dtype.bool_:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.c_name}"
@@ -954,7 +1240,7 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
         )
     if not isinstance(value, Tensor):
         _dtype.check_scalar_fits(value, input.dtype)
-    return MaskedFill.apply(input, mask, value)
+    return value
 
 
 # ------------------------------------------------------------ copies, casts

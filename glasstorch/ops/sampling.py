@@ -166,6 +166,33 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     from glasstorch.ops import inplace
 
     _check_probabilities(p)
-    draws = _uniform(self.shape, generator, self.device)
-    values = (draws < p).to(self.dtype)
-    return inplace.assign_inplace(self, lambda: values)
+    if isinstance(p, Tensor) or not self.is_contiguous():
+        draws = _uniform(self.shape, generator, self.device)
+        values = (draws < p).to(self.dtype)
+        return inplace.assign_inplace(self, lambda: values)
+    return inplace.write_values(self, lambda: _bernoulli_into(self.view(-1), p, generator))
+
+
+#: Elements drawn at a time by bernoulli_: a multiple of 4 (the uniform kernel's
+#: numbers per Philox block), so each piece starts on a block of its own.
+_PIECE = 2**14
+
+
+def _bernoulli_into(flat: Tensor, p: float, generator) -> None:
+    """Write ``uniform < p`` (0 or 1) into the contiguous 1-D ``flat``, a piece at a time.
+
+    The uniform numbers are float64, as :func:`bernoulli`'s, drawn from the
+    blocks the whole tensor would use: the same values as drawing everything
+    at once, with a temporary of at most ``_PIECE`` numbers.
+    """
+    from glasstorch._tier import kernels
+    from glasstorch.ops.creation import _generator
+    from glasstorch.ops.pointwise import compute_binary
+
+    seed, offset = _generator(generator).take_blocks(-(-flat.numel() // 4))
+    draws = empty_tensor((min(_PIECE, flat.numel()),), _dtype.float64, device=flat.device)
+    for start in range(0, flat.numel(), _PIECE):
+        piece = flat[start : start + _PIECE]
+        these = draws[: piece.numel()]
+        kernels.random_uniform(these._strided(), seed, offset + start // 4, 0.0, 1.0)
+        compute_binary("lt", these, p, out=piece)
