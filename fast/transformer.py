@@ -13,6 +13,11 @@ from ._glue import lib, optional_view, refused, view
 class TransformerKernels:
     """layer_norm, gelu, attention_softmax and their gradients."""
 
+    def row_moments(self, mean: Strided, var: Strided, input: Strided) -> None:
+        """Each row's mean and biased variance, PyTorch's way (``fast/csrc/moments.c``)."""
+        if lib.gt_row_moments(view(mean), view(var), view(input)):
+            raise refused("row_moments", mean, input)
+
     def layer_norm(
         self,
         out: Strided,

@@ -440,6 +440,19 @@ class Kernels:
     # chain of elementwise operations and temporaries. Every view is
     # **contiguous** and of one float dtype (float32 or float64): the frontend
     # makes it so. A "row" is the last dimension: ``(R, N)`` views.
+    def row_moments(self, mean: Strided, var: Strided, input: Strided) -> None:
+        """``mean[r]`` and the *biased* variance ``var[r]`` of each row of ``input``.
+
+        PyTorch's CPU algorithm, in the input's own precision (each operation
+        rounded to float32 for a float32 input): Welford's update in 8
+        (float64: 4) lanes over chunks of 16 vectors merged in a cascade, the
+        ``N % lanes`` values left over added one at a time, then the lanes
+        merged into them in order (``reference/moments.py`` has the exact
+        steps). So a float32 row holding ``1e30`` has an infinite variance,
+        as in PyTorch, and its normalised outputs are 0 (or NaN).
+        """
+        raise NotImplementedError
+
     def layer_norm(
         self,
         out: Strided,
@@ -452,9 +465,10 @@ class Kernels:
     ) -> None:
         """Normalize each row of ``input`` ``(R, N)``, then scale and shift.
 
-        For row ``r``: ``mean[r]`` is its mean, ``var`` its *biased* variance
-        (the mean of the squared deviations from the mean, two passes, both
-        sums in double precision), ``rstd[r] = 1 / sqrt(var + eps)``, and::
+        For row ``r``: ``mean[r]`` and ``var`` are :meth:`row_moments`' (in
+        the input's precision), ``rstd[r] = 1 / sqrt(max(var, 0) + eps)``
+        (each step rounded to the dtype), and, with one rounding for the
+        scale and shift (a fused multiply-add)::
 
             out[r, j] = (input[r, j] - mean[r]) * rstd[r] * weight[j] + bias[j]
 
@@ -780,8 +794,10 @@ class Kernels:
     def batch_norm_stats(self, mean: Strided, var: Strided, input: Strided) -> None:
         """Per channel ``c``: the mean and the *biased* variance of ``input[:, c, :]``.
 
-        Both sums run in double precision; the variance is the mean of the
-        squared deviations from the mean (two passes), never ``E[x^2] - E[x]^2``.
+        PyTorch's arithmetic: the sum in double precision, the mean rounded to
+        the dtype, then each deviation and its square in the dtype (a float32
+        square past 3.4e38 is inf) added in double; the variance is that sum
+        over the count (two passes, never ``E[x^2] - E[x]^2``).
         """
         raise NotImplementedError
 
@@ -796,7 +812,10 @@ class Kernels:
     ) -> None:
         """``out[n, c, l] = (input[n, c, l] - mean[c]) * invstd[c] * weight[c] + bias[c]``.
 
-        A missing ``weight`` is 1, a missing ``bias`` 0.
+        As PyTorch computes it: ``scale = invstd * weight`` and
+        ``shift = bias - mean * scale`` per channel (rounded to the dtype),
+        then ``fma(input, scale, shift)``, one rounding per element. A missing
+        ``weight`` is 1, a missing ``bias`` 0.
         """
         raise NotImplementedError
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from glasstorch.autograd.function import Function
+from glasstorch.autograd.grad_mode import is_grad_enabled
 from glasstorch.ops.creation import zeros_like
 from glasstorch.ops.reduction import _dims_arg
 from glasstorch.tensor import Tensor
@@ -60,6 +61,8 @@ class VectorNorm(Function):
     def backward(ctx, grad):
         x, norm = ctx.saved_tensors
         ord = ctx.ord
+        if is_grad_enabled():  # create_graph: the norm must carry its own history
+            norm = VectorNorm.apply(x, ord, ctx.dims, True)
         if not ctx.keepdim:
             grad = grad.reshape(norm.shape)  # back to the size-1 dims of the forward
         if ord == 0:

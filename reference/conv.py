@@ -18,6 +18,7 @@ from itertools import product
 
 from glasstorch._kernels import Strided
 
+from .moments import fma, rounder
 from .strided import converter, memory, numel
 
 
@@ -232,7 +233,11 @@ class ConvKernels:
 
     # ---------------------------------------------------- batch normalisation
     def batch_norm_stats(self, mean, var, input):
+        # PyTorch's arithmetic: the sums in double, but each deviation and its
+        # square in the input's precision, so a float32 square past 3.4e38 is
+        # inf (reference/moments.py says why this matters).
         n_size, c_size, l_size = input.shape
+        round_ = rounder(input.buffer.dtype.name)
         x = memory(input)
         means, variances = [], []
         for c in range(c_size):
@@ -241,21 +246,31 @@ class ConvKernels:
                 for n in range(n_size)
                 for i in range(l_size)
             ]
-            m = math.fsum(channel) / len(channel)
+            total = 0.0
+            for v in channel:  # in order, in double (IEEE: inf + -inf is NaN)
+                total += v
+            m = round_(total / len(channel))
+            squares = 0.0
+            for v in channel:
+                d = round_(v - m)
+                squares += round_(d * d)
             means.append(m)
-            variances.append(math.fsum((v - m) * (v - m) for v in channel) / len(channel))
+            variances.append(round_(round_(squares) / len(channel)))  # the sum kept in the dtype
         _write_all(mean, means)
         _write_all(var, variances)
 
     def batch_norm_apply(self, out, input, mean, invstd, weight, bias):
+        # PyTorch's form: a scale and a shift per channel, then one fused
+        # multiply-add per element: out = fma(x, scale, bias - mean * scale).
         n_size, c_size, l_size = input.shape
+        round_ = rounder(input.buffer.dtype.name)
         x = memory(input)
-        scale_shift = [_scale_shift(c, mean, invstd, weight, bias) for c in range(c_size)]
+        scale_shift = [_scale_shift(c, mean, invstd, weight, bias, round_) for c in range(c_size)]
         values = []
         for n, c in product(range(n_size), range(c_size)):
-            m, scale, shift = scale_shift[c]
+            scale, shift = scale_shift[c]
             start = input.offset + (n * c_size + c) * l_size
-            values.extend((x[start + i] - m) * scale + shift for i in range(l_size))
+            values.extend(fma(x[start + i], scale, shift, round_) for i in range(l_size))
         _write_all(out, values)
 
     def batch_norm_backward(
@@ -362,11 +377,11 @@ def _avg_window(out_at, size, kernel_size, stride, padding, count_include_pad, d
     return ranges[0], ranges[1], divisor
 
 
-def _scale_shift(c, mean, invstd, weight, bias):
-    """Channel ``c``'s mean, and the scale and shift that follow the normalisation."""
+def _scale_shift(c, mean, invstd, weight, bias, round_):
+    """Channel ``c``'s scale ``invstd * weight`` and shift ``bias - mean * scale``."""
     m = memory(mean)[mean.offset + c]
     scale = memory(invstd)[invstd.offset + c]
     if weight is not None:
-        scale *= memory(weight)[weight.offset + c]
+        scale = round_(scale * memory(weight)[weight.offset + c])
     shift = memory(bias)[bias.offset + c] if bias is not None else 0.0
-    return m, scale, shift
+    return scale, round_(shift - round_(m * scale))

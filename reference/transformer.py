@@ -2,9 +2,11 @@
 
 Every view here is contiguous, so element ``(r, j)`` of an ``(R, N)`` view sits
 at ``offset + r * N + j``, and an elementwise view is walked as ``offset + i``.
-Each kernel loops over the positions it writes; the sums a row needs (its mean,
-its variance, the dot products of the gradients) are taken first, in double
-precision with :func:`math.fsum`, and each stored value is rounded once.
+Each kernel loops over the positions it writes. LayerNorm's row mean and
+variance are PyTorch's, in the input's own precision (:mod:`.moments` says
+why: a float32 variance overflows where PyTorch's does); the sums of the
+gradients are taken in double precision with :func:`math.fsum`, and each
+stored value is rounded once.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import math
 
 from glasstorch._kernels import Strided
 
-from .elementwise import _div, _exp, _fsum, _rsqrt
+from .elementwise import _div, _exp, _fsum
+from .moments import fma, reciprocal_sqrt, rounder, row_moments
 from .reductions import _max
 from .strided import converter, memory, numel
 
@@ -47,20 +50,39 @@ class TransformerKernels:
     """layer_norm, gelu, attention_softmax and their gradients."""
 
     # --------------------------------------------------------------- LayerNorm
-    def layer_norm(self, out, mean, rstd, input, weight, bias, eps):
+    def row_moments(self, mean, var, input):
         rows, n = _rows_and_width(input)
+        dtype_name = input.buffer.dtype.name
+        store = converter(mean.buffer.dtype)
+        mean_mem, var_mem = memory(mean), memory(var)
+        for r in range(rows):
+            m, v = row_moments(_row(input, r), dtype_name)
+            mean_mem[mean.offset + r] = store(m)
+            var_mem[var.offset + r] = store(v)
+
+    def layer_norm(self, out, mean, rstd, input, weight, bias, eps):
+        # PyTorch's arithmetic, in the input's precision (see reference/moments.py):
+        # a float32 row's variance overflows to inf where PyTorch's does.
+        rows, n = _rows_and_width(input)
+        dtype_name = input.buffer.dtype.name
+        round_ = rounder(dtype_name)
         store = converter(out.buffer.dtype)
         out_mem, mean_mem, rstd_mem = memory(out), memory(mean), memory(rstd)
+        affine = weight is not None or bias is not None
         w, b = _vector(weight, n, 1.0), _vector(bias, n, 0.0)
         for r in range(rows):
             x = _row(input, r)
-            m = _fsum(x) / n
-            variance = _fsum((v - m) * (v - m) for v in x) / n
-            s = _rsqrt(variance + eps)
+            m, variance = row_moments(x, dtype_name)
+            if variance < 0:  # max(var, 0); a NaN stays NaN
+                variance = 0.0
+            s = reciprocal_sqrt(round_(variance + round_(eps)), round_)
             mean_mem[mean.offset + r] = store(m)
             rstd_mem[rstd.offset + r] = store(s)
             for j in range(n):
-                out_mem[out.offset + r * n + j] = store((x[j] - m) * s * w[j] + b[j])
+                xhat = round_(round_(x[j] - m) * s)
+                # scale and shift with one rounding (a fused multiply-add)
+                value = fma(xhat, w[j], b[j], round_) if affine else xhat
+                out_mem[out.offset + r * n + j] = store(value)
 
     def layer_norm_backward(
         self, grad_input, grad_weight, grad_bias, grad_output, input, mean, rstd, weight

@@ -832,3 +832,299 @@ def test_cat_gives_empty_inputs_an_empty_gradient(empty_shape, dim, device):
     assert empty.grad is not None and tuple(empty.grad.shape) == empty_shape
     assert empty.grad.dtype is gt.float64
     assert_close(full.grad, np.ones((2, 3)))
+
+
+# ------------------------------- 22. layer/group/batch norm of extreme float32 inputs
+# PyTorch takes a float32 row's mean and variance in float32 (Welford in 8 lanes,
+# reference/moments.py): a squared deviation of 1e30 overflows, the variance is inf,
+# rstd is 0 and the row's outputs are 0; a row without a remainder past its 8-lane
+# vectors turns a huge lane-0 mean into NaN. float64 keeps finite statistics.
+
+SIXTEEN_WITH_HUGE_LAST = [1.0] * 15 + [1e30]
+EIGHT_WITH_HUGE_FIRST = [1e30] + [1.0] * 7
+
+
+def _layer_norm(lib, values, dtype, affine=False):
+    x = lib.tensor([values], dtype=getattr(lib, dtype))
+    n = len(values)
+    weight = lib.linspace(0.5, 1.5, n, dtype=x.dtype) if affine else None
+    bias = lib.linspace(-1.0, 1.0, n, dtype=x.dtype) if affine else None
+    return lib.nn.functional.layer_norm(x, (n,), weight, bias)
+
+
+@pytest.mark.nn
+def test_layer_norm_float32_row_with_an_overflowing_square_is_zero(device):
+    out = _on(device, lambda lib: _layer_norm(lib, SIXTEEN_WITH_HUGE_LAST, "float32"))
+    assert_close(out, np.zeros((1, 16), dtype=np.float32))
+
+
+@pytest.mark.nn
+def test_layer_norm_float32_huge_value_in_lane_zero_is_nan(device):
+    out = _on(device, lambda lib: _layer_norm(lib, EIGHT_WITH_HUGE_FIRST, "float32"))
+    assert np.isnan(out.cpu().numpy()).all()
+
+
+@pytest.mark.nn
+def test_layer_norm_float64_keeps_finite_statistics(device):
+    out = _on(device, lambda lib: _layer_norm(lib, SIXTEEN_WITH_HUGE_LAST, "float64"))
+    expected = np.array([[-1 / np.sqrt(15)] * 15 + [np.sqrt(15)]])  # (x - mean) / std by hand
+    assert_close(out, expected)
+
+
+def _norm_grid_cases():
+    cases = []
+    for n in (1, 2, 3, 7, 8, 9, 15, 16, 17, 24, 33, 40):
+        for position in sorted({0, n // 2, n - 1}):
+            for huge in (1e30, -3e38, float("inf")):
+                cases.append((n, position, huge))
+    return cases
+
+
+@needs_torch
+@pytest.mark.nn
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("affine", [False, True])
+def test_layer_norm_extreme_grid_matches_torch(dtype, affine, device):
+    """Rows of 1..40 values with one extreme at the start, middle or end."""
+    for n, position, huge in _norm_grid_cases():
+        values = [round(0.37 * k - 1.1, 3) for k in range(n)]
+        values[position] = huge
+        expected = _layer_norm(torch, values, dtype, affine)
+        actual = _on(device, lambda lib, v=values: _layer_norm(lib, v, dtype, affine))
+        assert_close(actual, expected)
+
+
+def _batch_norm(lib, dtype, training, layout, huge=1e30):
+    values = np.array([[0.5, -1.25, 2.0, 0.75], [1.5, 0.5, huge, 0.25], [2.5, 1.0, -2.0, 0.0]])
+    x = lib.tensor(values.tolist(), dtype=getattr(lib, dtype)).reshape(3, 2, 2)
+    if layout == "strided":
+        x = lib.tensor(values.T.tolist(), dtype=x.dtype).t().reshape(3, 2, 2)
+        x = x.transpose(1, 2).contiguous().transpose(1, 2)
+    mean = lib.tensor([0.5, -0.5], dtype=x.dtype)
+    var = lib.tensor([1.0, 2.0], dtype=x.dtype)
+    bias = lib.tensor([0.25, -0.75], dtype=x.dtype)
+    out = lib.nn.functional.batch_norm(x, mean, var, None, bias, training, 0.1, 1e-5)
+    return out, mean, var
+
+
+@pytest.mark.nn
+def test_batch_norm_float32_channel_with_an_overflowing_square_gives_its_bias(device):
+    out, _, var = _on(device, lambda lib: _batch_norm(lib, "float32", True, "contiguous"))
+    channel = out.cpu().numpy()[:, 1]
+    assert (channel == np.float32(-0.75)).all()  # invstd = 1 / sqrt(inf) = 0
+    assert np.isinf(var.cpu().numpy()[1])
+
+
+@pytest.mark.nn
+def test_batch_norm_strided_input_squares_in_double(device):
+    """PyTorch's strided path squares in double: a finite variance."""
+    out, _, _ = _on(device, lambda lib: _batch_norm(lib, "float32", True, "strided"))
+    assert np.isfinite(out.cpu().numpy()).all()
+    assert np.abs(out.cpu().numpy()[:, 1]).max() > 1.0  # the 1e30 stands out
+
+
+@needs_torch
+@pytest.mark.nn
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+@pytest.mark.parametrize("huge", [1e30, -3e38, float("inf"), 2.0])
+def test_batch_norm_extremes_match_torch(dtype, training, layout, huge, device):
+    expected = _batch_norm(torch, dtype, training, layout, huge)
+    actual = _on(device, lambda lib: _batch_norm(lib, dtype, training, layout, huge))
+    for a, e in zip(actual, expected):
+        assert_close(a, e)
+
+
+def _group_norm(lib, dtype, huge, affine):
+    values = [[0.5, -1.5, 2.0], [1.0, huge, 0.25], [2.0, 2.0, 2.0], [-0.5, 0.75, 1.0]]
+    x = lib.tensor(values, dtype=getattr(lib, dtype)).reshape(2, 2, 3)
+    weight = lib.tensor([1.5, -0.75], dtype=x.dtype) if affine else None
+    bias = lib.tensor([0.5, 2.0], dtype=x.dtype) if affine else None
+    return lib.nn.functional.group_norm(x, 2, weight, bias)
+
+
+@pytest.mark.nn
+def test_group_norm_float32_short_group_with_a_huge_value_is_nan(device):
+    """3 values, fewer than the 8 lanes: the zero-weight lane merge turns the
+    huge mean's overflowing square into NaN, as in PyTorch; float64 stays finite."""
+    out = _on(device, lambda lib: _group_norm(lib, "float32", 1e30, False))
+    assert np.isnan(out.cpu().numpy()[0, 1]).all()
+    assert np.isfinite(out.cpu().numpy()[1]).all()
+    wide = _on(device, lambda lib: _group_norm(lib, "float64", 1e30, False))
+    assert np.isfinite(wide.cpu().numpy()).all()
+
+
+@needs_torch
+@pytest.mark.nn
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("affine", [False, True])
+@pytest.mark.parametrize("huge", [1e30, -3e38, float("nan"), 2.0])
+def test_group_norm_matches_torch_with_extremes_and_constant_groups(dtype, affine, huge, device):
+    """A constant group (variance 0) exposes the rounding of PyTorch's fused
+    multiply-add: its outputs are ``bias`` plus a residue of ``scale * x``."""
+    assert_close(
+        _on(device, lambda lib: _group_norm(lib, dtype, huge, affine)),
+        _group_norm(torch, dtype, huge, affine),
+    )
+
+
+@pytest.mark.nn
+def test_group_norm_of_one_value_per_group_is_refused(device):
+    x = gt.tensor([[2.0]], device=device)
+    with pytest.raises(ValueError, match=re.escape("got input size [1, 1]")):
+        gt.nn.functional.group_norm(x, 1)
+
+
+# ------------------------ 23. cross_entropy: float32 input, float64 probability target
+
+
+@pytest.mark.nn
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_cross_entropy_with_float64_probabilities_of_a_float32_input(reduction, device):
+    def call(lib):
+        x = lib.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 2.5]], dtype=lib.float32)
+        p = lib.tensor([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]], dtype=lib.float64)
+        return lib.nn.functional.cross_entropy(x, p, reduction=reduction), x, p
+
+    actual, x, p = _on(device, call)
+    assert actual.dtype is gt.float64
+    # PyTorch's path: log_softmax in float32, then the product and sum in float64
+    per_sample = -(gt.log_softmax(x, 1).to(gt.float64) * p).sum(1)
+    reduced = {"none": per_sample, "sum": per_sample.sum(), "mean": per_sample.mean()}
+    assert_close(actual, reduced[reduction].cpu().numpy())
+    if torch is not None:  # a float32 log's last bit apart: float32's tolerance
+        assert_close(actual, call(torch)[0], rtol=1e-5, atol=1e-6)
+
+
+# ----------------------------- 24. losses: broadcast promotion, target checks, kl_div
+
+
+@pytest.mark.nn
+@pytest.mark.parametrize("loss", ["mse_loss", "l1_loss", "smooth_l1_loss"])
+def test_loss_with_a_zero_dim_float64_target_is_float64(loss, device):
+    """PyTorch broadcasts first, so the 0-dim target promotes like a full one."""
+    x = gt.tensor([-1.733, 0.613, -1.5], device=device)
+    y = gt.tensor(-2.959, dtype=gt.float64, device=device)
+    with pytest.warns(UserWarning):
+        out = getattr(gt.nn.functional, loss)(x, y)
+    assert out.dtype is gt.float64
+    difference = np.array([-1.733, 0.613, -1.5], dtype=np.float32).astype(np.float64) + 2.959
+    expected = {"mse_loss": (difference**2).mean(), "l1_loss": np.abs(difference).mean()}
+    if loss in expected:
+        assert_close(out, np.float64(expected[loss]))
+
+
+@pytest.mark.nn
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy"])
+def test_class_target_of_int32_is_refused(name, device):
+    x = gt.zeros((2, 3), device=device)
+    target = gt.tensor([0, 1], dtype=gt.int32, device=device)
+    with pytest.raises(
+        RuntimeError, match="^expected target dtype to be Long or Byte, but got Int$"
+    ):
+        getattr(gt.nn.functional, name)(x, target)
+
+
+@pytest.mark.nn
+def test_binary_cross_entropy_checks_its_target_range_and_nan(device):
+    bce = gt.nn.functional.binary_cross_entropy
+    with pytest.raises(RuntimeError, match="^all elements of target should be between 0 and 1$"):
+        bce(gt.tensor([0.5], device=device), gt.tensor([1.5], device=device))
+    with pytest.raises(RuntimeError, match="^all elements of input should be between 0 and 1$"):
+        bce(gt.tensor([float("nan")], device=device), gt.tensor([0.5], device=device))
+
+
+@pytest.mark.nn
+def test_kl_div_of_zero_and_negative_targets(device):
+    """``xlogy(t, t) - t * x``: 0 where t is 0, NaN where t is negative."""
+    x = gt.tensor([-0.985, -2.738, 0.204], dtype=gt.float64, device=device)
+    t = gt.tensor([-0.313, 0.0, 0.5], dtype=gt.float64, device=device)
+    out = gt.nn.functional.kl_div(x, t, reduction="none").cpu().numpy()
+    assert np.isnan(out[0]) and out[1] == 0
+    assert out[2] == pytest.approx(0.5 * (np.log(0.5) - 0.204))
+
+
+# ---------------------------------------------- 25. second derivative of a norm
+
+
+@pytest.mark.autograd
+def test_second_derivative_through_vector_norm(device):
+    """``sum((x / |x|) ** 2)`` is 1 everywhere: its gradient is 0."""
+    x = gt.tensor([2.0, -2.575, -0.321, 0.21, 2.0], dtype=gt.float64, device=device)
+    x.requires_grad_()
+    (first,) = gt.autograd.grad(x.norm(), [x], create_graph=True)
+    (second,) = gt.autograd.grad((first * first).sum(), [x])
+    assert_close(second, np.zeros(5), atol=1e-12)
+
+
+# ---------------------------------------------- 26. the fuzzer reaches these classes
+
+
+@pytest.mark.errors
+def test_fuzzer_generates_the_new_families():
+    from fuzz_driver import generate
+
+    families = {generate(11, i).op.split("/")[0] for i in range(400)}
+    assert {"loss", "norm", "double_backward", "cast"} <= families
+    programs = "\n".join(generate(11, i).program() for i in range(2000))
+    for text in ("e+38", "e+30", "1e-30", "create_graph=True", ".long()", "group_norm"):
+        assert text in programs
+
+
+@pytest.mark.errors
+def test_fuzzer_class_and_float32_tolerances():
+    from fuzz_driver import same
+
+    a = ("tensor", (2,), "float64", np.array([1.0, np.inf]))
+    b = ("tensor", (2,), "float64", np.array([2.0, np.nan]))
+    assert same(a, b, "class") is None  # finite where finite, non-finite where not
+    assert same(a, ("tensor", (2,), "float64", np.array([np.inf, 1.0])), "class")
+    near = ("tensor", (1,), "float64", np.array([1.0]))
+    off = ("tensor", (1,), "float64", np.array([1.0 + 5e-8]))
+    assert same(near, off) and same(near, off, "float32") is None
+
+
+@pytest.mark.nn
+def test_bce_with_logits_pos_weight_product_keeps_the_input_dtype(device):
+    """PyTorch multiplies in place into ``logsigmoid(input)``: float32, so -3e38 * 2.2 is -inf."""
+    x = gt.tensor([[0.5, 0.0, -2.523, -1.5]], device=device)
+    t = gt.tensor([[2.201, -0.896, 2.655, -0.0]], dtype=gt.float64, device=device)
+    weight = gt.tensor([-3e38], dtype=gt.float64, device=device).expand(4)
+    loss = gt.nn.functional.binary_cross_entropy_with_logits(x, t, pos_weight=weight)
+    assert loss.dtype is gt.float64 and loss.item() == float("-inf")
+
+
+@pytest.mark.nn
+def test_nll_loss_skips_ignored_samples_holding_nan(device):
+    x = gt.tensor([[float("nan"), 0.78], [1.738, -1.5]], dtype=gt.float64, device=device)
+    target = gt.tensor([0, 1], device=device)
+    for reduction, expected in (("none", [0.0, 1.5]), ("sum", 1.5), ("mean", 1.5)):
+        out = gt.nn.functional.nll_loss(x, target, reduction=reduction, ignore_index=0)
+        assert_close(out, np.array(expected))
+
+
+@pytest.mark.nn
+@pytest.mark.cpu_only("a CUDA block adds a channel's partial sums in a tree, for parallelism")
+def test_batch_norm_sums_a_channel_in_order(device):
+    """1e30 + small terms - 1e30: the order of the double sum decides what is absorbed;
+    PyTorch adds (n, l) in order, so the small terms before -1e30 vanish."""
+    channel = [1e30, 1.5, 2.5, 0.5, -1e30, 2.0, 1.0, 3.0]
+    x = gt.tensor(channel, device=device).reshape(2, 1, 4)
+    mean = gt.zeros(1, device=device)
+    gt.nn.functional.batch_norm(x, mean, gt.ones(1, device=device), training=True, momentum=1.0)
+    assert mean.item() == pytest.approx((2.0 + 1.0 + 3.0) / 8)
+
+
+@needs_torch
+@pytest.mark.nn
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_cross_entropy_smoothing_skips_ignored_samples_with_infinite_logits(reduction, device):
+    def call(lib):
+        x = lib.tensor([-2.962, 2.426, 0.5, 1.924, 0.5, 0.345, -0.634, float("-inf")])
+        target = lib.tensor([[2], [0]])
+        return lib.nn.functional.cross_entropy(
+            x.reshape(2, 4, 1), target, reduction=reduction, ignore_index=0, label_smoothing=0.1
+        )
+
+    assert_close(_on(device, call), call(torch))

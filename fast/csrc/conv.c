@@ -1347,36 +1347,11 @@ int gt_avg_pool2d_backward(gt_view *grad_input, const gt_view *grad_output, int6
  * single running sum is one add at a time, each waiting 4 cycles for the
  * last). Each row's partials are then added in double, so a channel's total
  * over many rows keeps double's precision across rows. Used by the
- * batch-norm statistics and gradients. */
+ * batch-norm gradients. */
 typedef float bn_vfloat __attribute__((vector_size(32)));
 typedef double bn_vdouble __attribute__((vector_size(32)));
 
 #define DEFINE_ROW_SUMS(T, V, SUFFIX)                                                              \
-    /* sum of (x - shift)^p over a row, p = 1 or 2 */                                              \
-    static inline double row_moment_##SUFFIX(const T *x, int64_t l, T shift, int square)          \
-    {                                                                                              \
-        enum { VL = sizeof(V) / sizeof(T) };                                                       \
-        V acc0 = {0}, acc1 = {0}, x0, x1;                                                          \
-        int64_t j = 0;                                                                             \
-        for (; j + 2 * VL <= l; j += 2 * VL) {                                                     \
-            memcpy(&x0, x + j, sizeof x0);                                                         \
-            memcpy(&x1, x + j + VL, sizeof x1);                                                    \
-            if (square) {                                                                          \
-                x0 -= shift, x1 -= shift;                                                          \
-                acc0 += x0 * x0, acc1 += x1 * x1;                                                  \
-            } else {                                                                               \
-                acc0 += x0, acc1 += x1;                                                            \
-            }                                                                                      \
-        }                                                                                          \
-        acc0 += acc1;                                                                              \
-        double total = 0.0;                                                                        \
-        for (int v = 0; v < VL; v++) total += (double)acc0[v];                                     \
-        for (; j < l; j++) {                                                                       \
-            const double d = (double)x[j] - (square ? (double)shift : 0.0);                        \
-            total += square ? d * d : d;                                                           \
-        }                                                                                          \
-        return total;                                                                              \
-    }                                                                                              \
     /* sum of dy and of dy * (x - mu) over a row, at once */                                       \
     static inline void row_grad_sums_##SUFFIX(const T *dy, const T *x, int64_t l, T mu,           \
                                               double *sum_dy, double *sum_dy_xmu)                  \
@@ -1406,26 +1381,74 @@ typedef double bn_vdouble __attribute__((vector_size(32)));
 DEFINE_ROW_SUMS(float, bn_vfloat, f32)
 DEFINE_ROW_SUMS(double, bn_vdouble, f64)
 
+/* PyTorch's batch-norm statistics (reference/conv.py): each channel's sum in
+ * double, the mean rounded to T, then each deviation and its square in T (a
+ * float32 square past 3.4e38 is inf, as PyTorch's is), added in double.
+ * Both sums run in PyTorch's order, one chain per channel: with huge values
+ * the order decides which small terms they absorb (1e30 + 1.5 - 1e30 is 0),
+ * so interleaved partial sums (faster, vectorised) would give other answers.
+ * The channels are the parallel dimension. */
+#define BN_GROUP 4 /* channels whose statistics are summed side by side */
+#define FMA_f32 fmaf
+#define FMA_f64 fma
 #define DEFINE_BATCH_NORM(T, SUFFIX)                                                               \
+    static double bn_row_sum_##SUFFIX(const T *x, int64_t l, double sum)                           \
+    {                                                                                              \
+        for (int64_t j = 0; j < l; j++) sum += (double)x[j];                                       \
+        return sum;                                                                                \
+    }                                                                                              \
+    static double bn_row_squares_##SUFFIX(const T *x, int64_t l, T m, double squares)              \
+    {                                                                                              \
+        for (int64_t j = 0; j < l; j++) {                                                          \
+            const T d = x[j] - m;                                                                  \
+            squares += (double)(T)(d * d); /* the square rounded to T, then added */               \
+        }                                                                                          \
+        return squares;                                                                            \
+    }                                                                                              \
+    /* Speed: one channel's sum is a chain of dependent adds, each waiting    \
+     * about 4 cycles for the last. BN_GROUP channels summed side by side are  \
+     * as many independent chains, which the CPU overlaps (and may hold in one \
+     * vector, a lane per channel); each chain keeps PyTorch's order. */       \
     static void bn_stats_##SUFFIX(gt_view *mean, gt_view *var, const gt_view *input)               \
     {                                                                                              \
         const int64_t n = input->shape[0], c = input->shape[1], l = input->shape[2];               \
         const T *x = (const T *)input->data + input->offset;                                       \
         T *m_out = (T *)mean->data + mean->offset, *v_out = (T *)var->data + var->offset;          \
         const double count = (double)(n * l);                                                      \
+        const int64_t groups = (c + BN_GROUP - 1) / BN_GROUP;                                      \
         _Pragma("omp parallel for schedule(static) if (n * c * l >= GT_PARALLEL_THRESHOLD)")       \
-        for (int64_t ch = 0; ch < c; ch++) {                                                       \
-            double sum = 0.0, squares = 0.0;                                                       \
-            for (int64_t i = 0; i < n; i++)                                                        \
-                sum += row_moment_##SUFFIX(x + (i * c + ch) * l, l, 0, 0);                         \
-            const double m = sum / count;                                                          \
-            /* the squares around the mean (second pass): no cancellation */                     \
-            for (int64_t i = 0; i < n; i++)                                                        \
-                squares += row_moment_##SUFFIX(x + (i * c + ch) * l, l, (T)m, 1);                  \
-            /* the mean was rounded to T for the pass: correct for it exactly */                   \
-            const double off = (double)(T)m - m;                                                   \
-            m_out[ch] = (T)m;                                                                      \
-            v_out[ch] = (T)(squares / count - off * off);                                          \
+        for (int64_t g = 0; g < groups; g++) {                                                     \
+            const int64_t ch0 = g * BN_GROUP;                                                      \
+            const int k_n = c - ch0 < BN_GROUP ? (int)(c - ch0) : BN_GROUP;                        \
+            double sum[BN_GROUP] = {0}, squares[BN_GROUP] = {0};                                   \
+            T m[BN_GROUP] = {0};                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                const T *rows = x + (i * c + ch0) * l; /* row k of the group at rows + k * l */    \
+                if (k_n == BN_GROUP) {                                                             \
+                    for (int64_t j = 0; j < l; j++)                                                \
+                        for (int k = 0; k < BN_GROUP; k++) sum[k] += (double)rows[k * l + j];      \
+                } else {                                                                           \
+                    for (int k = 0; k < k_n; k++) sum[k] = bn_row_sum_##SUFFIX(rows + k * l, l, sum[k]); \
+                }                                                                                  \
+            }                                                                                      \
+            for (int k = 0; k < k_n; k++) m[k] = (T)(sum[k] / count);                              \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                const T *rows = x + (i * c + ch0) * l;                                             \
+                if (k_n == BN_GROUP) {                                                             \
+                    for (int64_t j = 0; j < l; j++)                                                \
+                        for (int k = 0; k < BN_GROUP; k++) {                                       \
+                            const T d = rows[k * l + j] - m[k];                                    \
+                            squares[k] += (double)(T)(d * d);                                      \
+                        }                                                                          \
+                } else {                                                                           \
+                    for (int k = 0; k < k_n; k++)                                                  \
+                        squares[k] = bn_row_squares_##SUFFIX(rows + k * l, l, m[k], squares[k]);   \
+                }                                                                                  \
+            }                                                                                      \
+            for (int k = 0; k < k_n; k++) {                                                        \
+                m_out[ch0 + k] = m[k];                                                             \
+                v_out[ch0 + k] = (T)((double)(T)squares[k] / count); /* the sum kept in T */     \
+            }                                                                                      \
         }                                                                                          \
     }                                                                                              \
     static void bn_apply_##SUFFIX(gt_view *out, const gt_view *input, const gt_view *mean,         \
@@ -1442,12 +1465,13 @@ DEFINE_ROW_SUMS(double, bn_vdouble, f64)
         _Pragma("omp parallel for schedule(static) if (n * c * l >= GT_PARALLEL_THRESHOLD)")       \
         for (int64_t r = 0; r < n * c; r++) {                                                      \
             const int64_t ch = r % c;                                                              \
-            /* y = x * scale + shift, one multiply-add per element */                              \
+            /* y = fma(x, scale, shift): one rounding per element, as PyTorch's loop */           \
             const T scale = inv[ch] * (w ? w[ch] : (T)1);                                          \
-            const T shift = (b ? b[ch] : (T)0) - m[ch] * scale;                                    \
+            const volatile T product = m[ch] * scale; /* rounded, as the reference's */            \
+            const T shift = (b ? b[ch] : (T)0) - product;                                          \
             const T *xr = x + r * l;                                                               \
             T *yr = y + r * l;                                                                     \
-            for (int64_t j = 0; j < l; j++) yr[j] = xr[j] * scale + shift;                         \
+            for (int64_t j = 0; j < l; j++) yr[j] = FMA_##SUFFIX(xr[j], scale, shift);           \
         }                                                                                          \
     }                                                                                              \
     static int bn_backward_##SUFFIX(gt_view *grad_input, gt_view *grad_weight,                    \

@@ -1,7 +1,8 @@
 /* transformer.c: the fused kernels of a transformer block, forward and backward
  * (reference/transformer.py says the same in Python loops):
  *
- *   layer_norm           out = (x - mean) * rstd * weight + bias, per row
+ *   layer_norm           out = (x - mean) * rstd * weight + bias, per row, with
+ *                        PyTorch's row moments in the input's precision (moments.c)
  *   layer_norm_backward  the input's, weight's and bias's gradients
  *   gelu, gelu_backward  x * Phi(x) (exact, or its tanh form) and its slope
  *   attention_softmax    softmax(scale * scores) per row, causal or not
@@ -31,6 +32,7 @@
 
 #include "gt_common.h"
 #include "gt_math.h"
+#include "moments.h"
 #include "transformer.h"
 
 #define SUM_LANES 8
@@ -67,25 +69,33 @@ static const double GELU_CUBIC = 0.044715;
 #define ERF_f64 erf
 #define EXP_f32 gt_exp_f32
 #define EXP_f64 exp
+#define SQRT_f32 sqrtf
+#define SQRT_f64 sqrt
+#define FMA_f32 fmaf
+#define FMA_f64 fma
 
 /* One function per float type for each kernel, from one body. */
 #define DEFINE_TRANSFORMER(S, T)                                                              \
     /* ------------------------------------------------------------- LayerNorm */            \
+    /* PyTorch's arithmetic (moments.c): the row's mean and variance in T,  */               \
+    /* rstd = 1 / sqrt(max(var, 0) + eps) in T, and each output one fused   */               \
+    /* multiply-add: y = fma((x - mean) * rstd, w, b).                      */               \
     static void layer_norm_row_##S(T *y, T *mean, T *rstd, const T *x, const T *w,           \
                                    const T *b, int64_t n, double eps)                        \
     {                                                                                         \
-        double sum, squares;                                                                  \
-        LANE_SUM(sum, n, x[i]);                                                               \
-        const double m = sum / (double)n;                                                     \
-        LANE_SUM(squares, n, ((double)x[i] - m) * ((double)x[i] - m)); /* two passes */      \
-        const double s = 1.0 / sqrt(squares / (double)n + eps);                               \
-        *mean = (T)m, *rstd = (T)s;                                                           \
-        const T mt = (T)m, st = (T)s;                                                         \
+        T m, var;                                                                             \
+        gt_row_moments_##S(x, n, &m, &var);                                                   \
+        if (var < (T)0) var = (T)0; /* a NaN stays NaN */                                     \
+        const T root = SQRT_##S(var + (T)eps); /* 1 / sqrt: two roundings, as PyTorch */    \
+        const T s = (T)1 / root;                                                              \
+        *mean = m, *rstd = s;                                                                 \
         if (w && b) /* the test hoisted out of the loop, which then vectorises */            \
-            for (int64_t j = 0; j < n; j++) y[j] = (x[j] - mt) * st * w[j] + b[j];            \
-        else                                                                                  \
+            for (int64_t j = 0; j < n; j++) y[j] = FMA_##S((x[j] - m) * s, w[j], b[j]);      \
+        else if (w || b)                                                                      \
             for (int64_t j = 0; j < n; j++)                                                   \
-                y[j] = (x[j] - mt) * st * (w ? w[j] : (T)1) + (b ? b[j] : (T)0);              \
+                y[j] = FMA_##S((x[j] - m) * s, w ? w[j] : (T)1, b ? b[j] : (T)0);             \
+        else                                                                                  \
+            for (int64_t j = 0; j < n; j++) y[j] = (x[j] - m) * s;                            \
     }                                                                                         \
                                                                                               \
     static void layer_norm_##S(gt_view *out, gt_view *mean, gt_view *rstd,                    \

@@ -293,32 +293,50 @@ __device__ void avg_pool2d_backward(T *grad_input, const T *grad_output, long lo
 }
 
 // ------------------------------------------------------- batch normalisation
+// A product rounded to T (the _rn intrinsics keep NVRTC from fusing it into a
+// following add; the simulator's C++ never fuses), and a fused multiply-add.
+#ifdef GT_CUDA_SIM_H
+__device__ __forceinline__ float gt_bn_mul(float a, float b) { return a * b; }
+__device__ __forceinline__ double gt_bn_mul(double a, double b) { return a * b; }
+#else
+__device__ __forceinline__ float gt_bn_mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double gt_bn_mul(double a, double b) { return __dmul_rn(a, b); }
+#endif
+__device__ __forceinline__ float gt_bn_fma(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ __forceinline__ double gt_bn_fma(double a, double b, double c) { return fma(a, b, c); }
+
 // Views are (N, C, L). Statistics and parameter gradients: one block per
 // channel, its threads striding over the channel's N * L numbers and
 // combining double-precision partial sums with gt_block_reduce.
 template <typename T>
 __device__ void batch_norm_stats(T *mean, long long mean_step, T *var, long long var_step,
                                  const T *input, long long n, long long c, long long l) {
+    // PyTorch's arithmetic (reference/conv.py): the sum in double, the mean
+    // rounded to T, each deviation and its square in T (a float32 square past
+    // 3.4e38 is inf), the squares added in double and their sum rounded to T.
+    // The block adds its threads' partial sums in a tree, not in the CPU's
+    // order: the same answer unless huge values absorb small ones
+    // (1e30 + 1.5 - 1e30), a difference kept for the GPU's parallelism.
     const long long count = n * l;
     GT_BLOCK_STRIDE_LOOP(ch, c) {
         double sum = 0.0;
         for (long long k = threadIdx.x; k < count; k += blockDim.x)
             sum += (double)input[(k / l * c + ch) * l + k % l];
-        const double m = gt_block_reduce(sum, gt_sum_op()) / (double)count;
+        const T m = (T)(gt_block_reduce(sum, gt_sum_op()) / (double)count);
         double squares = 0.0;  // second pass: deviations from the mean, never E[x^2] - E[x]^2
         for (long long k = threadIdx.x; k < count; k += blockDim.x) {
-            const double d = (double)input[(k / l * c + ch) * l + k % l] - m;
-            squares += d * d;
+            const T d = input[(k / l * c + ch) * l + k % l] - m;
+            squares += (double)gt_bn_mul(d, d);
         }
         squares = gt_block_reduce(squares, gt_sum_op());
         if (threadIdx.x == 0) {
-            mean[ch * mean_step] = (T)m;
-            var[ch * var_step] = (T)(squares / (double)count);
+            mean[ch * mean_step] = m;
+            var[ch * var_step] = (T)((double)(T)squares / (double)count);  // sum kept in T
         }
     }
 }
 
-// y = x * scale + shift with per-channel constants, a grid-stride loop.
+// y = fma(x, scale, shift) with per-channel constants, a grid-stride loop.
 template <typename T>
 __device__ void batch_norm_apply(T *out, const T *input, const T *mean, long long mean_step,
                                  const T *invstd, long long invstd_step, const T *weight,
@@ -327,8 +345,9 @@ __device__ void batch_norm_apply(T *out, const T *input, const T *mean, long lon
     GT_GRID_STRIDE_LOOP(i, n * c * l) {
         const long long ch = i / l % c;
         const T scale = invstd[ch * invstd_step] * (weight ? weight[ch * weight_step] : (T)1);
-        const T shift = (bias ? bias[ch * bias_step] : (T)0) - mean[ch * mean_step] * scale;
-        out[i] = input[i] * scale + shift;
+        const T shift =
+            (bias ? bias[ch * bias_step] : (T)0) - gt_bn_mul(mean[ch * mean_step], scale);
+        out[i] = gt_bn_fma(input[i], scale, shift);
     }
 }
 

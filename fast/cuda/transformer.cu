@@ -28,27 +28,140 @@ __device__ __forceinline__ double gt_tf_erf(double x) { return erf(x); }
 __device__ __forceinline__ float gt_tf_exp(float x) { return expf(x); }
 __device__ __forceinline__ double gt_tf_exp(double x) { return exp(x); }
 
+// ------------------------------------------------------------- row moments
+// PyTorch's CPU row mean and variance in the input's precision (the same steps
+// as fast/csrc/moments.c and reference/moments.py): 8 float (4 double) lanes
+// of Welford updates over chunks of 16 vectors, merged in a cascade; the
+// N % lanes values left over one at a time; then the lanes merged into those
+// in order. Every step is rounded to T: on a GPU the _rn intrinsics stop NVRTC
+// from fusing a * b + c into one FMA (the simulator's C++ never fuses).
+#ifdef GT_CUDA_SIM_H
+__device__ __forceinline__ float gt_mul(float a, float b) { return a * b; }
+__device__ __forceinline__ double gt_mul(double a, double b) { return a * b; }
+__device__ __forceinline__ float gt_add(float a, float b) { return a + b; }
+__device__ __forceinline__ double gt_add(double a, double b) { return a + b; }
+#else
+__device__ __forceinline__ float gt_mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double gt_mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float gt_add(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double gt_add(double a, double b) { return __dadd_rn(a, b); }
+#endif
+__device__ __forceinline__ float gt_fma(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ __forceinline__ double gt_fma(double a, double b, double c) { return fma(a, b, c); }
+
+template <typename T> struct gt_lanes { enum { value = 8 }; };
+template <> struct gt_lanes<double> { enum { value = 4 }; };
+
+#define GT_MOMENT_CHUNK 16
+#define GT_MOMENT_LEVELS 64
+
+// Merge lane ``k`` of (nb, mb, sb) into (na, ma, sa); an empty side leaves the other.
+template <typename T>
+__device__ void gt_merge_lane(long long na, T *ma, T *sa, long long nb, T mb, T sb) {
+    if (nb == 0) return;
+    if (na == 0) { *ma = mb; *sa = sb; return; }
+    const T c = (T)nb / (T)(na + nb);
+    const T delta = mb - *ma;
+    *ma = gt_add(*ma, gt_mul(c, delta));
+    *sa = gt_add(*sa, gt_add(sb, gt_mul(gt_mul(gt_mul(delta, delta), c), (T)na)));
+}
+
+// One lane's (mean, m2) over the first ``vectors`` vectors of the row.
+template <typename T>
+__device__ void gt_lane_moments(const T *x, int lane, long long vectors, T *mean, T *m2) {
+    const int lanes = gt_lanes<T>::value;
+    const long long chunks = (vectors + GT_MOMENT_CHUNK - 1) / GT_MOMENT_CHUNK;
+    long long depth = 1;
+    if (chunks > 2) { depth = 0; for (long long v = chunks - 1; v > 0; v >>= 1) depth++; }
+    long long counts[GT_MOMENT_LEVELS];
+    T means[GT_MOMENT_LEVELS], m2s[GT_MOMENT_LEVELS];
+    for (long long k = 0; k < depth; k++) counts[k] = 0, means[k] = 0, m2s[k] = 0;
+    for (long long i = 0; i < chunks; i++) {
+        T m1 = 0, s2 = 0;
+        const long long left = vectors - i * GT_MOMENT_CHUNK;
+        const long long count = left < GT_MOMENT_CHUNK ? left : GT_MOMENT_CHUNK;
+        for (long long j = 0; j < count; j++) {
+            const T value = x[(i * GT_MOMENT_CHUNK + j) * lanes + lane];
+            const T delta = value - m1;
+            m1 = gt_add(m1, gt_mul(delta, (T)1 / (T)(j + 1)));
+            s2 = gt_add(s2, gt_mul(delta, value - m1));
+        }
+        gt_merge_lane(counts[0], &means[0], &m2s[0], count, m1, s2);
+        counts[0] += count;
+        long long carry = i + 1;
+        for (long long level = 1; level < depth && carry % 2 == 0; level++) {
+            gt_merge_lane(counts[level], &means[level], &m2s[level], counts[level - 1],
+                          means[level - 1], m2s[level - 1]);
+            counts[level] += counts[level - 1];
+            counts[level - 1] = 0, means[level - 1] = 0, m2s[level - 1] = 0;
+            carry /= 2;
+        }
+    }
+    for (long long level = 1; level < depth; level++) {
+        gt_merge_lane(counts[0], &means[0], &m2s[0], counts[level], means[level], m2s[level]);
+        counts[0] += counts[level];
+    }
+    *mean = means[0], *m2 = m2s[0];
+}
+
+// The row's mean and biased variance, by one thread.
+template <typename T>
+__device__ void gt_row_moments(const T *x, long long n, T *mean_out, T *var_out) {
+    const int lanes = gt_lanes<T>::value;
+    const long long vectors = n / lanes;
+    long long count = 0;
+    T m1 = 0, m2 = 0;
+    for (long long i = vectors * lanes; i < n; i++) {
+        const T delta = x[i] - m1;
+        count++;
+        m1 = gt_add(m1, delta / (T)count);
+        m2 = gt_add(m2, gt_mul(delta, x[i] - m1));
+    }
+    for (int k = 0; k < lanes; k++) {
+        T lane_mean, lane_m2;
+        gt_lane_moments(x, k, vectors, &lane_mean, &lane_m2);
+        const long long total = count + vectors;
+        const T c = total == 0 ? (T)0 : (T)vectors / (T)total;
+        const T delta = lane_mean - m1;
+        m1 = gt_add(m1, gt_mul(c, delta));
+        m2 = gt_add(m2, gt_add(lane_m2, gt_mul(gt_mul(gt_mul(delta, delta), c), (T)count)));
+        count = total;
+    }
+    *mean_out = m1;
+    *var_out = m2 / (T)n;
+}
+
+// row_moments: a thread per row (each row's steps are sequential by definition).
+template <typename T>
+__device__ void row_moments(T *mean, T *var, const T *x, long long rows, long long n) {
+    GT_GRID_STRIDE_LOOP(r, rows) gt_row_moments(x + r * n, n, mean + r, var + r);
+}
+
 // ---------------------------------------------------------------- LayerNorm
-// Two passes for the statistics (the mean, then the squared deviations from
-// it), both summed in double, then the normalized row.
+// Thread 0 of the row's block takes PyTorch's row moments (above), then every
+// thread writes its share: y = fma((x - mean) * rstd, w, b).
 template <typename T>
 __device__ void layer_norm(T *out, T *mean, T *rstd, const T *x, const T *w, const T *b,
                            long long rows, long long n, double eps) {
+    __shared__ T stats[2];
     GT_BLOCK_STRIDE_LOOP(r, rows) {
         const T *xr = x + r * n;
-        double sum = 0.0;
-        for (long long j = threadIdx.x; j < n; j += blockDim.x) sum += (double)xr[j];
-        const double m = gt_block_reduce(sum, gt_sum_op()) / (double)n;
-        double squares = 0.0;
-        for (long long j = threadIdx.x; j < n; j += blockDim.x) {
-            const double d = (double)xr[j] - m;
-            squares += d * d;
+        if (threadIdx.x == 0) {
+            T m, var;
+            gt_row_moments(xr, n, &m, &var);
+            if (var < (T)0) var = (T)0;  // max(var, 0); a NaN stays NaN
+            const T root = sqrt(var + (T)eps);
+            stats[0] = m, stats[1] = (T)1 / root;
+            mean[r] = stats[0], rstd[r] = stats[1];
         }
-        const double s = 1.0 / sqrt(gt_block_reduce(squares, gt_sum_op()) / (double)n + eps);
-        if (threadIdx.x == 0) mean[r] = (T)m, rstd[r] = (T)s;
-        const T mt = (T)m, st = (T)s;
-        for (long long j = threadIdx.x; j < n; j += blockDim.x)
-            out[r * n + j] = (xr[j] - mt) * st * (w ? w[j] : (T)1) + (b ? b[j] : (T)0);
+        __syncthreads();
+        const T mt = stats[0], st = stats[1];
+        const bool affine = w || b;
+        for (long long j = threadIdx.x; j < n; j += blockDim.x) {
+            const T xhat = gt_mul(xr[j] - mt, st);
+            out[r * n + j] = affine ? gt_fma(xhat, w ? w[j] : (T)1, b ? b[j] : (T)0) : xhat;
+        }
+        __syncthreads();
     }
 }
 
@@ -167,6 +280,10 @@ __device__ void softmax_backward(T *gi, const T *g, const T *y, long long rows, 
 }
 
 #define GT_TRANSFORMER_KERNELS(T, S)                                                             \
+    extern "C" __global__ void row_moments_##S(T *mean, T *var, const T *x, long long rows,     \
+                                               long long n) {                                   \
+        row_moments<T>(mean, var, x, rows, n);                                                  \
+    }                                                                                            \
     extern "C" __global__ void layer_norm_##S(T *out, T *mean, T *rstd, const T *x, const T *w, \
                                               const T *b, long long rows, long long n,          \
                                               double eps) {                                     \

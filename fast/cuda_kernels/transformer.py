@@ -32,6 +32,16 @@ class TransformerKernels:
             row_threads(n), *args,
         )  # fmt: skip
 
+    def row_moments(self, mean: Strided, var: Strided, input: Strided) -> None:
+        """PyTorch's row mean and variance (``transformer.cu``): a thread per row."""
+        rows, n = _rows(input)
+        if rows == 0:
+            return
+        self.launch(
+            "transformer.cu", f"row_moments_{self.suffix(input)}", rows, self.ptr(mean),
+            self.ptr(var), self.ptr(input), rows, n,
+        )  # fmt: skip
+
     def layer_norm(
         self,
         out: Strided,

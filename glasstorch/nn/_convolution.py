@@ -21,6 +21,7 @@ from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
 from glasstorch.nn._conv_double_backward import conv2d_grads_as_nodes
+from glasstorch.nn.loss_nodes import formula_gradients
 from glasstorch.ops.creation import arange, full, rand, tensor
 from glasstorch.ops.views import cat, stack
 from glasstorch.tensor import Tensor, empty_tensor
@@ -730,14 +731,19 @@ class BatchNormFunction(Function):
     backward_name = "NativeBatchNormBackward0"
 
     @staticmethod
-    def forward(ctx, input, weight, bias, mean, invstd, training):
+    def forward(ctx, input, weight, bias, mean, invstd, training, fused=True):
         input = input.contiguous()
-        out = empty_tensor(input.shape, input.dtype)
-        kernels.batch_norm_apply(
-            out._strided(), input._strided(), mean._strided(), invstd._strided(),
-            None if weight is None else weight.contiguous()._strided(),
-            None if bias is None else bias.contiguous()._strided(),
-        )  # fmt: skip
+        if fused:
+            out = empty_tensor(input.shape, input.dtype)
+            kernels.batch_norm_apply(
+                out._strided(), input._strided(), mean._strided(), invstd._strided(),
+                None if weight is None else weight.contiguous()._strided(),
+                None if bias is None else bias.contiguous()._strided(),
+            )  # fmt: skip
+        else:  # PyTorch's strided loop: x * scale + shift, rounded twice
+            scale = invstd if weight is None else invstd * weight
+            shift = -(mean * scale) if bias is None else bias - mean * scale
+            out = input * scale.reshape(1, -1, 1) + shift.reshape(1, -1, 1)
         ctx.save_for_backward(input, weight, mean, invstd)
         ctx.training = training
         return out
@@ -758,15 +764,23 @@ class BatchNormFunction(Function):
             invstd._strided(), None if weight is None else weight.contiguous()._strided(),
             ctx.training,
         )  # fmt: skip
-        return grad_input, grad_weight, grad_bias, None, None, None
+        return grad_input, grad_weight, grad_bias, None, None, None, None
 
 
 def fused_batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
     """:func:`F.batch_norm` for float32 and float64 inputs, through the fused kernels.
 
     The input is seen as ``(N, C, L)`` (the spatial dimensions flattened).
-    Training takes the batch's statistics from ``batch_norm_stats`` and moves
-    the running statistics toward the batch's mean and *unbiased* variance.
+    Training takes the batch's statistics and moves the running statistics
+    toward the batch's mean and *unbiased* variance.
+
+    The arithmetic is PyTorch's CPU arithmetic, which decides the answer for
+    extreme float32 inputs (a channel holding ``1e30``): for a contiguous
+    input the squared deviations are float32 (``1e60`` overflows, so the
+    variance is inf, ``invstd`` is 0 and the channel's outputs are its bias);
+    for any other layout PyTorch squares in double (a finite variance). The
+    training ``invstd = 1 / sqrt(var + eps)`` is taken in double, the
+    evaluation one in the input's precision, as PyTorch does.
     """
     channels = input.shape[1]
     flat = input.reshape(input.shape[0], channels, -1)
@@ -774,16 +788,28 @@ def fused_batch_norm(input, running_mean, running_var, weight, bias, training, m
     with no_grad():
         if training:
             count = flat.shape[0] * flat.shape[2]
-            mean = empty_tensor((channels,), dtype)
-            var = empty_tensor((channels,), dtype)
-            kernels.batch_norm_stats(mean._strided(), var._strided(), flat.contiguous()._strided())
+            if input.is_contiguous():
+                mean = empty_tensor((channels,), dtype)
+                var = empty_tensor((channels,), dtype)
+                kernels.batch_norm_stats(mean._strided(), var._strided(), flat._strided())
+                wide_var = var.to(_dtype.float64)
+                moved_var = var  # PyTorch keeps this path's sum of squares in the dtype
+            else:  # PyTorch's strided path: a float mean, deviations squared in double
+                mean = flat.mean((0, 2))
+                centered = flat.to(_dtype.float64) - mean.to(_dtype.float64).reshape(1, -1, 1)
+                wide_var = (centered * centered).mean((0, 2))
+                var = moved_var = wide_var  # this path keeps it in double
+            invstd = (wide_var + eps).rsqrt().to(dtype).contiguous()
             if running_mean is not None and running_var is not None:
                 running_mean.mul_(1 - momentum).add_(mean * momentum)
-                running_var.mul_(1 - momentum).add_(var * (momentum * count / (count - 1)))
+                unbiased = moved_var * (momentum * count / (count - 1))
+                running_var.mul_(1 - momentum).add_(unbiased.to(running_var.dtype))
         else:
             mean, var = running_mean.to(dtype).contiguous(), running_var.to(dtype)
-        invstd = (var + eps).rsqrt().contiguous()
-    out = BatchNormFunction.apply(flat, weight, bias, mean, invstd, training)
+            # 1 / sqrt(var + eps), each step rounded to the input's precision
+            invstd = (var + tensor(eps, dtype=dtype)).sqrt().reciprocal().contiguous()
+    fused = input.is_contiguous()  # PyTorch's strided path does not fuse the multiply-add
+    out = BatchNormFunction.apply(flat, weight, bias, mean, invstd, training, fused)
     return out.reshape(input.shape)
 
 
@@ -819,21 +845,122 @@ def group_norm(
             f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
         )
     channels = input.shape[1]
+    sizes = [input.shape[0] * channels // num_groups, num_groups, *input.shape[2:]]
+    per_group = sizes[0]
+    for size in sizes[2:]:
+        per_group *= size
+    if per_group == 1:  # PyTorch's check, worded as for batch_norm
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {sizes}"
+        )
     if channels % num_groups != 0:
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by num_groups, but got "
             f"input of shape {_size_list(input.shape)} and num_groups={num_groups}"
         )
-    grouped = input.reshape(input.shape[0], num_groups, -1)
-    mean = grouped.mean(2, keepdim=True)
-    centered = grouped - mean
-    variance = (centered * centered).mean(2, keepdim=True)
-    out = (centered * (variance + eps).rsqrt()).reshape(input.shape)
-    per_channel = (1, channels) + (1,) * (input.dim() - 2)
-    if weight is not None:
-        out = out * weight.reshape(per_channel)
-    if bias is not None:
-        out = out + bias.reshape(per_channel)
+    shape = input.shape
+
+    def formula(x, w, b):  # the meaning, and what backward differentiates
+        grouped = x.reshape(shape[0], num_groups, -1)
+        mean = grouped.mean(2, keepdim=True)
+        centered = grouped - mean
+        variance = (centered * centered).mean(2, keepdim=True)
+        out = (centered * (variance + eps).rsqrt()).reshape(shape)
+        per_channel = (1, channels) + (1,) * (x.dim() - 2)
+        if w is not None:
+            out = out * w.reshape(per_channel)
+        if b is not None:
+            out = out + b.reshape(per_channel)
+        return out
+
+    floats = (_dtype.float32, _dtype.float64)
+    if (
+        input.numel() > 0
+        and input.dtype in floats
+        and all(p is None or p.dtype is input.dtype for p in (weight, bias))
+    ):
+        return GroupNormFunction.apply(input, weight, bias, num_groups, eps, formula)
+    return formula(input, weight, bias)
+
+
+class GroupNormFunction(Function):
+    """``group_norm`` with PyTorch's CPU arithmetic, as one node.
+
+    ``apply(input, weight, bias, num_groups, eps, formula)``. Forward: each
+    (sample, group) row's mean and variance from the ``row_moments`` kernel
+    (in the input's precision: a float32 group holding ``1e30`` has an
+    infinite variance, as in PyTorch), ``rstd = 1 / sqrt(var + eps)`` taken
+    in double and rounded, then per channel ``scale = rstd * weight`` and
+    ``shift = bias - scale * mean`` and ``out = scale * x + shift``, each
+    multiply-add rounded once (computed in double and rounded: the product
+    of two float32 numbers is exact in double). Backward differentiates
+    ``formula``, the plain composition.
+    """
+
+    backward_name = "NativeGroupNormBackward0"
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, num_groups, eps, formula):
+        ctx.formula = formula
+        ctx.save_for_backward(input, weight, bias)
+        n, channels = input.shape[0], input.shape[1]
+        rows = input.contiguous().reshape(n * num_groups, -1)
+        dtype, wide = input.dtype, _dtype.float64
+        mean = empty_tensor((rows.shape[0],), dtype)
+        var = empty_tensor((rows.shape[0],), dtype)
+        kernels.row_moments(mean._strided(), var._strided(), rows._strided())
+        rstd = (var.clamp(min=0).to(wide) + eps).rsqrt().to(dtype)
+        per_group = (n, num_groups, 1, 1)
+        x = rows.reshape(n, num_groups, channels // num_groups, -1)
+        if weight is None and bias is None:
+            out = (x - mean.reshape(per_group)) * rstd.reshape(per_group)
+            return out.reshape(input.shape)
+        if dtype is _dtype.float64:
+            return _group_norm_apply(x, mean, rstd, weight, bias).reshape(input.shape)
+        per_channel = (1, num_groups, channels // num_groups, 1)
+        scale = rstd.reshape(per_group)
+        if weight is not None:
+            scale = scale * weight.reshape(per_channel)
+        shift = -scale.to(wide) * mean.reshape(per_group).to(wide)
+        if bias is not None:
+            shift = shift + bias.reshape(per_channel).to(wide)
+        out = scale.to(wide) * x.to(wide) + shift.to(dtype).to(wide)
+        return out.to(dtype).reshape(input.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight, bias = ctx.saved_tensors
+        wanted = [i for i, t in enumerate((input, weight, bias)) if t is not None]
+        wanted = [i for i in wanted if ctx.needs_input_grad[i]]
+        grads = formula_gradients(
+            ctx.formula, [input, weight, bias], wanted, grad, create_graph=is_grad_enabled()
+        )
+        return (*grads, None, None, None)
+
+
+def _group_norm_apply(x, mean, rstd, weight, bias):
+    """float64 ``scale * x + shift`` per channel with a true fused multiply-add.
+
+    ``x`` is ``(N, G, D, L)``, ``mean`` and ``rstd`` ``(N * G,)``. The
+    ``batch_norm_apply`` kernel computes ``fma(x, rstd * w, b - mean * rstd * w)``
+    for ``(1, N * C, L)`` once each (sample, channel) has its own statistics
+    and parameters. (A double product cannot be made exact with double tensor
+    operations; the kernel's FMA gives PyTorch's rounding.)
+    """
+    n, groups, per, length = x.shape
+    rows = n * groups * per
+    flat = x.contiguous().reshape(1, rows, length)
+    stats = (n * groups, per)
+    mean = mean.reshape(n * groups, 1).expand(stats).contiguous().reshape(rows)
+    rstd = rstd.reshape(n * groups, 1).expand(stats).contiguous().reshape(rows)
+    weight = None if weight is None else weight.reshape(1, -1).expand(n, -1).contiguous()
+    bias = None if bias is None else bias.reshape(1, -1).expand(n, -1).contiguous()
+    out = empty_tensor(flat.shape, x.dtype)
+    kernels.batch_norm_apply(
+        out._strided(), flat._strided(), mean._strided(), rstd._strided(),
+        None if weight is None else weight.reshape(rows)._strided(),
+        None if bias is None else bias.reshape(rows)._strided(),
+    )  # fmt: skip
     return out
 
 
