@@ -664,3 +664,149 @@ def test_setitem_with_a_mask_fills_in_place():
     assert type(h.grad_fn).__name__ == "IndexPutBackward0"
     h.sum().backward()
     assert w.grad.tolist() == [1.0, 0.0, 1.0]
+
+
+# ------------------------- composed ops written into the target (issue 21, part 3)
+def _silu(T, h):
+    return T.nn.functional.silu(h, inplace=True)
+
+
+@pytest.mark.parametrize(
+    "op, name",
+    [
+        (lambda T, h, o: h.lerp_(o, 0.3), "LerpBackward0"),
+        (lambda T, h, o: h.lerp_(o[0], o.abs() / 5), "LerpBackward1"),
+        (lambda T, h, o: h.addcmul_(o, o[1], value=2), "AddcmulBackward0"),
+        (lambda T, h, o: h.addcdiv_(o, o.abs() + 1, value=-0.5), "AddcdivBackward0"),
+        (lambda T, h, o: h.clamp_(o * 0, o.abs()), "ClampBackward0"),
+        (lambda T, h, o: h.clip_(min=o[0]), "ClampBackward0"),
+        (lambda T, h, o: h.clamp_min_(o), "ClampMinBackward1"),
+        (lambda T, h, o: h.clamp_max_(o[1]), "ClampMaxBackward1"),
+        (lambda T, h, o: h.fmod_(0.7), "FmodBackward0"),
+        (lambda T, h, o: h.fmod_(o + 5), "FmodBackward1"),
+        (lambda T, h, o: h.frac_(), "FracBackward0"),
+        (lambda T, h, o: h.atan2_(o), "Atan2Backward0"),
+        (lambda T, h, o: h.hypot_(o), "HypotBackward0"),
+        (lambda T, h, o: h.copysign_(o), "CopysignBackward0"),
+        (lambda T, h, o: h.copysign_(-1.0), "CopysignBackward1"),
+        (lambda T, h, o: h.abs_().xlogy_(o.abs() + 0.5), "XlogyBackward0"),
+        (lambda T, h, o: h.xlogy_(2.0), "XlogyBackward2"),
+        (lambda T, h, o: h.mul_(0.1).add_(0.5).logit_(), "LogitBackward0"),
+        (lambda T, h, o: h.mul_(0.1).add_(0.5).logit_(0.45), "LogitBackward0"),
+        (lambda T, h, o: h.abs_().log2_(), "Log2Backward0"),
+        (lambda T, h, o: h.abs_().log10_(), "Log10Backward0"),
+        (lambda T, h, o: h.div_(0).nan_to_num_(posinf=7.0), "NanToNumBackward0"),
+        (lambda T, h, o: h.deg2rad_(), "Deg2RadBackward0"),
+        (lambda T, h, o: h.rad2deg_(), "Rad2DegBackward0"),
+        (lambda T, h, o: h.index_fill_(1, T.tensor([0, -1]), 2.0), "IndexFillBackward0"),
+        (lambda T, h, o: h.fill_diagonal_(3.0), "CopySlices"),
+        (lambda T, h, o: h.tril_(), "TrilBackward0"),
+        (lambda T, h, o: h.triu_(1), "TriuBackward0"),
+        (lambda T, h, o: T.nn.functional.leaky_relu(h, 0.2, inplace=True), "LeakyReluBackward1"),
+        (lambda T, h, o: T.nn.functional.elu(h, 0.7, inplace=True), "EluBackward1"),
+        (lambda T, h, o: T.nn.functional.celu(h, 0.5, inplace=True), "CeluBackward1"),
+        (lambda T, h, o: T.nn.functional.selu(h, inplace=True), "EluBackward1"),
+        (lambda T, h, o: _silu(T, h), "SiluBackward0"),
+        (lambda T, h, o: T.nn.functional.hardsigmoid(h * 2, inplace=True), None),
+        (lambda T, h, o: T.nn.functional.hardsigmoid(h, inplace=True), "HardsigmoidBackward0"),
+        (lambda T, h, o: T.nn.functional.hardswish(h, inplace=True), "HardswishBackward0"),
+        (lambda T, h, o: T.nn.functional.mish(h, inplace=True), "MishBackward0"),
+        (lambda T, h, o: T.nn.functional.hardtanh(h, -0.5, 1.0, inplace=True), "HardtanhBackward0"),
+        (lambda T, h, o: T.nn.functional.relu6(h.mul_(3), inplace=True), "HardtanhBackward0"),
+        (lambda T, h, o: T.nn.functional.rrelu(h, inplace=True), "RreluWithNoiseBackward1"),
+        (lambda T, h, o: T.nn.functional.threshold(h, 0.3, -1.0, inplace=True), None),
+        (lambda T, h, o: T.nn.LeakyReLU(0.1, inplace=True)(h), "LeakyReluBackward1"),
+        (lambda T, h, o: T.nn.Hardtanh(inplace=True)(h), "HardtanhBackward0"),
+        (lambda T, h, o: h[1].lerp_(o[0], 0.5), "CopySlices"),
+        (lambda T, h, o: h.t()[0].addcmul_(o[0, :2], o[1, :2]), "CopySlices"),
+    ],
+)
+def test_composed_inplace_ops_match_pytorch(op, name):
+    if torch is None:
+        pytest.importorskip("torch")
+
+    def run(T):
+        w = T.tensor([[0.5, -1.0, 2.0], [0.25, 3.0, -0.5]], dtype=T.float64, requires_grad=True)
+        o = T.tensor([[1.0, 2.0, -3.0], [0.5, -1.5, 4.0]], dtype=T.float64, requires_grad=True)
+        h = w * 1.0
+        result = op(T, h, o)
+        version = h._version
+        grad_fn = type(h.grad_fn).__name__
+        (h * h).sum().backward()
+        return h.detach(), w.grad, o.grad, result is h, grad_fn, version
+
+    ours, theirs = run(gt), run(torch)
+    for actual, expected in zip(ours[:3], theirs[:3]):
+        if expected is None:
+            assert actual is None or not actual.abs().sum().item()
+        else:
+            assert_close(actual, expected)
+    assert ours[3] == theirs[3]  # the input itself comes back (or a view of it)
+    assert ours[5] == theirs[5]  # the version counter, bumped as often
+    if name is not None:
+        assert ours[4] == theirs[4] == name
+
+
+@pytest.mark.parametrize(
+    "inplace, outofplace",
+    [
+        (lambda x, o: x.lerp_(o, 0.25), lambda x, o: gt.lerp(x, o, 0.25)),
+        (lambda x, o: x.addcdiv_(o, o + 3, value=2), lambda x, o: gt.addcdiv(x, o, o + 3, value=2)),
+        (lambda x, o: x.atan2_(o), lambda x, o: gt.atan2(x, o)),
+        (lambda x, o: x.fmod_(o[0] + 2), lambda x, o: gt.fmod(x, o[0] + 2)),
+        (lambda x, o: x.clamp_(o[0], o[0] + 1), lambda x, o: gt.clamp(x, o[0], o[0] + 1)),
+        (
+            lambda x, o: gt.nn.functional.elu(x, inplace=True),
+            lambda x, o: gt.nn.functional.elu(x),
+        ),
+        (
+            lambda x, o: gt.nn.functional.hardswish(x, inplace=True),
+            lambda x, o: gt.nn.functional.hardswish(x),
+        ),
+    ],
+)
+def test_composed_inplace_ops_in_pieces_give_the_out_of_place_values(inplace, outofplace):
+    # 3 x 7000 elements, transposed: written piece by piece (inplace.write_in_pieces)
+    gt.manual_seed(3)
+    x = (gt.randn(7000, 3, dtype=gt.float64) * 3).t()
+    o = gt.randn(3, 7000, dtype=gt.float64) * 2
+    expected = outofplace(x, o)
+    data, version = x.data_ptr(), x._version
+    assert inplace(x, o) is x
+    assert x.data_ptr() == data and x._version == version + 1
+    assert gt.equal(x, expected)
+
+
+def test_composed_inplace_ops_cast_into_the_target_and_refuse_as_pytorch():
+    x = gt.tensor([1.0, 2.0, 3.0])  # float32, a float64 operand: computed wide, cast back
+    x.lerp_(gt.tensor([2.0, 2.0, 2.0], dtype=gt.float64), 0.5)
+    assert x.dtype is gt.float32 and x.tolist() == [1.5, 2.0, 2.5]
+    n = gt.tensor([1, 2, 3])
+    with pytest.raises(RuntimeError, match="result type Float can't be cast"):
+        n.atan2_(gt.tensor([1.0, 1.0, 1.0]))
+    with pytest.raises(RuntimeError, match="result type Float can't be cast"):
+        n.addcmul_(gt.tensor([1.0]), gt.tensor([2.0]))
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        gt.zeros(3).lerp_(gt.ones(2, 3), 0.5)
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+        gt.zeros(3).index_fill_(0, gt.tensor([3]), 1.0)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        gt.zeros(2, 2, requires_grad=True).fill_diagonal_(1.0)
+    assert n.tolist() == [1, 2, 3] and n._version == 0
+    w, h = _with_history([1.0, -2.0])
+    gt.nn.functional.leaky_relu(h, -0.5, inplace=True)
+    with pytest.raises(RuntimeError, match="In-place leakyReLu backward calculation"):
+        h.sum().backward()
+
+
+def test_inplace_dropout_keeps_a_bool_mask_and_the_out_of_place_values():
+    gt.manual_seed(11)
+    x = gt.randn(50, 40)
+    expected = gt.nn.functional.dropout(x, 0.3)
+    gt.manual_seed(11)
+    w = gt.randn(50, 40).requires_grad_()  # the same x, and the generator where it was
+    h = w * 1.0
+    assert gt.nn.functional.dropout(h, 0.3, inplace=True) is h
+    assert gt.equal(h.detach(), expected) and type(h.grad_fn).__name__ == "MulBackward0"
+    (h * 2).sum().backward()
+    assert gt.equal(w.grad, (expected != 0).float() * (2 / 0.7))

@@ -245,7 +245,7 @@ def _few(device="cuda"):
         (lambda t, o: t.index_put_((_index(),), _few(), accumulate=True), False),
         (lambda t, o: t.__setitem__(_index(), _few()), False),
         (lambda t, o: F.relu(t, inplace=True), False),
-        (lambda t, o: F.relu6(t, inplace=True), True),  # ClampBackward1 keeps the old values
+        (lambda t, o: F.relu6(t, inplace=True), True),  # HardtanhBackward0 keeps the old values
     ],
 )
 @pytest.mark.parametrize("history", [False, True])
@@ -274,6 +274,102 @@ def test_more_inplace_ops_allocate_no_bytes_of_the_targets_size(op, saves_old_va
         assert w.grad.shape == w.shape
 
 
+def _square(t):
+    return t.view(1024, 1024)  # 4 MiB of float32 as a matrix
+
+
+@pytest.mark.parametrize(
+    "op, saves_old_values",
+    [
+        (lambda t, o: t.lerp_(o, 0.3), False),
+        (lambda t, o: t.lerp_(o, o), False),  # the weight needs no gradient: no copy
+        (lambda t, o: t.addcmul_(o, o, value=0.5), False),
+        (lambda t, o: t.addcdiv_(o, o[:1], value=0.5), False),
+        (lambda t, o: t.clamp_(o[:1] - 1, o), True),  # ClampBackward0 keeps the old values
+        (lambda t, o: t.clamp_min_(o), True),
+        (lambda t, o: t.clip_(max=o), True),
+        (lambda t, o: t.fmod_(0.75), False),
+        (lambda t, o: t.fmod_(o), False),
+        (lambda t, o: t.sgn_(), False),
+        (lambda t, o: t.frac_(), False),
+        (lambda t, o: t.atan2_(o), True),
+        (lambda t, o: t.hypot_(o), True),
+        (lambda t, o: t.copysign_(o), True),
+        (lambda t, o: t.xlogy_(o), True),
+        (lambda t, o: t.logit_(0.01), True),
+        (lambda t, o: t.log2_(), True),  # NaN below 0
+        (lambda t, o: t.nan_to_num_(posinf=1.0), True),
+        (lambda t, o: t.deg2rad_(), False),
+        (lambda t, o: t.index_fill_(0, _index(), 2.0), False),
+        (lambda t, o: _square(t).fill_diagonal_(2.0), False),
+        (lambda t, o: _square(t).tril_(), False),
+        (lambda t, o: _square(t).triu_(3), False),
+        (lambda t, o: F.leaky_relu(t, 0.2, inplace=True), False),  # keeps its result: t
+        (lambda t, o: F.elu(t, inplace=True), False),
+        (lambda t, o: F.celu(t, 0.5, inplace=True), False),
+        (lambda t, o: F.selu(t, inplace=True), False),
+        (lambda t, o: F.rrelu(t, inplace=True), False),
+        (lambda t, o: F.silu(t, inplace=True), True),  # keeps the old values, as PyTorch
+        (lambda t, o: F.hardsigmoid(t, inplace=True), True),
+        (lambda t, o: F.hardswish(t, inplace=True), True),
+        (lambda t, o: F.mish(t, inplace=True), True),
+        (lambda t, o: F.hardtanh(t, inplace=True), True),
+        (lambda t, o: F.threshold(t, 0.5, -1.0, inplace=True), True),
+        (lambda t, o: nn.LeakyReLU(inplace=True)(t), False),
+    ],
+)
+@pytest.mark.parametrize("history", [False, True])
+def test_composed_inplace_ops_allocate_no_bytes_of_the_targets_size(op, saves_old_values, history):
+    # Composed from several kernels, these run on pieces of the target
+    # (inplace.write_in_pieces): their temporaries stay small.
+    size = 4 * 2**20
+    w = gt.randn(size // 4, device="cuda", requires_grad=history)
+    target = w * 1.0 if history else w
+    other = gt.rand(size // 4, device="cuda") + 0.5
+    gt.manual_seed(2)
+    expected = target.detach().clone()
+    op(expected, other)
+    gt.cuda.synchronize()
+    before, version = gt.cuda.memory_allocated(), target._version
+    gt.cuda.reset_peak_memory_stats()
+    gt.manual_seed(2)
+    op(target, other)
+    gt.cuda.synchronize()
+    extra = gt.cuda.max_memory_allocated() - before
+    if history and saves_old_values:
+        assert size <= extra < size + 2**20  # one copy of the old values for backward
+    else:
+        assert extra < 2**20  # nothing of the target's size
+    assert target._version == version + 1
+    actual = target.detach()
+    assert bool(((actual == expected) | (actual.isnan() & expected.isnan())).all())
+    if history:
+        target.sum().backward()
+        assert w.grad.shape == w.shape
+
+
+@pytest.mark.parametrize("history", [False, True])
+def test_inplace_dropout_keeps_a_bool_mask_not_a_float_one(history):
+    size = 4 * 2**20
+    w = gt.randn(size // 4, device="cuda", requires_grad=history)
+    target = w * 1.0 if history else w
+    gt.manual_seed(4)
+    expected = F.dropout(target.detach(), 0.25)
+    gt.cuda.synchronize()
+    before, version = gt.cuda.memory_allocated(), target._version
+    gt.cuda.reset_peak_memory_stats()
+    gt.manual_seed(4)
+    F.dropout(target, 0.25, inplace=True)
+    gt.cuda.synchronize()
+    extra = gt.cuda.max_memory_allocated() - before
+    assert size // 4 <= extra < size // 4 + 2**20  # the bool mask: a quarter of the target
+    assert target._version == version + 1
+    assert gt.equal(target.detach(), expected)
+    if history:
+        target.sum().backward()
+        assert gt.equal(w.grad, (expected != 0).float() / 0.75)
+
+
 @pytest.mark.parametrize(
     "dtype, op",
     [
@@ -293,6 +389,7 @@ def test_more_inplace_ops_allocate_no_bytes_of_the_targets_size(op, saves_old_va
         (gt.float32, lambda t, o: t.bernoulli_(0.25)),
         (gt.float32, lambda t, o: t.__setitem__(t > 0.5, 0.0)),  # as masked_fill_
         (gt.float32, lambda t, o: F.threshold(t, 0.5, -1.0, inplace=True)),
+        (gt.float32, lambda t, o: t.heaviside_(o)),  # no gradient: backward raises
     ],
 )
 def test_inplace_ops_without_gradients_allocate_no_bytes_of_the_targets_size(dtype, op):
@@ -315,3 +412,33 @@ def test_inplace_ops_without_gradients_allocate_no_bytes_of_the_targets_size(dty
     assert extra < allowed
     assert target._version == version + 1
     assert gt.equal(target, expected)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda t, o: t.add_(o, alpha=2),
+        lambda t, o: t.mul_(o),
+        lambda t, o: t.lerp_(o, 0.5),
+        lambda t, o: t.lt_(o),  # bools, cast into the float target
+    ],
+)
+@pytest.mark.parametrize("history", [False, True])
+def test_a_wider_operand_is_computed_in_pieces_not_in_a_wide_copy(op, history):
+    # float32 target, float64 operand: computed in float64 a piece at a time and
+    # cast into the target, where a whole float64 result would be twice its size
+    size = 4 * 2**20
+    w = gt.randn(size // 4, device="cuda", requires_grad=history)
+    target = w * 1.0 if history else w
+    other = gt.rand(size // 4, device="cuda", dtype=gt.float64) + 0.5
+    expected = target.detach().clone()
+    op(expected, other)
+    gt.cuda.synchronize()
+    before, version = gt.cuda.memory_allocated(), target._version
+    gt.cuda.reset_peak_memory_stats()
+    op(target, other)
+    gt.cuda.synchronize()
+    extra = gt.cuda.max_memory_allocated() - before
+    assert extra < 2**20  # (mul_ keeps its operand for backward, not the target's old values)
+    assert target.dtype is gt.float32 and target._version == version + 1
+    assert gt.equal(target.detach(), expected)

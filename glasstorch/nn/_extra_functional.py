@@ -18,7 +18,9 @@ from __future__ import annotations
 import math
 import warnings
 
+from glasstorch.autograd.grad_mode import no_grad
 from glasstorch.nn import _convolution as conv
+from glasstorch.nn import inplace_activations
 from glasstorch.nn._more_functional import _legacy, _reduce
 from glasstorch.ops.creation import full as _filled
 from glasstorch.ops.creation import rand, zeros
@@ -301,12 +303,15 @@ def rrelu(
     """
     if not training:
         slope = (lower + upper) / 2
-        out = where(input >= 0, input, input * slope)
-    else:
-        slopes = rand(tuple(input.shape), dtype=input.dtype, device=input.device)
-        slopes = slopes * (upper - lower) + lower
-        out = where(input > 0, input, input * slopes)
-    return input.copy_(out) if inplace else out
+        if inplace:  # RreluWithNoiseBackward1, written into input (nn/inplace_activations.py)
+            return inplace_activations.rrelu_(input, slope)
+        return where(input >= 0, input, input * slope)
+    slopes = rand(tuple(input.shape), dtype=input.dtype, device=input.device)
+    with no_grad():  # the slopes in place: one tensor the input's size (PyTorch's noise)
+        slopes.mul_(upper - lower).add_(lower)
+    if inplace:
+        return inplace_activations.rrelu_(input, slopes)
+    return where(input > 0, input, input * slopes)
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:

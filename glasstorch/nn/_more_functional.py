@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from glasstorch import _dtype
 from glasstorch.nn import _convolution as conv
+from glasstorch.nn import inplace_activations
 from glasstorch.ops.core import check_same_device
 from glasstorch.ops.creation import tensor, zeros
 from glasstorch.ops.einsum import einsum
@@ -830,13 +831,8 @@ def triplet_margin_loss(
 
 # =============================================================== activations
 # Each is a composition of clamps, comparisons and exponentials; autograd
-# differentiates the parts. ``inplace=True`` writes the result back into the input.
-
-
-def _inplace(input: Tensor, inplace: bool, compute) -> Tensor:
-    from glasstorch.nn.functional import _maybe_inplace
-
-    return _maybe_inplace(input, inplace, compute)
+# differentiates the parts. ``inplace=True`` writes the result into the input
+# (glasstorch/nn/inplace_activations.py).
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -847,7 +843,9 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
         >>> F.relu6(torch.tensor([-1.0, 3.0, 8.0]))
         tensor([0., 3., 6.])
     """
-    return input.clamp_(0.0, 6.0) if inplace else input.clamp(0.0, 6.0)  # clamp_ writes into input
+    if inplace:  # HardtanhBackward0, as PyTorch's relu6_ (nn/inplace_activations.py)
+        return inplace_activations.hardtanh_(input, 0.0, 6.0)
+    return input.clamp(0.0, 6.0)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
@@ -858,7 +856,9 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
         >>> F.hardsigmoid(torch.tensor([-4.0, 0.0, 4.0]))
         tensor([0.0000, 0.5000, 1.0000])
     """
-    return _inplace(input, inplace, lambda: (input + 3.0).clamp(0.0, 6.0) / 6.0)
+    if inplace:  # HardsigmoidBackward0, written into input (nn/inplace_activations.py)
+        return inplace_activations.hardsigmoid_(input)
+    return (input + 3.0).clamp(0.0, 6.0) / 6.0
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -869,7 +869,9 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
         >>> F.hardswish(torch.tensor([-4.0, 1.0, 4.0]))
         tensor([-0.0000,  0.6667,  4.0000])
     """
-    return _inplace(input, inplace, lambda: input * (input + 3.0).clamp(0.0, 6.0) / 6.0)
+    if inplace:  # HardswishBackward0, written into input (nn/inplace_activations.py)
+        return inplace_activations.hardswish_(input)
+    return input * (input + 3.0).clamp(0.0, 6.0) / 6.0
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -887,7 +889,9 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """
     from glasstorch.nn.functional import elu
 
-    return _inplace(input, inplace, lambda: elu(input, _SELU_ALPHA) * _SELU_SCALE)
+    if inplace:  # EluBackward1, as PyTorch's selu_ (nn/inplace_activations.py)
+        return inplace_activations.selu_(input, _SELU_ALPHA, _SELU_SCALE)
+    return elu(input, _SELU_ALPHA) * _SELU_SCALE
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -900,7 +904,9 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """
     from glasstorch.nn.functional import elu
 
-    return _inplace(input, inplace, lambda: elu(input / alpha) * alpha)
+    if inplace:  # CeluBackward1, written into input (nn/inplace_activations.py)
+        return inplace_activations.celu_(input, alpha)
+    return elu(input / alpha) * alpha
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -1004,6 +1010,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
         >>> F.threshold(torch.tensor([0.05, 0.5]), 0.1, 20.0)
         tensor([20.0000,  0.5000])
     """
+    if inplace and input.dtype.is_floating_point:  # ThresholdBackward1, written into input
+        return inplace_activations.threshold_(input, threshold, value)
     if inplace:  # value where not above the threshold (NaN too), written into input
         return input.masked_fill_((input > threshold).logical_not_(), value)
     return where(input > threshold, input, value)

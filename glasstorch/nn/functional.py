@@ -21,7 +21,7 @@ from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
 from glasstorch.nn import fused_nodes, loss_nodes
-from glasstorch.ops import inplace as _inplace
+from glasstorch.nn import inplace_activations as _inplace_activations
 from glasstorch.ops import pointwise
 from glasstorch.ops.core import check_same_device, strided_as
 from glasstorch.ops.creation import arange, rand, zeros
@@ -61,13 +61,6 @@ __all__ = [
     # attention
     "scaled_dot_product_attention",
 ]
-
-
-def _maybe_inplace(input: Tensor, inplace: bool, compute) -> Tensor:
-    """``compute()``, written back into ``input`` when ``inplace`` (PyTorch's ``inplace=True``)."""
-    if inplace:
-        return _inplace.apply_inplace(input, compute)
-    return compute()
 
 
 # ================================================================== layers
@@ -217,13 +210,13 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
+    if inplace:  # written into input, keeping only a bool mask (nn/inplace_activations.py)
+        return _inplace_activations.dropout_(input, p)
     if p == 1.0:
         scale = zeros(input.shape, dtype=input.dtype, device=input.device)
     else:
         keep = rand(input.shape, dtype=input.dtype, device=input.device) >= p
         scale = keep.to(input.dtype) * (1.0 / (1.0 - p))
-    if inplace:
-        return input.mul_(scale)  # written into input: no product the size of input
     return input * scale
 
 
@@ -371,7 +364,9 @@ class LeakyRelu(Function):
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``input`` where positive, ``negative_slope * input`` elsewhere."""
-    return _maybe_inplace(input, inplace, lambda: LeakyRelu.apply(input, negative_slope))
+    if inplace:  # LeakyReluBackward1, written into input (nn/inplace_activations.py)
+        return _inplace_activations.leaky_relu_(input, negative_slope)
+    return LeakyRelu.apply(input, negative_slope)
 
 
 class Elu(Function):
@@ -393,7 +388,9 @@ class Elu(Function):
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """Exponential linear unit: ``input`` if positive, else ``alpha * (exp(input) - 1)``."""
-    return _maybe_inplace(input, inplace, lambda: Elu.apply(input, alpha))
+    if inplace:  # EluBackward1, written into input (nn/inplace_activations.py)
+        return _inplace_activations.elu_(input, alpha)
+    return Elu.apply(input, alpha)
 
 
 class Silu(Function):
@@ -415,7 +412,9 @@ class Silu(Function):
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``input * sigmoid(input)``, elementwise."""
-    return _maybe_inplace(input, inplace, lambda: Silu.apply(input))
+    if inplace:  # SiluBackward0, written into input (nn/inplace_activations.py)
+        return _inplace_activations.silu_(input)
+    return Silu.apply(input)
 
 
 class Softplus(Function):
@@ -604,6 +603,20 @@ def _check_reduction(reduction: str) -> None:
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def _broadcast_pair(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+    """``input`` and ``target`` broadcast to one shape, as PyTorch's losses take them.
+
+    So a 0-dim float64 target makes a float32 input's loss float64: once
+    expanded it is no longer 0-dim, and promotes like any other tensor.
+    """
+    if target.shape == input.shape:
+        return input, target
+    from glasstorch._shape import broadcast_shapes
+
+    shape = broadcast_shapes(input.shape, target.shape)
+    return input.expand(shape), target.expand(shape)
+
+
 def _warn_on_broadcast(input: Tensor, target: Tensor) -> None:
     if target.shape != input.shape:
         warnings.warn(
@@ -619,6 +632,7 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error: ``(input - target) ** 2``, reduced."""
     _check_reduction(reduction)
     _warn_on_broadcast(input, target)
+    input, target = _broadcast_pair(input, target)
     return loss_nodes.MseLoss.apply(_mse_formula, (reduction,), input, target)
 
 
@@ -633,6 +647,7 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error: ``|input - target|``, reduced."""
     _check_reduction(reduction)
     _warn_on_broadcast(input, target)
+    input, target = _broadcast_pair(input, target)
     return _reduce((input - target).abs(), reduction)
 
 
@@ -647,6 +662,7 @@ def smooth_l1_loss(
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _warn_on_broadcast(input, target)
+    input, target = _broadcast_pair(input, target)
     return loss_nodes.SmoothL1Loss.apply(_smooth_l1_formula, (reduction, beta), input, target)
 
 
@@ -685,7 +701,7 @@ def _huber_formula(input: Tensor, target: Tensor, reduction: str, delta: float) 
 
 def _check_class_target(input: Tensor, target: Tensor) -> Tensor:
     """Validate an integer class target against ``input``'s shape; return it as int64."""
-    if target.dtype.is_floating_point:
+    if target.dtype not in (_dtype.int64, _dtype.uint8):
         raise RuntimeError(
             f"expected target dtype to be Long or Byte, but got {target.dtype.legacy_name[:-6]}"
         )
@@ -783,7 +799,9 @@ def _nll_formula(input, target, weight, ignore_index: int, reduction: str) -> Te
     kept = flat_target != ignore_index
     picked = rows.gather(1, where(kept, flat_target, 0).unsqueeze(1)).squeeze(1)
     weights = _sample_weights(flat_target, weight, ignore_index, rows.dtype)
-    return _reduce_weighted(-picked * weights, weights, reduction, target.shape)
+    # an ignored sample is skipped, not multiplied by 0 (a NaN there must not count)
+    losses = where(kept, -picked * weights, 0.0)
+    return _reduce_weighted(losses, weights, reduction, target.shape)
 
 
 class CrossEntropyIndices(Function):
@@ -976,7 +994,7 @@ def _cross_entropy_smoothed(input, target, weight, ignore_index, reduction, labe
     if weight is not None:
         weighted = log_probs * _class_weights_along(weight, input, class_dim)
     smooth = -weighted.sum(class_dim)
-    smooth = smooth * (target != ignore_index)
+    smooth = where(target != ignore_index, smooth, 0.0)  # skipped, not times 0 (NaN, inf)
     if reduction == "none":
         total = smooth
     elif reduction == "sum":
@@ -1037,8 +1055,11 @@ def binary_cross_entropy(
         )
     if target.dtype is not input.dtype:  # PyTorch's kernel takes one dtype
         raise RuntimeError(f"Found dtype {target.dtype.title} but expected {input.dtype.title}")
-    if input.numel() and bool(((input < 0) | (input > 1)).any()):
+    # (written so that NaN fails the test, as in PyTorch's check)
+    if input.numel() and not bool(((input >= 0) & (input <= 1)).all()):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if target.numel() and not bool(((target >= 0) & (target <= 1)).all()):
+        raise RuntimeError("all elements of target should be between 0 and 1")
     return loss_nodes.BinaryCrossEntropy.apply(_bce_formula, (reduction,), input, target, weight)
 
 
@@ -1077,11 +1098,12 @@ def binary_cross_entropy_with_logits(
 
 
 def _bce_with_logits_formula(input, target, weight, pos_weight, reduction: str) -> Tensor:
-    if pos_weight is None:
-        positive = 1.0
-    else:
-        positive = (pos_weight - 1) * target + 1
-    losses = (1 - target) * input - positive * logsigmoid(input)
+    weighted = logsigmoid(input)
+    if pos_weight is not None:
+        # PyTorch multiplies in place into logsigmoid(input): the product keeps the
+        # input's dtype (a float32 input rounds it to float32, where it may overflow)
+        weighted = (weighted * ((pos_weight - 1) * target + 1)).to(input.dtype)
+    losses = (1 - target) * input - weighted
     if weight is not None:
         losses = losses * weight
     # PyTorch computes the losses in place in ``1 - target``, so the target's
@@ -1287,8 +1309,10 @@ def kl_div(
     if log_target:
         pointwise_loss = target.exp() * (target - input)
     else:
-        tiny = float(_dtype_finfo_tiny(target))
-        pointwise_loss = target * (target.clamp_min(tiny).log() - input)
+        # PyTorch's xlogy(target, target) - target * input: 0 * log(0) is 0, and a
+        # negative target's log is NaN (the 1 stands in for a zero target's log)
+        entropy = target * where(target == 0, 1.0, target).log()
+        pointwise_loss = entropy - target * input
     if reduction == "none":
         return pointwise_loss
     if reduction == "sum":
@@ -1308,16 +1332,11 @@ def kl_div(
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def _dtype_finfo_tiny(t: Tensor) -> float:
-    from glasstorch.ops.composites import finfo
-
-    return finfo(t.dtype if t.dtype.is_floating_point else _dtype.get_default_dtype()).tiny
-
-
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``."""
-    out = input * softplus(input).tanh()
-    return input.copy_(out) if inplace else out
+    if inplace:  # MishBackward0, written into input (nn/inplace_activations.py)
+        return _inplace_activations.mish_(input)
+    return input * softplus(input).tanh()
 
 
 def hardtanh(
@@ -1326,7 +1345,9 @@ def hardtanh(
     """``input`` clamped to ``[min_val, max_val]``."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+    if inplace:  # HardtanhBackward0, written into input (nn/inplace_activations.py)
+        return _inplace_activations.hardtanh_(input, min_val, max_val)
+    return input.clamp(min_val, max_val)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:

@@ -105,8 +105,10 @@ def nan_to_num(
 def nan_to_num_(
     input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
 ) -> Tensor:
-    """In-place :func:`nan_to_num`."""
-    return input.copy_(nan_to_num(input, nan, posinf, neginf))
+    """In-place :func:`nan_to_num`, written into ``input`` (see more_math.nan_to_num_)."""
+    from glasstorch.ops.more_math import nan_to_num_ as write
+
+    return write(input, nan, posinf, neginf)
 
 
 # ================================================================== unique

@@ -3,8 +3,11 @@
 ``x.add_(y)`` writes ``x + y`` into x's own storage. Most in-place operations
 do so directly: the kernel that computes the result is handed x's view as its
 output (every kernel takes its output view first), so no temporary the size of
-x is made, as in PyTorch. The rest (``pow_``, ``cumsum_``, ``index_fill_``, ...)
-compute the result into a new tensor and copy it back (:func:`apply_inplace`).
+x is made, as in PyTorch. An op composed from several kernels (``lerp_``,
+``atan2_``, ``F.silu(x, inplace=True)``) is computed a piece of x at a time
+(:func:`write_in_pieces`), so its temporaries stay small. The rest
+(``cumsum_``, ``cumprod_``, ...) compute the result into a new tensor and copy
+it back (:func:`apply_inplace`).
 Three bookkeeping steps make either safe:
 
 1. **Checks**, made before anything is written. A leaf that requires grad may
@@ -286,6 +289,119 @@ def _save_written_output(result: Tensor, target: Tensor) -> None:
         if saved is not None and saved.data is target:
             saved.drop_history(result._output_nr)
             saved.version = target._version
+
+
+# ------------------------------------------------------- composed ops, in pieces
+
+#: Elements :func:`write_in_pieces` computes at a time: small enough that the
+#: temporaries of a composed op (a dozen, in float64 at most) stay well under
+#: a MiB, large enough that a kernel call does real work.
+PIECE = 2**14
+
+
+def write_in_pieces(target: Tensor, compute, operands=()) -> None:
+    """Write ``compute(piece, *operand_pieces)`` into ``target``, a piece at a time.
+
+    For an elementwise op that glasstorch composes from several kernels
+    (``lerp``, ``atan2``, ``silu``): computing it whole would make
+    temporaries the size of ``target``; computed on a piece of at most
+    :data:`PIECE` elements, each temporary is that small, and the piece's
+    result is cast into the piece of ``target`` it came from (so a float64
+    result lands in a float32 target without a float64 copy of the whole).
+    Each piece is read before it is written, so an operand that is
+    ``target`` itself (``x.addcmul_(x, y)``) is fine. Tensor ``operands``
+    broadcast to ``target``'s shape; anything else (numbers, None, 0-d
+    tensors) is passed on unchanged.
+    """
+    from glasstorch._shape import expand_strides
+
+    shape = target._shape
+    if target.numel() <= PIECE:  # one piece: the whole target
+        kernels.copy(target._strided(), strided_as(compute(target, *operands), shape))
+        return
+    geometries = [  # a 0-d tensor broadcasts as it is (a CPU one joins a device op so)
+        (o, expand_strides(o._shape, o._stride, shape))
+        if isinstance(o, Tensor) and o._shape
+        else (o, None)
+        for o in operands
+    ]
+    for start, piece_shape, dim in _pieces(shape):
+        piece = _piece(target, target._stride, start, piece_shape, dim)
+        parts = [
+            o if strides is None else _piece(o, strides, start, piece_shape, dim)
+            for o, strides in geometries
+        ]
+        kernels.copy(piece._strided(), strided_as(compute(piece, *parts), piece_shape))
+
+
+def _pieces(shape):
+    """The pieces of a tensor of ``shape``, each ``(start, piece_shape, dim)``:
+    the piece begins at index ``start`` and spans ``piece_shape``, the sizes
+    of dimensions ``dim`` onward (the earlier ones are fixed at ``start``'s)."""
+    import itertools
+
+    inner, dim = 1, len(shape)
+    while dim > 0 and inner * shape[dim - 1] <= PIECE:  # whole trailing dimensions that fit
+        inner *= shape[dim - 1]
+        dim -= 1
+    dim -= 1  # this dimension is cut into runs of `step` indices
+    step = max(1, PIECE // inner)
+    for outer in itertools.product(*(range(size) for size in shape[:dim])):
+        for first in range(0, shape[dim], step):
+            length = min(step, shape[dim] - first)
+            yield (*outer, first), (length, *shape[dim + 1 :]), dim
+
+
+def _piece(tensor: Tensor, strides, start, piece_shape, dim: int) -> Tensor:
+    """The piece of ``tensor`` (seen with ``strides``) at ``start`` (see :func:`_pieces`)."""
+    offset = tensor._offset + sum(i * stride for i, stride in zip(start, strides))
+    return Tensor._make(tensor._storage, piece_shape, strides[dim:], offset, tensor.dtype)
+
+
+def elementwise_function(name: str, compute, derivative, *, keep_self=False, keep_output=False):
+    """An in-place Function for a composed elementwise op, recorded as PyTorch's ``name``.
+
+    Its forward is ``target.op_(*args)``: ``compute(x, *args)`` (the
+    out-of-place op, elementwise in x and the tensor args) written into
+    ``target`` by :func:`write_in_pieces`. ``derivative(grad, x, y, *args)``
+    returns the gradient of ``target``'s old value and of each arg, from
+    the old values ``x`` (kept only with ``keep_self``, a bool or a test of
+    ``ctx.needs_input_grad``: then :func:`destination` copies them out
+    before the write, as PyTorch keeps ``original_self``) and the new ones
+    ``y`` (kept with ``keep_output``).
+    """
+
+    def forward(cls, ctx, target, *args):
+        keeps = keep_self(ctx.needs_input_grad) if callable(keep_self) else keep_self
+        ctx.numbers = [None if isinstance(a, Tensor) else a for a in args]
+        ctx.save_for_backward(
+            target if keeps else None, *(a if isinstance(a, Tensor) else None for a in args)
+        )
+        out = destination(cls, ctx, target)
+        write_in_pieces(out, compute, args)
+        if keep_output:
+            save_output(ctx, out)
+        return out
+
+    def backward(ctx, grad):
+        saved = ctx.saved_tensors
+        count = len(ctx.numbers)
+        args = [n if t is None else t for n, t in zip(ctx.numbers, saved[1 : count + 1])]
+        y = saved[count + 1] if keep_output else None
+        grads = derivative(grad, saved[0], y, *args)
+        return grads if isinstance(grads, tuple) else (grads,)
+
+    return type(
+        name.removesuffix("Backward0").removesuffix("Backward1") + "_",
+        (Function,),
+        {
+            "backward_name": name,
+            "in_place": True,
+            "forward": classmethod(forward),
+            "backward": staticmethod(backward),
+            "__doc__": f"``{name}``'s op, written into its first argument.",
+        },
+    )
 
 
 # ------------------------------------------ speed trick: one kernel call, no autograd

@@ -324,12 +324,12 @@ for _name in _INPLACE:
 
 def _clamp_min_(self, min):  # noqa: A002 - PyTorch's name
     """In-place version of :meth:`clamp_min`."""
-    return pointwise.clamp_(self, min=min)
+    return pointwise.clamp_min_(self, min)
 
 
 def _clamp_max_(self, max):  # noqa: A002 - PyTorch's name
     """In-place version of :meth:`clamp_max`."""
-    return pointwise.clamp_(self, max=max)
+    return pointwise.clamp_max_(self, max)
 
 
 # The clamps write into the tensor directly (pointwise.clamp_).

@@ -9,7 +9,9 @@ Each is a composition of operations glasstorch already has (views, ``where``,
 device, and the differentiable ones get autograd from their parts. The only
 Functions written here are the ``Tensor.unfold`` view (its geometry is new) and
 ``atan2``, whose arctangent is a rational approximation (glasstorch has no
-``atan`` kernel) and whose derivative is written out so that it is exact.
+``atan`` kernel) and whose derivative is written out so that it is exact, and
+the in-place forms at the end (``fmod_``, ``lerp_``, ``tril_``, ...), which
+write into their input and record PyTorch's nodes.
 Where a composition costs more than PyTorch's dedicated kernel, the docstring
 says so.
 
@@ -29,6 +31,7 @@ from collections import namedtuple
 
 from glasstorch import _dtype
 from glasstorch._shape import broadcast_shapes, normalize_dim
+from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.ops import inplace
 from glasstorch.ops.core import common_device, default_float
@@ -616,6 +619,12 @@ def rad2deg(input: Tensor) -> Tensor:
 
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """The step function: 0 for negative ``input``, 1 for positive, ``values`` where it is 0."""
+    _check_heaviside(input, values)
+    step = (input > 0).to(input.dtype)
+    return where(input == 0, values, step)
+
+
+def _check_heaviside(input: Tensor, values) -> None:
     if not isinstance(values, Tensor):
         raise TypeError(
             f"heaviside(): argument 'values' (position 2) must be Tensor, not "
@@ -623,8 +632,6 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
         )
     if input.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    step = (input > 0).to(input.dtype)
-    return where(input == 0, values, step)
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
@@ -1179,10 +1186,65 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     return input.masked_fill(hit.reshape(shape), value)
 
 
+class IndexFill(Function):
+    """``x.index_fill_(dim, index, value)``: each slice at ``index`` filled by the fill
+    kernel, straight into x; its gradient is the incoming one with those slices zero."""
+
+    backward_name = "IndexFillBackward0"
+    in_place = True
+
+    @classmethod
+    def forward(cls, ctx, a, dim, positions, index, value):
+        ctx.dim, ctx.index = dim, index
+        out = inplace.destination(cls, ctx, a)
+        value = out.dtype.to_python(value)
+        for position in positions:
+            kernels.fill(_index_slice(out, dim, position)._strided(), value)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return index_fill(grad, ctx.dim, ctx.index, 0), None, None, None, None
+
+
+def _index_slice(input: Tensor, dim: int, position: int) -> Tensor:
+    """``input.select(dim, position)`` as a bare view (no autograd); a 0-d input itself."""
+    if input.dim() == 0:
+        return input
+    shape, strides = list(input._shape), list(input._stride)
+    offset = input._offset + position * strides.pop(dim)
+    shape.pop(dim)
+    return Tensor._make(input._storage, tuple(shape), tuple(strides), offset, input.dtype)
+
+
 def index_fill_(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
-    """In-place :func:`index_fill`."""
+    """In-place :func:`index_fill`: the fill kernel on each slice, nothing the size of ``input``.
+
+    A value that is a tensor requiring grad takes the plain path (computing
+    :func:`index_fill` and copying it back), which gives it its gradient.
+    """
     normalize_dim(dim, builtins.max(input.dim(), 1))
-    return inplace.apply_inplace(input, lambda: index_fill(input, dim, index, value), (index,))
+    if isinstance(value, Tensor) and (value.requires_grad or value.dim() != 0):
+        return inplace.apply_inplace(input, lambda: index_fill(input, dim, index, value), (index,))
+    if index.dtype is not _dtype.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if index.dim() > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    common_device(input, index.reshape(-1))
+    dim = normalize_dim(dim, builtins.max(input.dim(), 1))
+    size = input.shape[dim] if input.dim() else 1
+    positions = []
+    for position in index.reshape(-1).tolist():
+        if not -size <= position < size:
+            raise IndexError(
+                f"index {position} is out of bounds for dimension {dim} with size {size}"
+            )
+        positions.append(position % size)
+    number = value.item() if isinstance(value, Tensor) else value
+    function = IndexFill
+    return inplace.write_inplace(
+        input, lambda: function.apply(input, dim, positions, index, number), None, (index,)
+    )
 
 
 def fill_diagonal_(input: Tensor, fill_value, wrap: bool = False) -> Tensor:
@@ -1195,7 +1257,20 @@ def fill_diagonal_(input: Tensor, fill_value, wrap: bool = False) -> Tensor:
         raise RuntimeError("dimensions must larger than 1")
     if input.dim() > 2 and len(set(input.shape)) != 1:
         raise RuntimeError("all dimensions of input must be of equal length")
+    inplace.check_inplace(input)  # before a view of it is made (a leaf's own message)
     rows, cols = input.shape[0], input.shape[1]
+    strides = input.stride()
+    if input.dim() == 2 and (not wrap or rows <= cols):
+        # The diagonal is one strided view: fill_ writes it, and a view of a
+        # tensor with history gets CopySlices, as in PyTorch.
+        length = builtins.min(rows, cols)
+        view = input.as_strided((length,), (strides[0] + strides[1],), input.storage_offset())
+        view.fill_(fill_value)
+        return input
+    if input.dim() > 2:
+        view = input.as_strided((rows,), (builtins.sum(strides),), input.storage_offset())
+        view.fill_(fill_value)
+        return input
     if input.dim() == 2:
         step = cols + 1
         limit = input.numel() if wrap else builtins.min(rows, cols) * cols
@@ -1206,3 +1281,378 @@ def fill_diagonal_(input: Tensor, fill_value, wrap: bool = False) -> Tensor:
     flat = arange(input.numel(), device=input.device).reshape(input.shape)
     mask = ((flat % step) == 0) & (flat < limit)
     return input.masked_fill_(mask, fill_value)
+
+
+# ================================================= in-place forms, written in place
+# ``x.fmod_(y)`` and the rest write their values into x (PyTorch computes them in
+# place): each is composed from several kernels, so the composition runs on
+# pieces of x (inplace.write_in_pieces) and nothing the size of x is made. Each
+# records PyTorch's node with its own derivative; only the nodes that need x's
+# old values (``atan2_``, ``hypot_``, ...) keep a copy of them, as PyTorch does.
+
+
+def _zeros(grad: Tensor) -> Tensor:
+    return zeros((), dtype=grad.dtype, device=grad.device).expand(grad.shape)
+
+
+def _write(function, target: Tensor, dtype, *args) -> Tensor:
+    """``function`` (an in-place Function) applied to ``target`` and ``args``.
+
+    Tensor args on another device, or of a shape that does not broadcast to
+    ``target``'s, are refused here with PyTorch's error for an in-place op.
+    """
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    for other in tensors:
+        if other.device != target.device and other.dim() != 0:
+            common_device(target, other)
+        if not inplace.broadcasts_into(target, other) and other.device == target.device:
+            shape = broadcast_shapes(target.shape, other.shape)
+            raise RuntimeError(
+                f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+                f"{list(shape)}"
+            )
+    return inplace.write_inplace(target, lambda: function.apply(target, *args), dtype, tensors)
+
+
+def _float_result(*operands):
+    """The dtype of a float op's result: the operands' type, or the default float."""
+    dtype = _dtype.result_type(*operands)
+    return dtype if dtype.is_floating_point else default_float()
+
+
+def _lerp(x, end, weight):
+    from glasstorch.ops.composites import lerp
+
+    return lerp(x, end, weight)
+
+
+_LERP_ = inplace.elementwise_function(
+    "LerpBackward0", _lerp, lambda g, x, y, end, w: (g * (1 - w), g * w, None)
+)
+_LERP_TENSOR_ = inplace.elementwise_function(
+    "LerpBackward1",
+    _lerp,
+    lambda g, x, y, end, w: (g * (1 - w), g * w, g * (end - x) if x is not None else None),
+    keep_self=lambda needs: needs[2],  # only the weight's gradient needs the old values
+)
+
+
+def lerp_(input: Tensor, end: Tensor, weight) -> Tensor:
+    """In-place ``lerp``: ``input + weight * (end - input)`` written into ``input``."""
+    function = _LERP_TENSOR_ if isinstance(weight, Tensor) else _LERP_
+    return _write(function, input, _dtype.result_type(input, end, weight), end, weight)
+
+
+_ADDCMUL_ = inplace.elementwise_function(
+    "AddcmulBackward0",
+    lambda x, t1, t2, value: addcmul(x, t1, t2, value=value),
+    lambda g, x, y, t1, t2, value: (g, g * t2 * value, g * t1 * value, None),
+)
+_ADDCDIV_ = inplace.elementwise_function(
+    "AddcdivBackward0",
+    lambda x, t1, t2, value: addcdiv(x, t1, t2, value=value),
+    lambda g, x, y, t1, t2, value: (g, g * value / t2, -g * value * t1 / (t2 * t2), None),
+)
+
+
+def addcmul_(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """In-place :func:`addcmul`: only ``tensor1`` and ``tensor2`` are kept for backward."""
+    dtype = _dtype.result_type(input, tensor1, tensor2)
+    return _write(_ADDCMUL_, input, dtype, tensor1, tensor2, value)
+
+
+def addcdiv_(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """In-place :func:`addcdiv`: only ``tensor1`` and ``tensor2`` are kept for backward."""
+    if not tensor1.dtype.is_floating_point and not tensor2.dtype.is_floating_point:
+        addcdiv(input, tensor1, tensor2)  # raises PyTorch's integer-division error
+    dtype = _dtype.result_type(input, tensor1, tensor2)
+    return _write(_ADDCDIV_, input, dtype, tensor1, tensor2, value)
+
+
+_FMOD_ = inplace.elementwise_function("FmodBackward0", fmod, lambda g, x, y, o: (g, None))
+_FMOD_TENSOR_ = inplace.elementwise_function(
+    "FmodBackward1",
+    fmod,
+    lambda g, x, y, o: (g, -g * (x / o).trunc() if x is not None else None),
+    keep_self=lambda needs: needs[1],
+)
+
+
+def fmod_(input: Tensor, other) -> Tensor:
+    """In-place :func:`fmod`."""
+    function = _FMOD_TENSOR_ if isinstance(other, Tensor) else _FMOD_
+    return _write(function, input, _dtype.result_type(input, other), other)
+
+
+_SGN_ = inplace.elementwise_function("SgnBackward0", sgn, lambda g, x, y: (g * 0,))
+_FRAC_ = inplace.elementwise_function("FracBackward0", frac, lambda g, x, y: (g,))
+
+
+def sgn_(input: Tensor) -> Tensor:
+    """In-place :func:`sgn`."""
+    if input.dtype is _dtype.bool_:
+        return inplace.apply_inplace(input, lambda: sgn(input))
+    return _write(_SGN_, input, input.dtype)
+
+
+def frac_(input: Tensor) -> Tensor:
+    """In-place :func:`frac`: floats only."""
+    if not input.dtype.is_floating_point:
+        frac(input)  # raises PyTorch's error
+    return _write(_FRAC_, input, input.dtype)
+
+
+def _atan2_derivative(g, x, y, other):
+    scale = g / (x * x + other * other)
+    return scale * other, -scale * x
+
+
+_ATAN2_ = inplace.elementwise_function("Atan2Backward0", atan2, _atan2_derivative, keep_self=True)
+_HYPOT_ = inplace.elementwise_function(
+    "HypotBackward0",
+    hypot,
+    lambda g, x, y, other: (g * x / y, g * other / y),
+    keep_self=True,
+    keep_output=True,
+)
+
+
+def atan2_(input: Tensor, other: Tensor) -> Tensor:
+    """In-place :func:`atan2` (``arctan2_`` too)."""
+    _check_both_tensors("atan2", input, other)
+    return _write(_ATAN2_, input, _float_result(input, other), other)
+
+
+arctan2_ = atan2_
+
+
+def hypot_(input: Tensor, other: Tensor) -> Tensor:
+    """In-place :func:`hypot`."""
+    _check_both_tensors("hypot", input, other)
+    if not (input.dtype.is_floating_point and other.dtype.is_floating_point):
+        hypot(input, other)  # raises PyTorch's error
+    return _write(_HYPOT_, input, _dtype.result_type(input, other), other)
+
+
+def _copysign_derivative(g, x, y, other):
+    ratio = where(x == 0, 0.0, y / where(x == 0, 1.0, x))
+    return g * ratio, (_zeros(g) if isinstance(other, Tensor) else None)
+
+
+_COPYSIGN_ = {
+    overload: inplace.elementwise_function(
+        f"CopysignBackward{overload}",
+        copysign,
+        _copysign_derivative,
+        keep_self=True,
+        keep_output=True,
+    )
+    for overload in (0, 1)
+}
+
+
+def copysign_(input: Tensor, other) -> Tensor:
+    """In-place :func:`copysign`: CopysignBackward0 for a tensor ``other``, 1 for a number."""
+    function = _COPYSIGN_[0 if isinstance(other, Tensor) else 1]
+    return _write(function, input, _float_result(input, other), other)
+
+
+def _xlogy_derivative(g, x, y, other):
+    grad_x = g * xlogy((x != 0).to(g.dtype), other)
+    grad_other = g * x / other if isinstance(other, Tensor) else None
+    return grad_x, grad_other
+
+
+_XLOGY_ = {
+    overload: inplace.elementwise_function(
+        f"XlogyBackward{overload}", xlogy, _xlogy_derivative, keep_self=True
+    )
+    for overload in (0, 2)
+}
+
+
+def xlogy_(input: Tensor, other) -> Tensor:
+    """In-place :func:`xlogy`: XlogyBackward0 for a tensor ``other``, 2 for a number."""
+    function = _XLOGY_[0 if isinstance(other, Tensor) else 2]
+    return _write(function, input, _float_result(input, other), other)
+
+
+def _not_differentiable(name: str):
+    def derivative(g, x, y, *args):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    return derivative
+
+
+_HEAVISIDE_ = inplace.elementwise_function(
+    "NotImplemented", heaviside, _not_differentiable("heaviside_")
+)
+
+
+def heaviside_(input: Tensor, values: Tensor) -> Tensor:
+    """In-place :func:`heaviside` (no gradient: backward raises, as in PyTorch)."""
+    _check_heaviside(input, values)
+    return _write(_HEAVISIDE_, input, input.dtype, values)
+
+
+def _logit_derivative(g, x, y, eps):
+    value = g / (x * (1 - x))
+    if eps is None:
+        return where((x < 0) | (x > 1), math.nan, value), None
+    return where((x < eps) | (x > 1 - eps), 0.0, value), None
+
+
+_LOGIT_ = inplace.elementwise_function("LogitBackward0", logit, _logit_derivative, keep_self=True)
+
+
+def logit_(input: Tensor, eps: float | None = None) -> Tensor:
+    """In-place :func:`logit`."""
+    return _write(_LOGIT_, input, _float_result(input), eps)
+
+
+_DEG2RAD_ = inplace.elementwise_function(
+    "Deg2RadBackward0", deg2rad, lambda g, x, y: (g * (math.pi / 180),)
+)
+_RAD2DEG_ = inplace.elementwise_function(
+    "Rad2DegBackward0", rad2deg, lambda g, x, y: (g * (180 / math.pi),)
+)
+
+
+def deg2rad_(input: Tensor) -> Tensor:
+    """In-place :func:`deg2rad`."""
+    return _write(_DEG2RAD_, input, _float_result(input))
+
+
+def rad2deg_(input: Tensor) -> Tensor:
+    """In-place :func:`rad2deg`."""
+    return _write(_RAD2DEG_, input, _float_result(input))
+
+
+def _log_base_(name: str, base: float):
+    def compute(x):
+        from glasstorch.ops import shaping
+
+        return getattr(shaping, name.lower())(x)
+
+    function = inplace.elementwise_function(
+        f"{name}Backward0",
+        compute,
+        lambda g, x, y: (g / (x * math.log(base)),),
+        keep_self=True,
+    )
+
+    def method(input: Tensor) -> Tensor:
+        return _write(function, input, _float_result(input))
+
+    method.__name__ = name.lower() + "_"
+    method.__doc__ = f"In-place ``{name.lower()}``."
+    return method
+
+
+log2_ = _log_base_("Log2", 2.0)
+log10_ = _log_base_("Log10", 10.0)
+
+
+def _nan_to_num(x, nan, posinf, neginf):
+    from glasstorch.ops.counting import nan_to_num
+
+    return nan_to_num(x, nan, posinf, neginf)
+
+
+_NAN_TO_NUM_ = inplace.elementwise_function(
+    "NanToNumBackward0",
+    _nan_to_num,
+    lambda g, x, y, *bounds: (g * x.isfinite(), None, None, None),
+    keep_self=True,
+)
+
+
+def nan_to_num_(
+    input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> Tensor:
+    """In-place ``nan_to_num`` (an integer tensor is left as it is, its version bumped)."""
+    return _write(_NAN_TO_NUM_, input, input.dtype, nan, posinf, neginf)
+
+
+class Triangle(Function):
+    """``x.tril_(diagonal)``: the elements above the diagonal set to 0 by the fill
+    kernel, one row's run at a time, straight into x."""
+
+    backward_name = "TrilBackward0"
+    in_place = True
+    lower = True
+
+    @classmethod
+    def forward(cls, ctx, a, diagonal):
+        ctx.diagonal = diagonal
+        out = inplace.destination(cls, ctx, a)
+        *batch, rows, cols = out._shape
+        *batch_strides, row_stride, col_stride = out._stride
+        zero = out.dtype.to_python(0)
+        for i in range(rows):
+            # Row i keeps columns j <= i + diagonal (tril) or j >= i + diagonal (triu).
+            first, last = (
+                (builtins.max(0, i + diagonal + 1), cols)
+                if cls.lower
+                else (0, builtins.min(cols, i + diagonal))
+            )
+            if first < last:
+                run = Tensor._make(
+                    out._storage,
+                    (*batch, last - first),
+                    (*batch_strides, col_stride),
+                    out._offset + i * row_stride + first * col_stride,
+                    out.dtype,
+                )
+                kernels.fill(run._strided(), zero)
+        return out
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        return (grad.tril(ctx.diagonal) if cls.lower else grad.triu(ctx.diagonal)), None
+
+
+class UpperTriangle(Triangle):
+    """``x.triu_(diagonal)``: the elements below the diagonal set to 0."""
+
+    backward_name = "TriuBackward0"
+    lower = False
+
+
+def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
+    """In-place ``tril``."""
+    if input.dim() < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    return inplace.write_inplace(input, lambda: Triangle.apply(input, diagonal))
+
+
+def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
+    """In-place ``triu``."""
+    if input.dim() < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    return inplace.write_inplace(input, lambda: UpperTriangle.apply(input, diagonal))
+
+
+#: The in-place methods written here (``Tensor.fmod_`` and the rest), for the method table.
+INPLACE_METHODS = {
+    "addcdiv_": addcdiv_,
+    "addcmul_": addcmul_,
+    "arctan2_": arctan2_,
+    "atan2_": atan2_,
+    "copysign_": copysign_,
+    "deg2rad_": deg2rad_,
+    "fmod_": fmod_,
+    "frac_": frac_,
+    "heaviside_": heaviside_,
+    "hypot_": hypot_,
+    "lerp_": lerp_,
+    "log10_": log10_,
+    "log2_": log2_,
+    "logit_": logit_,
+    "nan_to_num_": nan_to_num_,
+    "rad2deg_": rad2deg_,
+    "sgn_": sgn_,
+    "tril_": tril_,
+    "triu_": triu_,
+    "xlogy_": xlogy_,
+}

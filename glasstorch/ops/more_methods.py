@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from glasstorch import linalg
 from glasstorch.ops import sampling, shaping, sorting
-from glasstorch.ops.methods import _inplace, _running_inplace
+from glasstorch.ops.methods import _running_inplace
 from glasstorch.tensor import Tensor
 
 _METHODS = {
@@ -40,9 +40,6 @@ _METHODS = {
 for _name, _function in _METHODS.items():
     setattr(Tensor, _name, _function)
 
-_INPLACE = ["tril", "triu", "log2", "log10"]
-for _name in _INPLACE:
-    setattr(Tensor, _name + "_", _inplace(_METHODS[_name], _name + "_"))
 Tensor.cumprod_ = _running_inplace(shaping.cumprod, "cumprod")
 
 # Counting, binning and scanning (glasstorch/ops/counting.py).
@@ -55,7 +52,7 @@ for _name in [
     setattr(Tensor, _name, getattr(counting, _name))
 
 # More math, layout and statistics (glasstorch/ops/more_math.py).
-from glasstorch.ops import composites, more_math  # noqa: E402
+from glasstorch.ops import more_math  # noqa: E402
 
 for _name in [
     "addbmm", "addcdiv", "addcmul", "addmv", "aminmax", "arctan2", "atan2", "copysign",
@@ -67,10 +64,6 @@ for _name in [
 ]:  # fmt: skip
     setattr(Tensor, _name, getattr(more_math, _name))
 
-# In-place forms: computed out of place, then written back into the tensor.
-for _name in [
-    "addcdiv", "addcmul", "atan2", "arctan2", "copysign", "deg2rad", "fmod", "frac",
-    "hypot", "lerp", "logit", "rad2deg", "sgn", "xlogy", "heaviside",
-]:  # fmt: skip
-    _function = getattr(more_math, _name, None) or getattr(composites, _name)
-    setattr(Tensor, _name + "_", _inplace(_function, _name + "_"))
+# In-place forms, written into the tensor (more_math's in-place section).
+for _name, _function in more_math.INPLACE_METHODS.items():
+    setattr(Tensor, _name, _function)

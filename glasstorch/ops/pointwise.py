@@ -71,10 +71,13 @@ def compute_binary(op: str, a, b, dtype=None, out=None) -> Tensor:
     if cuda_active:
         common_device(a, b)
     dtype = dtype or _dtype.result_type(a, b)
+    result_dtype = _dtype.bool_ if op in BOOL_RESULT_OPS else dtype
+    if _in_pieces(out, result_dtype):
+        inplace.write_in_pieces(out, lambda _, x, y: compute_binary(op, x, y, dtype), (a, b))
+        return out
     shape = broadcast(a, b)
     strides = output_strides(shape, a, b)
     a, b = as_operand(a, dtype), as_operand(b, dtype)
-    result_dtype = _dtype.bool_ if op in BOOL_RESULT_OPS else dtype
     result = _result_tensor(out, shape, result_dtype, strides)
     kernels.binary(op, result._strided(), strided_as(a, shape), strided_as(b, shape))
     return _write_result(result, out)
@@ -83,6 +86,9 @@ def compute_binary(op: str, a, b, dtype=None, out=None) -> Tensor:
 def compute_add_scaled(a, b: Tensor, alpha, dtype, out=None) -> Tensor:
     """``a + alpha * b`` in ``dtype`` by one kernel call (no tensor for ``alpha * b``),
     into ``out`` if given, as :func:`compute_binary` does; no autograd."""
+    if _in_pieces(out, dtype):
+        inplace.write_in_pieces(out, lambda _, x, y: compute_add_scaled(x, y, alpha, dtype), (a, b))
+        return out
     shape = broadcast(a, b)
     strides = output_strides(shape, a, b)
     a, b = as_operand(a, dtype), as_operand(b, dtype)
@@ -90,6 +96,17 @@ def compute_add_scaled(a, b: Tensor, alpha, dtype, out=None) -> Tensor:
     result = _result_tensor(out, shape, dtype, strides)
     kernels.add_scaled(result._strided(), strided_as(a, shape), strided_as(b, shape), alpha)
     return _write_result(result, out)
+
+
+def _in_pieces(out, dtype) -> bool:
+    """Whether to compute into ``out`` piece by piece: it is an in-place op's
+    target of another dtype than the result's (a float32 tensor plus a float64
+    one computes in float64; a comparison gives bools), and larger than a
+    piece. The kernels write their inputs' dtype, so the result is made a
+    piece at a time and cast into ``out`` (see
+    :func:`~glasstorch.ops.inplace.write_in_pieces`), rather than made whole
+    (with the target cast to the wider dtype too) and copied."""
+    return out is not None and out.dtype is not dtype and out.numel() > inplace.PIECE
 
 
 def _result_tensor(out, shape, dtype, strides=None) -> Tensor:
@@ -129,9 +146,12 @@ def _same_layout_as(a: Tensor, dtype) -> Tensor:
 def compute_unary(op: str, a: Tensor, dtype=None, out=None) -> Tensor:
     """Run the unary kernel ``op`` on ``a`` (cast to ``dtype`` first), no autograd;
     into ``out`` (a tensor of a's shape) if given, as :func:`compute_binary` does."""
+    out_dtype = _dtype.bool_ if op in BOOL_RESULT_OPS else (dtype or a.dtype)
+    if _in_pieces(out, out_dtype):
+        inplace.write_in_pieces(out, lambda _, x: compute_unary(op, x, dtype), (a,))
+        return out
     if dtype is not None:
         a = cast(a, dtype)
-    out_dtype = _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype
     result = _result_tensor(out, a.shape, out_dtype, output_strides(a.shape, a))
     kernels.unary(op, result._strided(), a._strided())
     return _write_result(result, out)
@@ -1120,12 +1140,102 @@ def clamp_(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
     """
     bounds = [bound for bound in (min, max) if bound is not None]
     if not bounds or not all(is_number(bound) for bound in bounds):
-        return apply_inplace(input, lambda: clamp(input, min, max), bounds)
+        return _clamp_by_tensors_(ClampTensors, input, min, max)
     _check_clamp_numbers(input, min, max)
     dtype = _dtype.result_type(input, *bounds)
     if dtype is not input.dtype:
         return apply_inplace(input, lambda: clamp(input, min, max), bounds)
     return write_inplace(input, lambda: _CLAMP_.apply(input, min, max), dtype)
+
+
+class ClampTensors(Function):
+    """``x.clamp_(min, max)`` with a tensor bound, written into x: PyTorch's ClampBackward0.
+
+    The values are :func:`clamp`'s with tensor bounds (``maximum``, then
+    ``minimum``); the gradients are PyTorch's, which send each element's
+    gradient to whichever of x, min and max it came from.
+    """
+
+    backward_name = "ClampBackward0"
+    in_place = True  # only the in-place op records it (clamp composes maximum and minimum)
+
+    @classmethod
+    def forward(cls, ctx, a, low, high):
+        ctx.low_high = tuple(None if isinstance(b, Tensor) else b for b in (low, high))
+        ctx.save_for_backward(a, *(b if isinstance(b, Tensor) else None for b in (low, high)))
+        out = destination(cls, ctx, a)  # the old values of a, kept for the gradients
+        bounds = [b for b in (low, high) if b is not None]
+        if _dtype.result_type(a, *bounds) is a.dtype:
+            # Each kernel reads an element of out, then writes the same place.
+            if low is not None:
+                compute_binary("maximum", out, low, out=out)
+            if high is not None:
+                compute_binary("minimum", out, high, out=out)
+        else:  # computed in the bounds' wider dtype: a piece at a time, cast into out
+            inplace.write_in_pieces(out, lambda x, lo, hi: clamp(x, lo, hi), (low, high))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, saved_low, saved_high = ctx.saved_tensors
+        low, high = (n if t is None else t for n, t in zip(ctx.low_high, (saved_low, saved_high)))
+        zero = zeros((), dtype=grad.dtype, device=grad.device)
+        grad_low = grad_high = None
+        if low is not None and high is not None:
+            grad_a = where((a >= low) & (a <= high), grad, zero)
+            if _needs(ctx, 1):
+                grad_low = where((a < low) & (as_tensor_like(low, a) < high), grad, zero)
+            if _needs(ctx, 2):
+                grad_high = where((a > high) | (as_tensor_like(high, a) < low), grad, zero)
+        elif low is not None:
+            grad_a = where(a >= low, grad, zero)
+            grad_low = where(a < low, grad, zero) if _needs(ctx, 1) else None
+        else:
+            grad_a = where(a <= high, grad, zero)
+            grad_high = where(a > high, grad, zero) if _needs(ctx, 2) else None
+        return grad_a, grad_low, grad_high
+
+
+class ClampMinTensor(ClampTensors):
+    """``x.clamp_min_(min)`` with a tensor ``min``."""
+
+    backward_name = "ClampMinBackward1"
+
+
+class ClampMaxTensor(ClampTensors):
+    """``x.clamp_max_(max)`` with a tensor ``max``."""
+
+    backward_name = "ClampMaxBackward1"
+
+
+def _clamp_by_tensors_(function, input: Tensor, min, max) -> Tensor:  # noqa: A002
+    """``input.clamp_(min, max)`` with a tensor bound, by ``function``, written into ``input``.
+
+    Bounds on another device or of a shape that does not broadcast to
+    ``input``'s, and bool results, take the plain path (which raises or
+    computes as :func:`clamp` does) of computing ``clamp`` and copying it back.
+    """
+    bounds = [bound for bound in (min, max) if bound is not None]
+    if not bounds or not all(inplace.broadcasts_into(input, bound) for bound in bounds):
+        return apply_inplace(input, lambda: clamp(input, min, max), bounds)
+    dtype = _dtype.result_type(input, *bounds)
+    if dtype is _dtype.bool_:
+        return apply_inplace(input, lambda: clamp(input, min, max), bounds)
+    return write_inplace(input, lambda: function.apply(input, min, max), dtype, bounds)
+
+
+def clamp_min_(input: Tensor, min) -> Tensor:  # noqa: A002
+    """``input.clamp_min_(min)``: a tensor ``min`` records ClampMinBackward1, as in PyTorch."""
+    if isinstance(min, Tensor):
+        return _clamp_by_tensors_(ClampMinTensor, input, min, None)
+    return clamp_(input, min=min)
+
+
+def clamp_max_(input: Tensor, max) -> Tensor:  # noqa: A002
+    """``input.clamp_max_(max)``: a tensor ``max`` records ClampMaxBackward1, as in PyTorch."""
+    if isinstance(max, Tensor):
+        return _clamp_by_tensors_(ClampMaxTensor, input, None, max)
+    return clamp_(input, max=max)
 
 
 def clamp_min(input: Tensor, min) -> Tensor:  # noqa: A002
