@@ -57,14 +57,6 @@ class Known:
 #: its fix has landed.
 KNOWN_FINDINGS: list[Known] = [
     Known(
-        "pointwise (ops/pointwise.py ThresholdBackwardBackward0): relu's second derivative "
-        "is None where PyTorch gives zeros",
-        "mismatch-value",
-        "^double_backward/relu",
-        "kind scalar != tensor",
-        "x0 = T.tensor([-2.328, 0.94, 0.5], dtype=T.float64).requires_grad_(); first = T.autograd.grad(T.relu(x0).sum(), [x0], create_graph=True); T.autograd.grad(sum((gi * gi).sum() for gi in first), [x0], allow_unused=True)",
-    ),
-    Known(
         "safety: negative indices in gather/scatter/index_select/index_add",
         "torch-error-only",
         "^(indexing|backward)/.*(gather|scatter|index_select|index_add)",

@@ -1128,3 +1128,14 @@ def test_cross_entropy_smoothing_skips_ignored_samples_with_infinite_logits(redu
         )
 
     assert_close(_on(device, call), call(torch))
+
+
+@pytest.mark.autograd
+def test_relu_second_derivative_is_zeros_not_missing(device):
+    """ThresholdBackwardBackward0 gives its saved output a zero gradient, as
+    PyTorch does, so relu's second derivative is zeros (was None)."""
+    x = gt.tensor([-2.328, 0.94, 0.5], dtype=gt.float64, device=device, requires_grad=True)
+    (first,) = gt.autograd.grad(gt.relu(x).sum(), [x], create_graph=True)
+    assert first.tolist() == [0.0, 1.0, 1.0]
+    (second,) = gt.autograd.grad((first * first).sum(), [x], allow_unused=True)
+    assert second is not None and second.tolist() == [0.0, 0.0, 0.0]

@@ -830,7 +830,11 @@ class ThresholdBackward(Function):
     @staticmethod
     def backward(ctx, grad_grad):
         (output,) = ctx.saved_tensors
-        return ThresholdBackward.apply(grad_grad, output), None
+        # The mask is piecewise constant in ``output``: its derivative is zero,
+        # given as zeros (not None), as PyTorch does, so relu's second
+        # derivative is a tensor of zeros rather than missing.
+        zeros = zeros_like(output) if ctx.needs_input_grad[1] else None
+        return ThresholdBackward.apply(grad_grad, output), zeros
 
 
 Relu = _unary_function(
