@@ -59,10 +59,12 @@ class NNKernels:
         weight_sum = _fsum(
             weight_mem[row_weights.offset + i * row_weights.strides[0]] for i in range(n)
         )
-        mean = _div(loss_sum, weight_sum)
         totals_mem = memory(totals)
-        for k, value in enumerate((loss_sum, weight_sum, mean)):
-            totals_mem[totals.offset + k * totals.strides[0]] = store(value)
+        loss_at, weight_at, mean_at = (totals.offset + k * totals.strides[0] for k in range(3))
+        totals_mem[loss_at], totals_mem[weight_at] = store(loss_sum), store(weight_sum)
+        # The mean is the ratio of the sums as stored, in the loss's dtype, as
+        # PyTorch's: two float32 sums past 3.4e38 are infinite, their ratio NaN.
+        totals_mem[mean_at] = store(_div(totals_mem[loss_at], totals_mem[weight_at]))
         return -1
         # -- end solution
 

@@ -1139,3 +1139,19 @@ def test_relu_second_derivative_is_zeros_not_missing(device):
     assert first.tolist() == [0.0, 1.0, 1.0]
     (second,) = gt.autograd.grad((first * first).sum(), [x], allow_unused=True)
     assert second is not None and second.tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.nn
+def test_cross_entropy_weighted_mean_is_the_ratio_of_float32_sums(device):
+    """PyTorch's weighted mean divides the sums in the loss's dtype: float32 sums
+    past 3.4e38 are infinite and their ratio NaN (was inf, from double sums)."""
+    x = gt.tensor([[0.5, 1.0, -1.0], [0.2, 0.3, 0.1], [1.0, 2.0, 3.0]], device=device)
+    weight = gt.tensor([-3e38, -3e38, 1.0], device=device)
+    target = gt.tensor([0, 1, 0], device=device)
+    assert gt.nn.functional.cross_entropy(x, target, weight=weight).isnan().item()
+    # Ordinary weights: the same mean as the sums' ratio computed by hand.
+    weight = gt.tensor([0.5, 2.0, 1.0], device=device)
+    losses = gt.nn.functional.cross_entropy(x, target, weight=weight, reduction="none")
+    expected = losses.sum().item() / (0.5 + 0.5 + 2.0)
+    mean = gt.nn.functional.cross_entropy(x, target, weight=weight).item()
+    assert mean == pytest.approx(expected, rel=1e-6)

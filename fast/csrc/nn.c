@@ -144,9 +144,11 @@ DEFINE_CROSS_ENTROPY(f64, double)
         }                                                                                        \
         CTYPE *t = (CTYPE *)totals->data + totals->offset;                                       \
         const int64_t st = totals->strides[0];                                                   \
-        t[0] = (CTYPE)loss_sum;                                                                  \
-        t[st] = (CTYPE)weight_sum;                                                               \
-        t[2 * st] = (CTYPE)(weight_sum != 0.0 ? loss_sum / weight_sum : NAN);                    \
+        /* the mean is the ratio of the sums as stored (float32 sums past 3.4e38: inf/inf, NaN) */ \
+        const CTYPE loss_total = (CTYPE)loss_sum, weight_total = (CTYPE)weight_sum;              \
+        t[0] = loss_total;                                                                       \
+        t[st] = weight_total;                                                                    \
+        t[2 * st] = (CTYPE)(weight_total != 0 ? (double)loss_total / (double)weight_total : NAN); \
     }
 DEFINE_CROSS_ENTROPY_TOTALS(f32, float)
 DEFINE_CROSS_ENTROPY_TOTALS(f64, double)

@@ -74,9 +74,12 @@ __device__ void cross_entropy_totals(T *totals, long long total_step, const T *l
         loss_sum += (double)losses[i * loss_step];
         weight_sum += (double)row_weights[i * row_weight_step];
     }
-    totals[0] = (T)loss_sum;
-    totals[total_step] = (T)weight_sum;
-    totals[2 * total_step] = (T)(weight_sum != 0.0 ? loss_sum / weight_sum : nan(""));
+    // The mean is the ratio of the sums as stored (float32 sums past 3.4e38: inf/inf, NaN).
+    const T loss_total = (T)loss_sum, weight_total = (T)weight_sum;
+    totals[0] = loss_total;
+    totals[total_step] = weight_total;
+    totals[2 * total_step] =
+        (T)(weight_total != (T)0 ? (double)loss_total / (double)weight_total : nan(""));
 }
 
 // The gradient, one block per row: thread 0 reads the label once into
