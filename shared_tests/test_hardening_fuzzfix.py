@@ -1155,3 +1155,27 @@ def test_cross_entropy_weighted_mean_is_the_ratio_of_float32_sums(device):
     expected = losses.sum().item() / (0.5 + 0.5 + 2.0)
     mean = gt.nn.functional.cross_entropy(x, target, weight=weight).item()
     assert mean == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.nn
+def test_batch_norm_of_a_strided_input_normalises_step_by_step(device):
+    """PyTorch's strided batch norm computes ((x - mean) * invstd) * w + b, so a
+    constant channel of an expanded input comes out as exactly its bias (the
+    fused x * scale + shift of a contiguous input leaves a rounding residue)."""
+    x = gt.tensor([-0.531, 2.634, -1.5, 0.25], device=device).reshape(1, 4).expand(3, 4)
+    weight = gt.tensor([-2.41, -1.67, 2.696, -0.994], device=device)
+    bias = gt.tensor([2.301, 0.319, -0.159, -1.975], device=device)
+    out = gt.nn.functional.batch_norm(x, None, None, weight, bias, training=True)
+    assert out.tolist() == [bias.tolist()] * 3
+    torch = pytest.importorskip("torch")
+    base = np.random.default_rng(3).standard_normal((4, 7)).astype(np.float32) * 30
+    w = np.random.default_rng(4).standard_normal(4).astype(np.float32) * 10
+    b = np.random.default_rng(5).standard_normal(4).astype(np.float32)
+    ours = gt.nn.functional.batch_norm(
+        gt.tensor(base, device=device).t(), None, None, gt.tensor(w, device=device),
+        gt.tensor(b, device=device), training=True,
+    )  # fmt: skip
+    theirs = torch.nn.functional.batch_norm(
+        torch.tensor(base).t(), None, None, torch.tensor(w), torch.tensor(b), training=True
+    )
+    np.testing.assert_allclose(ours.cpu().numpy(), theirs.numpy(), rtol=2e-6, atol=2e-6)

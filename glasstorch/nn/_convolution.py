@@ -740,10 +740,12 @@ class BatchNormFunction(Function):
                 None if weight is None else weight.contiguous()._strided(),
                 None if bias is None else bias.contiguous()._strided(),
             )  # fmt: skip
-        else:  # PyTorch's strided loop: x * scale + shift, rounded twice
-            scale = invstd if weight is None else invstd * weight
-            shift = -(mean * scale) if bias is None else bias - mean * scale
-            out = input * scale.reshape(1, -1, 1) + shift.reshape(1, -1, 1)
+        else:  # PyTorch's strided loop: ((x - mean) * invstd) * weight + bias, step by step
+            out = (input - mean.reshape(1, -1, 1)) * invstd.reshape(1, -1, 1)
+            if weight is not None:
+                out = out * weight.reshape(1, -1, 1)
+            if bias is not None:
+                out = out + bias.reshape(1, -1, 1)
         ctx.save_for_backward(input, weight, mean, invstd)
         ctx.training = training
         return out
