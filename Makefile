@@ -16,7 +16,8 @@ LINT_PATHS   := glasstorch reference fast shared_tests docs/conf.py setup.py
 .PHONY: help install demo test lint docs clean
 
 help:
-	@echo "make install      create .venv and install glasstorch into it (the C kernels are compiled)"
+	@echo "make install      create .venv and install glasstorch into it (the C kernels are compiled) with"
+	@echo "                  the test extra (pytest, Hypothesis); PyTorch is optional, never installed"
 	@echo "make demo         train a LeNet-style CNN on the bundled 8x8 digits (on 'cuda' when"
 	@echo "                  torch.cuda.is_available(), e.g. with GLASSTORCH_CUDA=simulator)"
 	@echo "make test         ruff, the conformance suite once per complete tier, then the device"
@@ -25,6 +26,7 @@ help:
 	@echo "make docs         build the Sphinx site and run every chapter (warnings are errors)"
 	@echo "make gpu-check    on a machine with an NVIDIA GPU: the device tests on CuPy and the GPU benchmarks"
 	@echo "make assignments  build the classroom's student repositories and Gradescope autograders"
+	@echo "                  into dist/classroom/ (no PyTorch needed; docs/guide/classroom-teachers.md)"
 	@echo "make clean        remove .venv and every build output"
 	@echo "Pick the tier with GLASSTORCH_TIER=reference|fast (default: fast)."
 

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import builtins as _builtins
 
-from glasstorch import _tier, autograd
+from glasstorch import (
+    _checkout,  # noqa: F401  (first: finds the tiers in a checkout)
+    _tier,
+    autograd,
+)
 from glasstorch._dtype import (
     bfloat16,
     can_cast,

@@ -13,9 +13,13 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
+import stat
+import subprocess
 import sys
 import textwrap
+import zipfile
 
 import pytest
 
@@ -27,12 +31,15 @@ pytestmark = [
 if sys.version_info < (3, 11):  # the course file is TOML (tomllib)
     pytest.skip("the classroom tools need Python 3.11", allow_module_level=True)
 
+from glasstorch.classroom import release  # noqa: E402
+from glasstorch.classroom.__main__ import main  # noqa: E402
 from glasstorch.classroom.check import check, sync  # noqa: E402
 from glasstorch.classroom.course import CourseError, load_course, parse_course  # noqa: E402
 from glasstorch.classroom.grade import grade  # noqa: E402
 from glasstorch.classroom.leaks import find_leaks  # noqa: E402
 from glasstorch.classroom.markers import MarkerError, find_regions, strip_regions  # noqa: E402
 from glasstorch.classroom.release import (  # noqa: E402
+    BuildError,
     build,
     is_region_file,
     repository_files,
@@ -235,6 +242,11 @@ def test_double():
 
 def test_untouched():
     assert add.__doc__ == "a + b."
+
+
+def test_needs_torch():
+    torch = pytest.importorskip("torch")  # hidden by the grader, installed or not
+    assert torch.tensor(add(1, 2)).item() == 3
 """
 
 COURSE = """
@@ -289,6 +301,12 @@ def tiny(tmp_path_factory):
         'import os\n\ntier = os.environ.get("GLASSTORCH_TIER", "fast")\n'
     )
     (repo / "reference" / "__init__.py").write_text(KERNELS)
+    # the grader itself ships in the release (check) and in the autograder (grade)
+    shutil.copytree(
+        os.path.join(REPO, "glasstorch", "classroom"),
+        repo / "glasstorch" / "classroom",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     (repo / "shared_tests" / "conftest.py").write_text(
         'def pytest_configure(config):\n    config.addinivalue_line("markers", "math: topic")\n'
     )
@@ -302,7 +320,7 @@ def tiny(tmp_path_factory):
 
 def _grade(tiny, submission, name, only=None, assignment="basics", time_limit=None):
     out = tiny["root"] / f"{name}.json"
-    source = tiny["dist"] / assignment / "autograder" / "source"
+    source = tiny["dist"] / assignment / "autograder"
     results = grade(
         str(source),
         str(submission),
@@ -334,6 +352,9 @@ def test_build_writes_releases_and_autograders(tiny):
     by_id = {r.id: r for r in tiny["reports"]}
     assert (by_id["basics"].tasks, by_id["basics"].graded, by_id["basics"].hidden) == (2, 3, 1)
     assert by_id["more"].graded == 1 and by_id["basics"].excluded == 1  # test_double needs 'more'
+    # test_needs_torch skips (PyTorch is hidden from every test, installed or not): in
+    # the scope, never graded, never a failure
+    assert by_id["basics"].skipped == by_id["more"].skipped == 1
     student = tiny["dist"] / "basics" / "student"
     kernels = (student / "reference" / "__init__.py").read_text()
     assert "total = a + b" not in kernels and "value + value" not in kernels  # later ones too
@@ -346,7 +367,7 @@ def test_build_writes_releases_and_autograders(tiny):
     later = (tiny["dist"] / "more" / "student" / "reference" / "__init__.py").read_text()
     assert "total = a + b" in later and "value + value" not in later
     run = (tiny["dist"] / "basics" / "autograder" / "run_autograder").read_text()
-    assert "python -m glasstorch.classroom grade" in run and "--assignment basics" in run
+    assert "-m glasstorch.classroom grade" in run and "--assignment basics" in run
     assert (tiny["dist"] / "basics" / "autograder.zip").stat().st_size > 0
 
 
@@ -401,6 +422,7 @@ def test_student_release_gets_zero_with_the_stub_message(tiny):
         ),
         ("endless-loop", "while True: pass", "timed out"),
         ("abort", "import os; os.abort()", "SIGABRT"),
+        ("skip", "import pytest; pytest.skip('not today')", "Skipped: not today"),
     ],
 )
 def test_hostile_submissions_earn_nothing(tiny, name, body, words):
@@ -426,9 +448,7 @@ def test_a_forged_results_file_is_replaced(tiny):
 def test_hidden_test_source_never_reaches_the_output(tiny):
     submission = _submission(tiny, "snoop", "return a + b")
     path = submission / "reference" / "__init__.py"
-    hidden_file = (
-        tiny["dist"] / "basics" / "autograder" / "source" / ".classroom" / "tests" / "test_tiny.py"
-    )
+    hidden_file = tiny["dist"] / "basics" / "autograder" / ".classroom" / "tests" / "test_tiny.py"
     path.write_text(
         path.read_text().replace(
             "return [value * factor for value in values]",
@@ -453,7 +473,9 @@ def test_check_reports_tasks_and_sync_carries_regions_forward(tiny, tmp_path):
     assert any("hidden test" in line for line in lines)
     nxt = tmp_path / "more"
     shutil.copytree(tiny["dist"] / "more" / "student", nxt)
-    assert sync(str(solved), str(nxt), log=lambda *a: None) == 2
+    result = sync(str(solved), str(nxt), log=lambda *a: None)
+    # add is the student's own; scale is the reference solution the next release has too
+    assert result.copied == ["reference/__init__.py: basics/add"] and not result.conflicts
     assert "return a + b + 0" in (nxt / "reference" / "__init__.py").read_text()
 
 
@@ -463,3 +485,202 @@ def test_every_assignment_has_a_page_naming_its_tasks():
             page = file.read()
         for task in assignment.tasks:
             assert f"`{task.tag}`" in page, (assignment.id, task.tag)
+
+
+# ------------------------------------------------------------------ Gradescope's layout
+def _gradescope(tiny, tmp_path, submission) -> tuple[dict, str]:
+    """Lay out Gradescope's tree under ``tmp_path`` and run ``run_autograder`` as it does.
+
+    The zip is extracted into ``<root>/source`` (modes kept, as unzip does),
+    ``run_autograder`` copied to ``<root>/run_autograder``, the submission put in
+    ``<root>/submission``; ``<root>/venv/bin/python`` stands for the interpreter
+    ``setup.sh`` installs. ``GLASSTORCH_AUTOGRADER_ROOT`` moves ``/autograder``.
+    """
+    root = tmp_path / "autograder"
+    source = root / "source"
+    with zipfile.ZipFile(tiny["dist"] / "basics" / "autograder.zip") as archive:
+        for info in archive.infolist():
+            archive.extract(info, source)
+            mode = info.external_attr >> 16
+            if mode:
+                os.chmod(source / info.filename, mode)
+    assert (source / "setup.sh").is_file() and (source / ".classroom" / "manifest.json").is_file()
+    shutil.copy2(source / "run_autograder", root / "run_autograder")
+    shutil.copytree(submission, root / "submission")
+    (root / "venv" / "bin").mkdir(parents=True)
+    python = root / "venv" / "bin" / "python"
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(python.stat().st_mode | stat.S_IXUSR)
+    env = dict(os.environ, GLASSTORCH_AUTOGRADER_ROOT=str(root))
+    run = subprocess.run(
+        [str(root / "run_autograder")], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    results = root / "results" / "results.json"
+    assert results.is_file(), run.stdout + run.stderr
+    return json.loads(results.read_text()), run.stdout
+
+
+@pytest.mark.parametrize("who, score", [("solution", 4), ("stub", 0)])
+def test_the_zip_grades_in_gradescopes_layout(tiny, tmp_path, who, score):
+    submission = tiny["repo"] if who == "solution" else tiny["dist"] / "basics" / "student"
+    results, stdout = _gradescope(tiny, tmp_path, submission)
+    assert results["score"] == score and results["max_score"] == 4
+    assert [t["max_score"] for t in results["tests"]] == [2, 1, 1]
+    assert all(t["visibility"] in ("visible", "after_published") for t in results["tests"])
+    assert f"score {score}" in stdout
+
+
+def test_the_zip_pins_every_package_and_needs_no_torch(tiny):
+    with zipfile.ZipFile(tiny["dist"] / "basics" / "autograder.zip") as archive:
+        names = set(archive.namelist())
+        setup = archive.read("setup.sh").decode()
+        requirements = archive.read("requirements.txt").decode().split()
+    assert {"setup.sh", "run_autograder", "requirements.txt", "glasstorch/__init__.py"} <= names
+    assert not any(name.startswith("source/") for name in names)
+    assert "glasstorch/classroom/grade.py" in names and ".classroom/tests/test_tiny.py" in names
+    pinned = dict(line.split("==") for line in requirements)
+    assert {"numpy", "pytest", "hypothesis", "pluggy"} <= set(pinned) and all(pinned.values())
+    assert "torch" not in pinned and not re.search(r"\btorch", setup)
+    assert "--no-deps" in setup and "-r requirements.txt" in setup
+    student = tiny["dist"] / "basics" / "student"
+    workflow = (student / ".github" / "workflows" / "classroom.yml").read_text()
+    assert not re.search(r"\btorch", workflow) and "-r classroom-requirements.txt" in workflow
+    lines = (student / "classroom-requirements.txt").read_text().split()
+    assert [line for line in lines if "==" in line] == requirements
+
+
+# ------------------------------------------------------------------ without PyTorch
+def test_a_graded_test_that_would_skip_is_refused(tiny, tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(tiny["repo"], repo)
+    course = (repo / "course.toml").read_text()
+    course = course.replace(
+        'test_tiny.py::test_add", points = 2', 'test_tiny.py::test_needs_torch"'
+    )
+    (repo / "course.toml").write_text(course)
+    with pytest.raises(BuildError, match="test_needs_torch skips on the reference solution"):
+        build(
+            load_course(str(repo / "course.toml")),
+            str(repo),
+            str(tmp_path / "d"),
+            only=["basics"],
+            log=lambda *a: None,
+        )
+
+
+#: Runs the classroom's command line with ``import torch`` failing (as without PyTorch).
+NO_TORCH = """
+import sys
+class NoTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "torch":
+            raise ModuleNotFoundError("No module named 'torch'", name="torch")
+sys.meta_path.insert(0, NoTorch())
+from glasstorch.classroom.__main__ import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_build_and_grading_give_the_same_verdicts_without_torch(tiny, tmp_path):
+    def classroom(*args):
+        return subprocess.run(
+            [sys.executable, "-c", NO_TORCH, *args], capture_output=True, text=True, cwd=tmp_path
+        )
+
+    built = classroom(
+        "build", "--course", str(tiny["repo"] / "course.toml"), "--root", str(tiny["repo"]),
+        "--out", str(tmp_path / "dist"),
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    for who, submission in (
+        ("solution", tiny["repo"]),
+        ("stub", tmp_path / "dist" / "basics" / "student"),
+    ):
+        out = tmp_path / f"{who}.json"
+        graded = classroom(
+            "grade", "--assignment", "basics", "--submission", str(submission), "--out", str(out),
+            "--autograder", str(tmp_path / "dist" / "basics" / "autograder"),
+        )  # fmt: skip
+        assert graded.returncode == 0, graded.stderr
+        without = json.loads(out.read_text())
+        with_torch = _grade(tiny, submission, f"{who}-with-torch")
+        assert [t["status"] for t in without["tests"]] == [t["status"] for t in with_torch["tests"]]
+        assert without["score"] == with_torch["score"] == (4 if who == "solution" else 0)
+
+
+# ------------------------------------------------------------------ sync
+def _solve(repo, old: str, new: str) -> None:
+    path = repo / "reference" / "__init__.py"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def test_sync_copies_only_the_students_own_work(tiny, tmp_path):
+    first, second = tmp_path / "basics", tmp_path / "more"
+    shutil.copytree(tiny["dist"] / "basics" / "student", first)
+    shutil.copytree(tiny["dist"] / "more" / "student", second)
+    # partial work: add solved, scale left as the stub
+    _solve(first, "raise NotImplementedError('basics/add: add them')", "return b + a")
+    lines = []
+    result = sync(str(first), str(second), log=lines.append)
+    text = (second / "reference" / "__init__.py").read_text()
+    assert result.copied == ["reference/__init__.py: basics/add"] and not result.conflicts
+    assert "return b + a" in text
+    assert "return [value * factor for value in values]" in text  # the stub never came over
+    assert "basics/scale" in result.unchanged[0]
+    # a second sync changes nothing
+    again = sync(str(first), str(second), log=lambda *a: None)
+    assert again.copied == [] and again.conflicts == []
+    # the student edits add in both: a conflict, reported, nothing overwritten
+    _solve(second, "return b + a", "return a + b  # mine, here")
+    _solve(first, "return b + a", "return (a + b)")
+    lines.clear()
+    result = sync(str(first), str(second), log=lines.append)
+    assert result.conflicts == ["reference/__init__.py: basics/add"] and result.copied == []
+    assert any(line.startswith("CONFLICT") and "--force" in line for line in lines)
+    assert "# mine, here" in (second / "reference" / "__init__.py").read_text()
+    assert main(["sync", "--from", str(first), "--to", str(second)]) == 1
+    # --force takes the earlier repository's
+    result = sync(str(first), str(second), force=True, log=lambda *a: None)
+    assert result.copied == ["reference/__init__.py: basics/add"]
+    assert "return (a + b)" in (second / "reference" / "__init__.py").read_text()
+
+
+# ------------------------------------------------------------------ the command line
+def test_check_refuses_a_task_that_does_not_exist(tiny, capsys):
+    student = tiny["dist"] / "basics" / "student"
+    assert main(["check", "--repo", str(student), "--task", "nosuch", "--no-progress"]) == 2
+    error = capsys.readouterr().err
+    assert "no task 'nosuch'" in error and "add, scale" in error
+
+
+def test_help_is_plain_text(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    assert "build" in text and "sync" in text and "``" not in text and ":mod:" not in text
+
+
+def test_a_build_without_pytest_says_so(tiny, tmp_path, monkeypatch):
+    monkeypatch.setattr(release, "RUNNER_NEEDS", ("pytest", "no_such_test_runner"))
+    course = load_course(str(tiny["repo"] / "course.toml"))
+    with pytest.raises(BuildError, match="no_such_test_runner is not installed.*make install"):
+        build(course, str(tiny["repo"]), str(tmp_path / "d"), log=lambda *a: None)
+
+
+def test_the_commands_run_from_a_checkout_that_is_not_installed():
+    # -S: no site-packages processing, so no editable install; NumPy still on the path
+    import numpy
+
+    site = os.path.dirname(os.path.dirname(numpy.__file__))
+    env = dict(os.environ, PYTHONPATH=site, GLASSTORCH_TIER="reference")
+    run = subprocess.run(
+        [sys.executable, "-S", "-m", "glasstorch.classroom", "check", "--help"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "--task" in run.stdout

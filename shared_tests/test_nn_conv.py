@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from oracle import TEST_DEVICE, assert_close, assert_same_error, needs_torch, torch
+from oracle import TEST_DEVICE, assert_close, assert_same_error, needs_torch, to_numpy, torch
 
 import glasstorch as gt
 import glasstorch.nn as gnn
@@ -96,10 +96,72 @@ def run_conv2d_case(case, **tolerance):
     run_both(gnn.Conv2d(cin, cout, k, s, p, d, g, bias), layer, values(n, cin, h, w), **tolerance)
 
 
-@needs_torch
+def _pair(value):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+
+
+def numpy_conv2d(x, weight, bias, stride, padding, dilation, groups, grad_out=None):
+    """The NumPy oracle: ``conv2d`` in float64, and with ``grad_out`` its three gradients.
+
+    The windows of the padded input are gathered as ``cols[n, c, kh, kw, i, j]``; the
+    output contracts them with the weight group by group, and the gradients are the
+    same contraction with ``grad_out`` (the input's scattered back onto the windows).
+    """
+    x, weight = x.astype(np.float64), weight.astype(np.float64)
+    (sh, sw), (dh, dw) = _pair(stride), _pair(dilation)
+    out_c, group_c, kh, kw = weight.shape
+    if padding == "same":  # PyTorch: the odd one of an uneven padding goes after
+        pads = [(d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for d, k in ((dh, kh), (dw, kw))]
+    else:
+        pads = [(p, p) for p in _pair(0 if padding == "valid" else padding)]
+    xp = np.pad(x, [(0, 0), (0, 0), *pads])
+    n, c, hp, wp = xp.shape
+    ho, wo = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
+
+    def window(a, b):
+        return (slice(None), slice(None), slice(a * dh, a * dh + sh * (ho - 1) + 1, sh),
+                slice(b * dw, b * dw + sw * (wo - 1) + 1, sw))  # fmt: skip
+
+    cols = np.stack([np.stack([xp[window(a, b)] for b in range(kw)], 2) for a in range(kh)], 2)
+    cols = cols.reshape(n, groups, group_c, kh, kw, ho, wo)
+    w = weight.reshape(groups, out_c // groups, group_c, kh, kw)
+    out = np.einsum("ngcabij,gocab->ngoij", cols, w).reshape(n, out_c, ho, wo)
+    if bias is not None:
+        out = out + bias.reshape(1, -1, 1, 1)
+    if grad_out is None:
+        return out
+    grad = grad_out.astype(np.float64).reshape(n, groups, out_c // groups, ho, wo)
+    grad_w = np.einsum("ngcabij,ngoij->gocab", cols, grad).reshape(weight.shape)
+    grad_cols = np.einsum("gocab,ngoij->ngcabij", w, grad).reshape(n, c, kh, kw, ho, wo)
+    grad_xp = np.zeros_like(xp)
+    for a in range(kh):
+        for b in range(kw):
+            grad_xp[window(a, b)] += grad_cols[:, :, a, b]
+    grad_x = grad_xp[:, :, pads[0][0] : hp - pads[0][1], pads[1][0] : wp - pads[1][1]]
+    return out, grad_x, grad_w, grad_out.sum(axis=(0, 2, 3))
+
+
 @pytest.mark.parametrize("case", CONV2D_CASES)
 def test_conv2d_matches_torch(case):
-    run_conv2d_case(case)
+    if torch is not None:
+        run_conv2d_case(case)
+    # and without PyTorch, against the NumPy oracle, from the layer's own weights
+    cin, cout, k, s, p, d, g, bias, (n, h, w) = case
+    rng = np.random.default_rng(7)  # its own draws: RNG's sequence stays PyTorch's cases'
+    layer = gnn.Conv2d(cin, cout, k, s, p, d, g, bias)
+    x = rng.standard_normal((n, cin, h, w)).astype(np.float32)
+    xg = gt.tensor(x, requires_grad=True)
+    y = layer(xg)
+    seed = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    y.backward(gt.tensor(seed))
+    b = to_numpy(layer.bias) if bias else None
+    out, grad_x, grad_w, grad_b = numpy_conv2d(x, to_numpy(layer.weight), b, s, p, d, g, seed)
+    tolerance = {"rtol": 1e-4, "atol": 1e-5, "check_dtype": False}
+    assert_close(y, out, **tolerance)
+    assert_close(xg.grad, grad_x, **tolerance)
+    assert_close(layer.weight.grad, grad_w, **tolerance)
+    if bias:
+        assert_close(layer.bias.grad, grad_b, **tolerance)
 
 
 @needs_torch

@@ -36,6 +36,82 @@ def compare(gt_fn, torch_fn, x: np.ndarray):
     assert_close(xg.grad, xt.grad)
 
 
+def _pair(value):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+
+
+def _pool_windows(size, kernel, stride, padding, dilation, ceil_mode):
+    """For one spatial dimension: each output's window, as the input positions it
+    covers (from ``-padding``), and where its padded range ends (PyTorch's rules)."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    out = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1  # the last window would start in the right padding
+    starts = [o * stride - padding for o in range(out)]
+    return [[s + k * dilation for k in range(kernel)] for s in starts], [
+        min(s + (kernel - 1) * dilation + 1, size + padding) for s in starts
+    ]
+
+
+def numpy_pool2d(x, mode, grad_out=None, kernel_size=1, stride=None, padding=0,
+                 dilation=1, ceil_mode=False, count_include_pad=True, divisor_override=None):  # fmt: skip
+    """The NumPy oracle of max_pool2d / avg_pool2d on ``(..., H, W)``: the output, the
+    flat indices of the maxima (the first of a tie, a NaN first of all) and, with
+    ``grad_out``, the input's gradient."""
+    (kh, kw), (dh, dw) = _pair(kernel_size), _pair(dilation)
+    (sh, sw), (ph, pw) = _pair(stride or kernel_size), _pair(padding)
+    height, width = x.shape[-2:]
+    rows, row_ends = _pool_windows(height, kh, sh, ph, dh, ceil_mode)
+    cols, col_ends = _pool_windows(width, kw, sw, pw, dw, ceil_mode)
+    lead = x.shape[:-2]
+    flat = x.reshape(-1, height, width).astype(np.float64)
+    out = np.zeros((flat.shape[0], len(rows), len(cols)))
+    index = np.zeros(out.shape, dtype=np.int64)
+    grad = None if grad_out is None else grad_out.reshape(out.shape).astype(np.float64)
+    grad_in = np.zeros_like(flat)
+    for i, (window_rows, row_end) in enumerate(zip(rows, row_ends, strict=True)):
+        for j, (window_cols, col_end) in enumerate(zip(cols, col_ends, strict=True)):
+            inside = [(r, c) for r in window_rows for c in window_cols
+                      if 0 <= r < height and 0 <= c < width]  # fmt: skip
+            taken = np.array([flat[:, r, c] for r, c in inside])  # (window, batch)
+            if mode == "max":
+                nan = np.isnan(taken)
+                best = np.where(nan.any(0), nan.argmax(0), np.nanargmax(
+                    np.where(nan, -np.inf, taken), axis=0))  # fmt: skip
+                for b, k in enumerate(best):
+                    r, c = inside[k]
+                    out[b, i, j], index[b, i, j] = flat[b, r, c], r * width + c
+                    if grad is not None:
+                        grad_in[b, r, c] += grad[b, i, j]
+                continue
+            if divisor_override:
+                divisor = divisor_override
+            elif count_include_pad:
+                first_row, first_col = window_rows[0], window_cols[0]
+                divisor = (row_end - first_row) * (col_end - first_col)
+            else:
+                divisor = len(inside)
+            out[:, i, j] = taken.sum(0) / divisor
+            if grad is not None:
+                for r, c in inside:
+                    grad_in[:, r, c] += grad[:, i, j] / divisor
+    shape = lead + out.shape[1:]
+    return out.reshape(shape), index.reshape(shape), grad_in.reshape(x.shape)
+
+
+def compare_numpy(gt_fn, x, mode, **kwargs):
+    """Without PyTorch: ``gt_fn`` on ``x`` and its input gradient against the NumPy oracle."""
+    rng = np.random.default_rng(5)  # its own draws: RNG's sequence stays PyTorch's cases'
+    xg = gt.tensor(x, requires_grad=True)
+    y = gt_fn(xg)
+    seed = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    y.backward(gt.tensor(seed))
+    out, index, grad = numpy_pool2d(x, mode, seed, **kwargs)
+    assert_close(y, out, check_dtype=False)
+    assert_close(xg.grad, grad, check_dtype=False)
+    return index
+
+
 MAX_POOL_CASES = [
     dict(kernel_size=2),
     dict(kernel_size=3, stride=1),
@@ -46,15 +122,21 @@ MAX_POOL_CASES = [
 ]
 
 
-@needs_torch
 @pytest.mark.parametrize("kwargs", MAX_POOL_CASES)
 def test_max_pool2d_matches_torch(kwargs):
-    compare(gnn.MaxPool2d(**kwargs), torch.nn.MaxPool2d(**kwargs), values(2, 2, 7, 6))
-    x = values(2, 5, 5)  # unbatched
-    _, gi = F.max_pool2d(gt.tensor(x), return_indices=True, **kwargs)
-    _, ti = torch.nn.functional.max_pool2d(torch.tensor(x), return_indices=True, **kwargs)
-    assert np.array_equal(gi.cpu().numpy(), ti.cpu().numpy())
+    if torch is not None:
+        compare(gnn.MaxPool2d(**kwargs), torch.nn.MaxPool2d(**kwargs), values(2, 2, 7, 6))
+        x = values(2, 5, 5)  # unbatched
+        _, gi = F.max_pool2d(gt.tensor(x), return_indices=True, **kwargs)
+        _, ti = torch.nn.functional.max_pool2d(torch.tensor(x), return_indices=True, **kwargs)
+        assert np.array_equal(gi.cpu().numpy(), ti.cpu().numpy())
+        assert gi.dtype is gt.int64
+    # and against the NumPy oracle, which needs no PyTorch
+    x = np.random.default_rng(6).standard_normal((2, 2, 7, 6)).astype(np.float32)
+    compare_numpy(gnn.MaxPool2d(**kwargs), x, "max", **kwargs)
+    _, gi = F.max_pool2d(gt.tensor(x[0]), return_indices=True, **kwargs)  # unbatched
     assert gi.dtype is gt.int64
+    assert np.array_equal(gi.cpu().numpy(), numpy_pool2d(x[0], "max", **kwargs)[1])
 
 
 @needs_torch
@@ -92,7 +174,6 @@ def test_max_pool1d_matches_torch(kwargs):
         assert np.array_equal(gi.cpu().numpy(), ti.cpu().numpy())
 
 
-@needs_torch
 @pytest.mark.parametrize(
     "kwargs",
     [
@@ -105,8 +186,14 @@ def test_max_pool1d_matches_torch(kwargs):
     ],
 )
 def test_avg_pool2d_matches_torch(kwargs):
-    compare(gnn.AvgPool2d(**kwargs), torch.nn.AvgPool2d(**kwargs), values(2, 2, 7, 6))
-    compare(gnn.AvgPool2d(**kwargs), torch.nn.AvgPool2d(**kwargs), values(2, 5, 5))
+    if torch is not None:
+        compare(gnn.AvgPool2d(**kwargs), torch.nn.AvgPool2d(**kwargs), values(2, 2, 7, 6))
+        compare(gnn.AvgPool2d(**kwargs), torch.nn.AvgPool2d(**kwargs), values(2, 5, 5))
+    # and against the NumPy oracle, which needs no PyTorch
+    rng = np.random.default_rng(8)
+    for shape in ((2, 2, 7, 6), (2, 5, 5)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        compare_numpy(gnn.AvgPool2d(**kwargs), x, "avg", **kwargs)
 
 
 @needs_torch

@@ -7,12 +7,15 @@ tests). It is the only code that runs before the submission's code does:
 1. it reads its request (with a fresh random nonce) from stdin, which the
    grader then closes;
 2. it imports pytest and snapshots the code of pytest's test protocol and of
-   its own recorder, before a line of the submission runs;
-3. it puts the submission's package folder first on ``sys.path`` and runs
+   its own recorder, before a line of the submission runs (if pytest cannot
+   be imported it says so on the pipe and stops);
+3. it hides the optional dependencies the request names (PyTorch, ...) behind
+   an import hook, so every test sees the grading image's environment;
+4. it puts the submission's package folder first on ``sys.path`` and runs
    pytest in-process on the requested node ids, with a recorder plugin that
    writes one JSON line per test phase to the pipe ``<fd>`` (not stdout, not
    a file);
-4. after pytest returns, it writes a final ``done`` line with facts: whether
+5. after pytest returns, it writes a final ``done`` line with facts: whether
    pytest's protocol and the recorder are unchanged, and which files
    ``glasstorch`` and ``glasstorch.reference`` were imported from.
 
@@ -108,6 +111,35 @@ def _hook_snapshot(pluginmanager) -> dict:
     return hooks
 
 
+class _HiddenModules:
+    """An import hook that makes some modules (PyTorch, ...) look uninstalled.
+
+    Grading runs on an image without the optional dependencies; hiding them
+    here too gives every test the verdict it gets there, whatever this
+    machine has installed (a test that needs one skips, visibly)."""
+
+    def __init__(self, names):
+        self.names = tuple(names)
+
+    def find_spec(self, fullname, path=None, target=None):
+        if any(fullname == name or fullname.startswith(name + ".") for name in self.names):
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r} (the grader hides the optional dependencies: "
+                + ", ".join(self.names)
+                + ")",
+                name=fullname,
+            )
+        return None
+
+
+def _skip_reason(report) -> str:
+    """Why a skipped test skipped (pytest keeps ``(path, line, reason)``)."""
+    longrepr = getattr(report, "longrepr", None)
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr or "")
+
+
 def _trim(text: str, limit: int = 4000) -> str:
     if len(text) <= limit:
         return text
@@ -156,6 +188,7 @@ class _Recorder:
                 "outcome": report.outcome,
                 "crash": (crash.message if crash is not None else "")[:2000],
                 "text": _trim(report.longreprtext) if report.failed else "",
+                "reason": _skip_reason(report)[:2000] if report.skipped else "",
                 "duration": report.duration,
             }
         )
@@ -172,14 +205,22 @@ def main() -> int:
         channel.write(json.dumps(message) + "\n")
         channel.flush()
 
-    import pytest  # noqa: F401 - imported before any submission code runs
+    try:
+        import pytest  # noqa: F401 - imported before any submission code runs
 
-    for name in _PROTOCOL_MODULES:
-        __import__(name)
-    # Plugins named by the grader load now, before the snapshot (hypothesis's
-    # plugin wraps one pytest function when it is imported).
-    for name in filter(None, os.environ.get("PYTEST_PLUGINS", "").split(",")):
-        __import__(name.strip())
+        for name in _PROTOCOL_MODULES:
+            __import__(name)
+        # Plugins named by the grader load now, before the snapshot (hypothesis's
+        # plugin wraps one pytest function when it is imported).
+        for name in filter(None, os.environ.get("PYTEST_PLUGINS", "").split(",")):
+            __import__(name.strip())
+    except ImportError as error:  # the grader's own environment is incomplete
+        send({"kind": "setup_error", "text": f"{error} (in {sys.executable})"})
+        channel.close()
+        return 3
+    hidden = request.get("hide_modules") or ()
+    if hidden:
+        sys.meta_path.insert(0, _HiddenModules(hidden))
     before = _snapshot(_PROTOCOL_MODULES, (_Recorder,))
 
     # The submission's code, and only it, is importable as glasstorch.

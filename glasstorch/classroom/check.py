@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from dataclasses import dataclass, field
 
 from .grading import local_nodeid, make_package, make_tests_dir, run_tests
-from .markers import MarkerError, find_regions, region_bodies, replace_regions
-from .release import is_region_file, repository_files
+from .markers import MarkerError, body_digest, is_stub, region_bodies, replace_regions
+from .release import check_test_environment, region_files
+
+
+class CheckError(ValueError):
+    """A student command cannot do what was asked; the message says why and what to do."""
 
 
 def load_student_manifest(repo: str) -> dict:
@@ -57,6 +62,14 @@ def check(repo: str = ".", tasks: list[str] | None = None, progress: bool = True
     """
     repo = os.path.realpath(repo)
     manifest = load_student_manifest(repo)
+    known = [task["id"] for task in manifest["tasks"]]
+    unknown = [name for name in tasks or () if name not in known]
+    if unknown:
+        raise CheckError(
+            f"no task {', '.join(map(repr, unknown))} in assignment {manifest['assignment']!r}; "
+            f"its tasks are: {', '.join(known)}"
+        )
+    check_test_environment(CheckError)
     tier = manifest["tier"]
     log(f"{manifest['title']} ({manifest['assignment']}): visible tests, tier {tier}")
     by_task: dict[str, list[dict]] = {}
@@ -117,20 +130,34 @@ def check(repo: str = ".", tasks: list[str] | None = None, progress: bool = True
     return not_passed
 
 
-def sync(source: str, target: str = ".", log=print) -> int:
-    """Copy the student's own regions of earlier assignments from ``source`` into ``target``.
+@dataclass
+class SyncResult:
+    """What ``sync`` did: regions copied, regions in conflict (left alone), regions skipped."""
 
-    Only regions of assignments *before* the target's assignment are copied
-    (those the target holds as the reference solution); its own and later
-    stubs are left alone. Returns the number of regions copied.
+    copied: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+
+def sync(source: str, target: str = ".", force: bool = False, log=print) -> SyncResult:
+    """Copy the student's own code of earlier assignments from ``source`` into ``target``.
+
+    For each region of an assignment *before* the target's (the target holds the
+    reference solution there), the region of ``source`` is copied only when the
+    student changed it: its body differs from what the source release shipped
+    (``classroom.json`` keeps a fingerprint of every region as shipped). A stub
+    is never copied, so an unsolved task keeps the reference solution. When
+    the student changed the target's region too (and differently), the region
+    is a *conflict*: reported and left alone, unless ``force``.
     """
-    manifest = load_student_manifest(target)
-    order = manifest["order"]
-    earlier = set(order[: order.index(manifest["assignment"])])
-    copied = 0
-    for path in repository_files(target):
-        if not is_region_file(path):
-            continue
+    target_manifest = load_student_manifest(target)
+    source_manifest = load_student_manifest(source)
+    order = target_manifest["order"]
+    earlier = set(order[: order.index(target_manifest["assignment"])])
+    shipped_source = source_manifest.get("regions")  # None: a release built before fingerprints
+    shipped_target = target_manifest.get("regions", {})
+    result = SyncResult()
+    for path in region_files(target):
         mine = os.path.join(source, path)
         if not os.path.isfile(mine):
             continue
@@ -139,21 +166,46 @@ def sync(source: str, target: str = ".", log=print) -> int:
         with open(mine, encoding="utf-8") as file:
             old = file.read()
         try:
-            regions = find_regions(text, path)
-            bodies = region_bodies(old, path)
+            here = region_bodies(text, path)
+            theirs = region_bodies(old, path)
         except MarkerError as error:
             log(f"skipped {path}: {error}")
             continue
-        wanted, ordinal = {}, {}
-        for region in regions:
-            k = ordinal.get(region.tag, 0)
-            ordinal[region.tag] = k + 1
-            if region.assignment in earlier and (region.tag, k) in bodies:
-                wanted[(region.tag, k)] = bodies[(region.tag, k)]
+        wanted = {}
+        for (tag, k), body in here.items():
+            if tag.split("/", 1)[0] not in earlier or (tag, k) not in theirs:
+                continue
+            name = f"{path}: {tag}" + (f" (region {k + 1})" if k else "")
+            key = f"{tag}#{k}"
+            incoming = theirs[(tag, k)]
+            given_here = shipped_target.get(path, {}).get(key)
+            if shipped_source is not None:
+                given_there = shipped_source.get(path, {}).get(key)
+            else:  # an older release: its solved regions are the reference, as here
+                given_there = given_here
+            if (
+                is_stub(incoming)
+                or body_digest(incoming) == given_there
+                or body_digest(incoming) == body_digest(body)
+            ):
+                result.unchanged.append(name)  # not the student's work, or already here
+                continue
+            if body_digest(body) != given_here and not force:
+                result.conflicts.append(name)
+                continue
+            wanted[(tag, k)] = incoming
+            result.copied.append(name)
         if wanted:
             with open(os.path.join(target, path), "w", encoding="utf-8") as file:
                 file.write(replace_regions(text, path, wanted))
-            copied += len(wanted)
             log(f"{path}: {len(wanted)} region(s) of yours copied")
-    log(f"sync: {copied} region(s) copied from {source}")
-    return copied
+    for name in result.conflicts:
+        log(
+            f"CONFLICT {name}: you changed it in both repositories; kept this one "
+            "(sync --force takes the one from --from)"
+        )
+    log(
+        f"sync: {len(result.copied)} region(s) copied from {source}, "
+        f"{len(result.conflicts)} conflict(s), {len(result.unchanged)} left as they were"
+    )
+    return result

@@ -41,8 +41,8 @@ def load_manifest(source: str) -> dict:
     path = os.path.join(source, ".classroom", "manifest.json")
     if not os.path.isfile(path):
         raise FileNotFoundError(
-            f"{path} does not exist: run grade inside an autograder's source/ folder or pass "
-            "--autograder dist/classroom/<assignment>/autograder"
+            f"{path} does not exist: run grade inside an autograder (the folder holding "
+            "setup.sh and run_autograder) or pass --autograder dist/classroom/<assignment>/autograder"
         )
     with open(path) as file:
         return json.load(file)
@@ -158,6 +158,9 @@ def _hidden_text(passed: bool, trouble: str, batch, local_items) -> str:
     if trouble:
         return f"Failed: {trouble.split(':')[0]}."
     for item in local_items:
+        status, reason = batch.status(item)
+        if status == "skipped":
+            return f"Failed: the test skipped ({reason[:300]}); a skipped test earns nothing."
         for report in batch.phases.get(item, []):
             if report["outcome"] == "failed":
                 crash = report.get("crash", "")
@@ -181,7 +184,8 @@ def grade(
     """Grade ``submission`` with the autograder at ``source``; write ``out``; return the results.
 
     Args:
-        source: the autograder's ``source/`` folder (with ``.classroom/manifest.json``).
+        source: the autograder's folder, the zip's root (with ``.classroom/manifest.json``);
+            ``/autograder/source`` on Gradescope.
         submission: the student's repository.
         out: where ``results.json`` goes (written last, replacing any file there).
         assignment: if given, must be the autograder's assignment.

@@ -10,6 +10,8 @@ The grading process never runs submission code itself. For each graded test it
   group of its own, hands it a random nonce on stdin, and reads its reports
   from a private pipe;
 * kills the whole process group when the time limit passes;
+* hides the optional dependencies (:data:`HIDDEN_MODULES`) from the tests, so a
+  verdict never depends on whether PyTorch is installed;
 * counts a test as passed only when every fact checks out: the pipe carried a
   ``done`` line with the right nonce, pytest's protocol was unchanged, the
   ``glasstorch`` that ran was the sandbox's, the tier was the course's, the
@@ -36,6 +38,14 @@ from dataclasses import dataclass, field
 
 RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_runner.py")
 
+#: Optional dependencies that the tests never see, in the build, in ``check`` and in
+#: ``grade`` alike: the grading image does not install them (``setup.sh``), so a test
+#: that needs one skips everywhere and is never graded, and a graded test gives the
+#: same verdict on a teacher's machine with PyTorch as on a student's without it.
+HIDDEN_MODULES = ("torch", "graphviz", "matplotlib", "cupy", "scipy", "jax", "tensorflow")
+#: What the test process imports before any test runs (the build checks them first).
+RUNNER_NEEDS = ("pytest", "hypothesis")
+
 #: Folders of a repository that make up the importable package, and where they go.
 PACKAGE_LAYOUT = {"glasstorch": "glasstorch", "reference": "glasstorch/reference"}
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "*.o", "_native.c")
@@ -54,7 +64,7 @@ def make_package(tree: str, dest: str) -> str:
     """
     if not os.path.isdir(os.path.join(tree, "reference")) and os.path.isdir(
         os.path.join(tree, "glasstorch", "reference")
-    ):  # already laid out as a package (an autograder's source/)
+    ):  # already laid out as a package (an autograder)
         shutil.copytree(
             os.path.join(tree, "glasstorch"), os.path.join(dest, "glasstorch"), ignore=_IGNORE
         )
@@ -106,6 +116,7 @@ class Batch:
     items: list[dict] = field(default_factory=list)  # collected cases, with markers
     phases: dict[str, list[dict]] = field(default_factory=dict)  # nodeid -> its reports
     collect_errors: list[dict] = field(default_factory=list)
+    setup_error: str = ""  # the runner could not start pytest (the grader's environment)
     done: dict | None = None
     returncode: int | None = None
     timed_out: bool = False
@@ -119,6 +130,8 @@ class Batch:
             return "timed out: the test did not finish within its time limit (an endless loop?)"
         if self.forged:
             return "the result channel carried a line the grader did not write"
+        if self.setup_error:
+            return f"the grader's Python cannot run the tests: {self.setup_error}"
         if self.done is None:
             if self.returncode is not None and self.returncode < 0:
                 try:
@@ -141,18 +154,25 @@ class Batch:
             return f"the tests ran on tier {self.done.get('tier')!r}, not {tier!r}"
         return ""
 
-    def outcome(self, nodeid: str) -> tuple[bool, str]:
-        """(passed, first failure text) for one collected case."""
+    def status(self, nodeid: str) -> tuple[str, str]:
+        """(``"passed"``, ``"failed"`` or ``"skipped"``, the text that says why) for one case."""
         reports = self.phases.get(nodeid, [])
         whens = {r["when"]: r for r in reports}
         for report in reports:
             if report["outcome"] == "failed":
-                return False, report.get("text") or report.get("crash", "")
+                return "failed", report.get("text") or report.get("crash", "")
             if report["outcome"] == "skipped":
-                return False, f"skipped: {report.get('crash', '')} (a skipped test earns nothing)"
+                return "skipped", report.get("reason") or report.get("crash", "")
         if "call" not in whens:
-            return False, "the test did not run"
-        return True, ""
+            return "failed", "the test did not run"
+        return "passed", ""
+
+    def outcome(self, nodeid: str) -> tuple[bool, str]:
+        """(passed, first failure text) for one collected case; a skip is not a pass."""
+        status, text = self.status(nodeid)
+        if status == "skipped":
+            return False, f"skipped: {text} (a skipped test earns nothing)"
+        return status == "passed", text
 
 
 def run_tests(
@@ -165,6 +185,7 @@ def run_tests(
     collect_only: bool = False,
     on_phase: Callable[[dict], None] | None = None,
     python: str | None = None,
+    hide_modules: tuple[str, ...] = HIDDEN_MODULES,
 ) -> Batch:
     """Run ``nodeids`` (local to ``tests_dir``) in one fresh, isolated process.
 
@@ -177,6 +198,7 @@ def run_tests(
         collect_only: only collect (to learn the cases and their markers).
         on_phase: called with each report as it arrives (a progress bar).
         python: the interpreter (default: this one).
+        hide_modules: modules the tests must not import (they look uninstalled).
     """
     nonce = secrets.token_hex(16)
     read_end, write_end = os.pipe()
@@ -200,6 +222,7 @@ def run_tests(
         "tests_dir": tests_dir,
         "nodeids": nodeids,
         "collect_only": collect_only,
+        "hide_modules": list(hide_modules),
     }
     batch = Batch()
     start = time.monotonic()
@@ -269,6 +292,8 @@ def _read_channel(fd: int, nonce: str, batch: Batch, on_phase) -> None:
                 batch.items = message["items"]
             elif kind == "collect_error":
                 batch.collect_errors.append(message)
+            elif kind == "setup_error":
+                batch.setup_error = str(message.get("text", ""))
             elif kind == "phase":
                 batch.phases.setdefault(message["nodeid"], []).append(message)
                 if on_phase is not None:

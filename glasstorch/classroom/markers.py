@@ -258,6 +258,20 @@ def replace_regions(source: str, path: str, texts: dict[tuple[str, int], str]) -
     return "".join(lines)
 
 
+def body_digest(body: str) -> str:
+    """A fingerprint of a region's body that ignores line endings and trailing spaces."""
+    import hashlib
+
+    lines = [line.rstrip() for line in body.replace("\r\n", "\n").split("\n")]
+    return hashlib.sha256("\n".join(lines).strip("\n").encode("utf-8")).hexdigest()[:20]
+
+
+def is_stub(body: str) -> bool:
+    """Whether a region's body is nothing but a release's ``raise NotImplementedError(...)``."""
+    code = [line.strip() for line in body.splitlines() if line.strip()]
+    return len(code) == 1 and code[0].startswith("raise NotImplementedError(")
+
+
 def region_bodies(source: str, path: str) -> dict[tuple[str, int], str]:
     """``(tag, k) -> body`` for every region of ``source`` (see :func:`replace_regions`)."""
     bodies: dict[tuple[str, int], str] = {}

@@ -9,15 +9,23 @@ For assignment number *k* of the course the build makes
   code there instead), the hidden test functions taken out of the test files,
   the teacher notes taken out of the docs, plus ``classroom.json`` (what
   ``check`` runs) and a GitHub Classroom workflow;
-* ``dist/classroom/<id>/autograder/`` and ``autograder.zip``: ``setup.sh``,
-  ``run_autograder``, ``source/`` (the release's package, the grader, the full
-  test files, hidden tests included, and ``manifest.json``).
+* ``dist/classroom/<id>/autograder/`` and ``autograder.zip`` (the same files):
+  at the root ``setup.sh``, ``run_autograder`` and ``requirements.txt`` (every
+  package pinned), beside them the release's package (``glasstorch/``, the
+  grader included) and ``.classroom/`` (the full test files, hidden tests
+  included, and ``manifest.json``). Gradescope extracts the zip into
+  ``/autograder/source``, runs ``setup.sh`` there once, and runs a copy of
+  ``run_autograder`` at ``/autograder/run_autograder`` for each submission.
 
 The build refuses to ship (:class:`BuildError`) when a marker is wrong, when a
 task has no region, when solution text of a removed region appears anywhere
 in the release (:mod:`.leaks`), when a graded test does not pass on the
 reference solution, when a graded test does not fail on the release, or when
-the release fails a test of the assignment's scope that is not graded.
+the release fails a test of the assignment's scope that is not graded. Every
+test runs with the optional dependencies hidden (``grading.HIDDEN_MODULES``,
+PyTorch first), as on the grading image: a graded test that skips there is
+refused, and a test of the scope that skips is left ungraded, never counted
+as a failure.
 
 Those last checks run the tests in batches, one process per tree (see
 ``docs/guide/classroom-teachers.md`` for why this is safe: the trees are the
@@ -28,20 +36,31 @@ its own.
 from __future__ import annotations
 
 import ast
+import functools
+import importlib.util
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import zipfile
 from dataclasses import dataclass, field
 
 from .course import Assignment, Course
-from .grading import local_nodeid, make_package, make_tests_dir, run_tests
+from .grading import RUNNER_NEEDS, local_nodeid, make_package, make_tests_dir, run_tests
 from .leaks import find_leaks
-from .markers import MarkerError, Region, find_regions, region_text, strip_regions
+from .markers import (
+    MarkerError,
+    Region,
+    body_digest,
+    find_regions,
+    region_bodies,
+    region_text,
+    strip_regions,
+)
 
 #: Where the regions may be (the reference tier and the frontend); the classroom package is not.
 REGION_ROOTS = ("glasstorch/", "reference/")
@@ -75,6 +94,7 @@ class AssignmentReport:
     points: float = 0.0
     scope: int = 0
     excluded: int = 0
+    skipped: int = 0
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
 
@@ -101,6 +121,21 @@ def repository_files(root: str) -> list[str]:
                 path = os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
                 found.append(path)
         return sorted(found)
+
+
+def region_files(tree: str) -> list[str]:
+    """The files of ``tree`` (a repository or a release) that may hold regions.
+
+    Walks the folders themselves (a release inside ``dist/`` is ignored by git)."""
+    found = []
+    for top in REGION_ROOTS:
+        for folder, dirs, names in os.walk(os.path.join(tree, top)):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(names):
+                path = os.path.relpath(os.path.join(folder, name), tree).replace(os.sep, "/")
+                if is_region_file(path):
+                    found.append(path)
+    return found
 
 
 def is_region_file(path: str) -> bool:
@@ -258,6 +293,21 @@ def resolve_tests(assignment: Assignment, items: list[dict], course: Course) -> 
 
 
 # ------------------------------------------------------------------------- the build
+def check_test_environment(error=None) -> None:
+    """Make sure this Python can run the tests (pytest and Hypothesis), or say what to do.
+
+    Raises:
+        BuildError (or ``error``): naming the missing package and the fix.
+    """
+    missing = [name for name in RUNNER_NEEDS if importlib.util.find_spec(name) is None]
+    if missing:
+        raise (error or BuildError)(
+            f"{sys.executable} cannot run the tests: {', '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not installed. Install the test extra "
+            "(make install, or: python -m pip install -e '.[test]') and run again"
+        )
+
+
 def build(
     course: Course,
     root: str,
@@ -270,6 +320,8 @@ def build(
     Raises:
         BuildError: when any check fails (after trying every assignment).
     """
+    check_test_environment()
+    pinned_requirements()  # what grading will install must be here: say so before any test runs
     files = [f for f in repository_files(root) if not f.startswith(RELEASE_EXCLUDE)]
     scan_regions(root, files, course)
     reports, problems = [], []
@@ -288,7 +340,8 @@ def build(
         log(
             f"   {report.tasks} tasks, {report.graded} graded tests ({report.hidden} hidden, "
             f"{report.cases} cases, {report.points:g} points), scope {report.scope} cases "
-            f"({report.excluded} left to later assignments), {report.seconds:.0f} s"
+            f"({report.excluded} left to later assignments, {report.skipped} skipped without "
+            f"the optional dependencies), {report.seconds:.0f} s"
             + (f", {len(report.problems)} PROBLEM(S)" if report.problems else "")
         )
         for problem in report.problems:
@@ -358,6 +411,10 @@ def build_assignment(
         trouble = on_solution.trouble(solution_pkg, tier)
         if trouble:
             raise BuildError(f"running the tests on the reference solution failed: {trouble}")
+        # A test that skips here (it needs an optional dependency, hidden as on the
+        # grading image) cannot be graded: an only_failing selection leaves it out,
+        # a test named by the course is refused below.
+        skipped = {n for n in scope if on_solution.status(local_nodeid(n))[0] == "skipped"}
         graded = [
             e
             for e in graded
@@ -366,14 +423,22 @@ def build_assignment(
         ]  # an only_failing test that needs a later assignment is left to it
         for entry in graded:
             for item in entry["items"]:
-                passed, text = on_solution.outcome(local_nodeid(item))
-                if not passed:
+                status, text = on_solution.status(local_nodeid(item))
+                if status == "skipped":
+                    report.problems.append(
+                        f"graded test {item} skips on the reference solution ({text}): it "
+                        "needs what the grading image lacks (PyTorch and the other optional "
+                        "dependencies are hidden), so it cannot be graded; give it a NumPy "
+                        "path or stored expectations, or leave it out of the course"
+                    )
+                elif status != "passed":
                     report.problems.append(
                         f"graded test {item} fails on the reference solution "
                         f"(later assignments removed):\n{_indent(text)}"
                     )
         kept = [n for n in scope if on_solution.outcome(local_nodeid(n))[0]]
-        report.scope, report.excluded = len(kept), len(scope) - len(kept)
+        report.scope, report.skipped = len(kept), len(skipped)
+        report.excluded = len(scope) - len(kept) - len(skipped)
 
         # only_failing: a test is graded by a task when removing that task alone breaks it.
         for task in assignment.tasks:
@@ -454,16 +519,17 @@ def build_assignment(
                 )
         for nodeid in kept:
             if nodeid not in graded_items:
-                passed, text = on_student.outcome(local_nodeid(nodeid))
-                if not passed:
+                status, text = on_student.status(local_nodeid(nodeid))
+                if status != "passed":
                     report.problems.append(
-                        f"{nodeid} is not graded but fails on the student release:\n"
-                        + _indent(text)
+                        f"{nodeid} is not graded but {'skips' if status == 'skipped' else 'fails'}"
+                        f" on the student release:\n" + _indent(text)
                     )
 
         manifest["build"] = {
             "scope_cases": report.scope,
             "left_to_later_assignments": report.excluded,
+            "skipped_without_optional_dependencies": report.skipped,
         }
         _write_autograder(target, student, manifest, suite, test_files, assignment)
     return report
@@ -521,6 +587,8 @@ def _manifest(course: Course, assignment: Assignment, graded, files, root) -> di
             {"id": t.id, "tag": t.tag, "title": t.title, "hint": t.hint} for t in assignment.tasks
         ],
         "order": [a.id for a in course.assignments],
+        "python": _python_version(),
+        "requirements": list(pinned_requirements()),
         "tests": graded,
     }
 
@@ -537,85 +605,172 @@ def student_manifest(manifest: dict) -> dict:
     )
 
 
+#: What grading needs: the library's dependencies and the test runner. Not PyTorch.
+GRADING_PACKAGES = ("numpy", "cffi", "tqdm", "pytest", "hypothesis")
+
+
+@functools.cache
+def pinned_requirements(roots=GRADING_PACKAGES) -> tuple[str, ...]:
+    """``name==version`` for ``roots`` and everything they need, as installed here.
+
+    The build has just run every test with these versions; ``setup.sh`` and the
+    student's workflow install exactly them (``--no-deps``: nothing unpinned).
+    Dependencies are followed through the installed metadata, with their
+    environment markers evaluated for this Python.
+    """
+    from importlib import metadata
+
+    from packaging.requirements import Requirement  # pytest's own dependency
+    from packaging.utils import canonicalize_name
+
+    versions: dict[str, str] = {}
+    todo = list(roots)
+    while todo:
+        name = canonicalize_name(todo.pop())
+        if name in versions:
+            continue
+        try:
+            distribution = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            raise BuildError(
+                f"{name} is not installed in {sys.executable}; the build pins the versions "
+                "it tests with, so install the test extra first (make install)"
+            ) from None
+        versions[name] = distribution.version
+        for line in distribution.requires or []:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return tuple(f"{name}=={versions[name]}" for name in sorted(versions))
+
+
+def _python_version() -> str:
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+#: The pinned packages, in a student release (the workflow installs them).
+STUDENT_REQUIREMENTS = "classroom-requirements.txt"
+
 WORKFLOW = """\
 # Runs the visible tests of this assignment on every push (GitHub Classroom).
 # The grade itself comes from the autograder; this is the student's feedback.
+# Every version is pinned: the Python, the actions, and the packages in
+# classroom-requirements.txt (the versions the release was built and tested with;
+# installed without their dependencies, which are pinned there too). No PyTorch.
 name: classroom
 on: [push, workflow_dispatch]
 permissions:
   contents: read
 jobs:
   check:
-    runs-on: ubuntu-latest
+    runs-on: ubuntu-24.04
     timeout-minutes: 30
     steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-python@v5
+      - uses: actions/checkout@v4.2.2
+      - uses: actions/setup-python@v5.6.0
         with:
-          python-version: "3.11"
+          python-version: "{python}"
       - name: Install
-        run: |
-          python -m pip install --upgrade pip
-          python -m pip install -e '.[test]'
-          python -m pip install torch --index-url https://download.pytorch.org/whl/cpu
+        run: python -m pip install --no-deps --only-binary=:all: -r {requirements}
       - name: Check
         env:
           GLASSTORCH_TIER: reference
-        run: python -m glasstorch.classroom check
+        run: python -m glasstorch.classroom check --no-progress
 """
 
 
 def _write_student_extras(student: str, manifest: dict, course: Course, assignment) -> None:
     with open(os.path.join(student, "classroom.json"), "w") as file:
-        json.dump(student_manifest(manifest), file, indent=1)
+        json.dump(
+            dict(student_manifest(manifest), regions=shipped_regions(student)), file, indent=1
+        )
         file.write("\n")
+    with open(os.path.join(student, STUDENT_REQUIREMENTS), "w") as file:
+        file.write("# The packages the classroom tools need, pinned (no PyTorch):\n")
+        file.write(f"#   python -m pip install --no-deps -r {STUDENT_REQUIREMENTS}\n")
+        file.write("\n".join(manifest["requirements"]) + "\n")
     workflows = os.path.join(student, ".github", "workflows")
     os.makedirs(workflows, exist_ok=True)
     with open(os.path.join(workflows, "classroom.yml"), "w") as file:
-        file.write(WORKFLOW)
+        file.write(WORKFLOW.format(python=manifest["python"], requirements=STUDENT_REQUIREMENTS))
+
+
+def shipped_regions(tree: str) -> dict[str, dict[str, str]]:
+    """``path -> {"tag#k": digest}`` of every region body as the release ships it.
+
+    ``sync`` compares a student's region with this to tell their own work from
+    the stub (or the reference solution) they were given.
+    """
+    shipped: dict[str, dict[str, str]] = {}
+    for path in region_files(tree):
+        with open(os.path.join(tree, path), encoding="utf-8") as file:
+            bodies = region_bodies(file.read(), path)
+        if bodies:
+            shipped[path] = {f"{tag}#{k}": body_digest(body) for (tag, k), body in bodies.items()}
+    return shipped
 
 
 SETUP_SH = """\
 #!/usr/bin/env bash
-# Gradescope runs this once, when the autograder image is built.
+# Gradescope runs this once, as root, in /autograder/source (this zip, extracted),
+# when it builds the autograder's image. Python {python} and exactly the package
+# versions the build tested with (requirements.txt, beside this file; installed
+# without their dependencies, which are pinned there too). No PyTorch.
+# GLASSTORCH_AUTOGRADER_ROOT (default /autograder) exists for the classroom's own tests.
 set -euo pipefail
-apt-get update
-apt-get install -y python3 python3-pip python3-venv
-python3 -m venv /autograder/venv
-/autograder/venv/bin/pip install numpy cffi tqdm pytest hypothesis
-/autograder/venv/bin/pip install torch --index-url https://download.pytorch.org/whl/cpu
+cd "$(dirname "$0")"
+root="${{GLASSTORCH_AUTOGRADER_ROOT:-/autograder}}"
+PYTHON=python{python}
+if ! command -v "$PYTHON" >/dev/null || ! "$PYTHON" -c "import ensurepip" 2>/dev/null; then
+    apt-get update
+    apt-get install -y --no-install-recommends "$PYTHON" "$PYTHON-venv"
+fi
+"$PYTHON" -m venv "$root/venv"
+"$root/venv/bin/python" -m pip install --no-cache-dir --no-deps --only-binary=:all: \\
+    -r requirements.txt
 """
 
 RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
-# Gradescope runs this for every submission; results.json is written by the grader.
-cd /autograder/source
-GLASSTORCH_TIER=reference exec /autograder/venv/bin/python -m glasstorch.classroom grade \\
-    --assignment {assignment} --submission /autograder/submission \\
-    --out /autograder/results/results.json
+# Gradescope copies this file to /autograder/run_autograder and runs it for every
+# submission: the zip is in /autograder/source, the submission in
+# /autograder/submission, and the grader alone writes /autograder/results/results.json.
+# GLASSTORCH_AUTOGRADER_ROOT (default /autograder) exists for the classroom's own tests.
+set -u
+root="${{GLASSTORCH_AUTOGRADER_ROOT:-/autograder}}"
+cd "$root/source" || exit 1
+GLASSTORCH_TIER={tier} exec "$root/venv/bin/python" -m glasstorch.classroom grade \\
+    --assignment {assignment} --autograder "$root/source" \\
+    --submission "$root/submission" --out "$root/results/results.json"
 """
 
 
 def _write_autograder(target, student, manifest, suite, test_files, assignment) -> None:
+    """The autograder folder and ``autograder.zip``: both hold the same files at their root."""
     folder = os.path.join(target, "autograder")
-    source = os.path.join(folder, "source")
-    make_package(student, source)
-    tests = os.path.join(source, ".classroom", "tests")
+    make_package(student, folder)
+    tests = os.path.join(folder, ".classroom", "tests")
     make_tests_dir(suite, tests, test_files)
     # Teachers' tools stay out of the zip except what grading needs.
-    with open(os.path.join(source, ".classroom", "manifest.json"), "w") as file:
+    with open(os.path.join(folder, ".classroom", "manifest.json"), "w") as file:
         json.dump(manifest, file, indent=1)
         file.write("\n")
-    for name, text in (
-        ("setup.sh", SETUP_SH),
-        ("run_autograder", RUN_AUTOGRADER.format(assignment=assignment.id)),
+    for name, text, mode in (
+        ("setup.sh", SETUP_SH.format(python=manifest["python"]), 0o755),
+        (
+            "run_autograder",
+            RUN_AUTOGRADER.format(assignment=assignment.id, tier=manifest["tier"]),
+            0o755,
+        ),
+        ("requirements.txt", "\n".join(manifest["requirements"]) + "\n", 0o644),
     ):
         path = os.path.join(folder, name)
         with open(path, "w", newline="\n") as file:
             file.write(text)
-        os.chmod(path, 0o755)
+        os.chmod(path, mode)
     with zipfile.ZipFile(os.path.join(target, "autograder.zip"), "w", zipfile.ZIP_DEFLATED) as z:
-        for here, _, names in os.walk(folder):
+        for here, dirs, names in os.walk(folder):
+            dirs.sort()
             for name in sorted(names):
                 full = os.path.join(here, name)
                 info = zipfile.ZipInfo.from_file(full, os.path.relpath(full, folder))
