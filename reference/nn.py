@@ -39,19 +39,20 @@ class NNKernels:
                 x_mem[logits.offset + i * logits.strides[0] + j * logits.strides[1]]
                 for j in range(c)
             ]
-            # log_softmax, safely: log(sum(exp(x))) = m + log(sum(exp(x - m))).
+            # log_softmax, safely: log(sum(exp(x))) = m + log(sum(exp(x - m))),
+            # and x - m taken first: with m = 1e30, m + log(3) is 1e30 again.
             m = max(row) if row else 0.0
             if not math.isfinite(m):
                 m = 0.0 if m != m else m
-            log_total = m + _log(_fsum(_exp(x - m) for x in row))
+            log_sum = _log(_fsum(_exp(x - m) for x in row))
             for j in range(c):
                 position = log_probs.offset + i * log_probs.strides[0] + j * log_probs.strides[1]
-                lp_mem[position] = store(row[j] - log_total)
+                lp_mem[position] = store((row[j] - m) - log_sum)
             if label == ignore_index:
                 w, loss = 0.0, 0.0
             else:
                 w = _class_weight(weight, label)
-                loss = w * (log_total - row[label])  # -w * log_probs[i, label]
+                loss = w * (log_sum - (row[label] - m))  # -w * log_probs[i, label]
             weight_mem[row_weights.offset + i * row_weights.strides[0]] = store(w)
             loss_mem[losses.offset + i * losses.strides[0]] = store(loss)
         # The reductions, over the values as stored.

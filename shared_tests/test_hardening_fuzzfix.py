@@ -16,6 +16,7 @@ is installed) or against the behaviour PyTorch documents:
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -1179,3 +1180,14 @@ def test_batch_norm_of_a_strided_input_normalises_step_by_step(device):
         torch.tensor(base).t(), None, None, torch.tensor(w), torch.tensor(b), training=True
     )
     np.testing.assert_allclose(ours.cpu().numpy(), theirs.numpy(), rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.nn
+def test_cross_entropy_of_huge_equal_logits_keeps_the_log_of_the_count(device):
+    """log_probs = (x - max) - log(sum): with max = 1e30, max + log(3) is 1e30
+    again, so x - (max + log(sum)) lost the log(3) PyTorch keeps."""
+    logits = gt.full((2, 3), 1e30, device=device)
+    loss = gt.nn.functional.cross_entropy(logits, gt.tensor([1, 2], device=device))
+    assert loss.item() == pytest.approx(math.log(3), rel=1e-6)
+    log_probs = gt.nn.functional.log_softmax(logits, dim=1)
+    assert log_probs.flatten().tolist() == pytest.approx([-math.log(3)] * 6, rel=1e-6)

@@ -4,9 +4,9 @@
  * For row x of C logits and its label t (reference/nn.py):
  *
  *     m         = max(x)                (NaN-propagating; a NaN max shifts by 0)
- *     log_total = m + log(sum_j exp(x_j - m))
- *     log_probs = x - log_total
- *     loss      = w_t * (log_total - x_t)   (0 where t == ignore_index)
+ *     log_sum   = log(sum_j exp(x_j - m))
+ *     log_probs = (x - m) - log_sum
+ *     loss      = w_t * (log_sum - (x_t - m))   (0 where t == ignore_index)
  *
  * with w_t the class weight of t (1 without weights). Its gradient with
  * respect to x, for the backward pass, is w_t * (exp(log_probs) - one_hot(t)).
@@ -34,38 +34,48 @@
 
 #define GT_CE_LANES 16
 
-/* log(sum(exp(x - m))) + m for one float32 row of c strided logits.
+/* log(sum(exp(x - m))) for one float32 row of c strided logits, and its
+ * shift m (the row's max) in *shift. The shift is subtracted from each logit
+ * before anything is added to it: m + log(3) is m again when m is 1e30, so
+ * x - (m + log_sum) would lose the log_sum that (x - m) - log_sum keeps.
  * `scratch` (c floats, or NULL) is where a contiguous row may keep its exps
  * on the way: then the row takes gt_math.h's vectorised loops, as softmax
  * does. */
-static double log_sum_exp_f32(const float *x, int64_t stride, int64_t c, float *scratch)
+static double log_sum_exp_f32(const float *x, int64_t stride, int64_t c, float *scratch,
+                              double *shift)
 {
+    *shift = 0.0;
     if (c == 0) return -INFINITY; /* log of an empty sum */
     if (stride == 1 && scratch != NULL) {
         float m = gt_max_f32(x, c);
         if (m != m) m = 0.0f; /* a NaN logit makes the whole row NaN through the sum */
-        return (double)m + log(gt_exp_sum_f32(scratch, x, c, m));
+        *shift = m;
+        return log(gt_exp_sum_f32(scratch, x, c, m));
     }
     float m = gt_row_max_f32(x, c, stride);
     if (m != m) m = 0.0f;
+    *shift = m;
     double lanes[GT_CE_LANES] = {0};
     for (int64_t j = 0; j < c; j++) lanes[j % GT_CE_LANES] += (double)gt_exp_f32(x[j * stride] - m);
     for (int width = GT_CE_LANES / 2; width >= 1; width /= 2)
         for (int k = 0; k < width; k++) lanes[k] += lanes[k + width];
-    return (double)m + log(lanes[0]);
+    return log(lanes[0]);
 }
 
-static double log_sum_exp_f64(const double *x, int64_t stride, int64_t c, double *scratch)
+static double log_sum_exp_f64(const double *x, int64_t stride, int64_t c, double *scratch,
+                              double *shift)
 {
     (void)scratch; /* libm's exp: no vector loop to feed */
+    *shift = 0.0;
     if (c == 0) return -INFINITY;
     double m = gt_row_max_f64(x, c, stride);
     if (m != m) m = 0.0;
+    *shift = m;
     double lanes[GT_CE_LANES] = {0};
     for (int64_t j = 0; j < c; j++) lanes[j % GT_CE_LANES] += exp(x[j * stride] - m);
     for (int width = GT_CE_LANES / 2; width >= 1; width /= 2)
         for (int k = 0; k < width; k++) lanes[k] += lanes[k + width];
-    return m + log(lanes[0]);
+    return log(lanes[0]);
 }
 
 /* Copy the n labels into `labels`, each read once (GT_READ_ONCE), and return
@@ -112,13 +122,15 @@ static int64_t copy_labels(int64_t *labels, const gt_view *target, int64_t c,
         for (int64_t i = 0; i < n; i++) {                                                        \
             const CTYPE *row = x + i * sx0;                                                      \
             CTYPE *out = lp + i * sp0;                                                           \
-            double log_total = log_sum_exp_##SUFFIX(row, sx1, c, sp1 == 1 ? out : NULL);       \
-            for (int64_t j = 0; j < c; j++) out[j * sp1] = (CTYPE)((double)row[j * sx1] - log_total); \
+            double m;                                                                            \
+            const double log_sum = log_sum_exp_##SUFFIX(row, sx1, c, sp1 == 1 ? out : NULL, &m); \
+            for (int64_t j = 0; j < c; j++)                                                      \
+                out[j * sp1] = (CTYPE)(((double)row[j * sx1] - m) - log_sum);                    \
             const int64_t label = labels[i]; /* checked by copy_labels */                        \
             double row_weight = 0.0, value = 0.0;                                                \
             if (label != ignore_index) {                                                         \
                 row_weight = w ? (double)w[label * sw] : 1.0;                                    \
-                value = row_weight * (log_total - (double)row[label * sx1]);                     \
+                value = row_weight * (log_sum - ((double)row[label * sx1] - m));                 \
             }                                                                                    \
             rw[i * srw] = (CTYPE)row_weight;                                                     \
             loss[i * sl] = (CTYPE)value;                                                         \

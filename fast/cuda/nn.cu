@@ -3,9 +3,9 @@
 // The CUDA twin of fast/csrc/nn.c. For row x of C logits and its label t:
 //
 //     m         = max(x)                (NaN-propagating; a NaN max shifts by 0)
-//     log_total = m + log(sum_j exp(x_j - m))
-//     log_probs = x - log_total
-//     loss      = w_t * (log_total - x_t)   (0 where t == ignore_index)
+//     log_sum   = log(sum_j exp(x_j - m))
+//     log_probs = (x - m) - log_sum        (m first: 1e30 + log(3) is 1e30 again)
+//     loss      = w_t * (log_sum - (x_t - m))   (0 where t == ignore_index)
 //
 // Three kernels make the forward pass:
 // 1. cross_entropy_labels: one thread per row reads its label once, checks
@@ -48,15 +48,15 @@ __device__ void cross_entropy_rows(T *losses, long long loss_step, T *row_weight
         double sum = 0.0;
         for (long long j = threadIdx.x; j < classes; j += blockDim.x) sum += (double)exp(x[j * x1] - m);
         sum = gt_block_reduce(sum, gt_sum_op());
-        const double log_total = (double)m + log(sum);
+        const double log_sum = log(sum);
         for (long long j = threadIdx.x; j < classes; j += blockDim.x)
-            out[j * lp1] = (T)((double)x[j * x1] - log_total);
+            out[j * lp1] = (T)(((double)x[j * x1] - (double)m) - log_sum);
         if (threadIdx.x == 0) {
             const long long label = labels[i];  // checked by cross_entropy_labels
             double w = 0.0, loss = 0.0;
             if (label != ignore_index) {
                 w = weight ? (double)weight[label * weight_step] : 1.0;
-                loss = w * (log_total - (double)x[label * x1]);
+                loss = w * (log_sum - ((double)x[label * x1] - (double)m));
             }
             row_weights[i * row_weight_step] = (T)w;
             losses[i * loss_step] = (T)loss;
