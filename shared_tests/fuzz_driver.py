@@ -910,6 +910,12 @@ def gen_norm(g: Generator) -> None:
                 g.case.tolerance = "class"
                 if training:
                     g.case.compare = "meta"
+            elif strided and training and ".expand" in layout:
+                # An expanded input can hold constant channels: a variance of 0,
+                # so the output is the float32 mean's rounding residue times
+                # 1 / sqrt(eps), and PyTorch's strided path sums that mean in
+                # float32 in its own order. Compared by class.
+                g.case.tolerance = "class"
     g.case.call, g.case.op = call, op
 
 
