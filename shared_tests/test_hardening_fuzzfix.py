@@ -1191,3 +1191,14 @@ def test_cross_entropy_of_huge_equal_logits_keeps_the_log_of_the_count(device):
     assert loss.item() == pytest.approx(math.log(3), rel=1e-6)
     log_probs = gt.nn.functional.log_softmax(logits, dim=1)
     assert log_probs.flatten().tolist() == pytest.approx([-math.log(3)] * 6, rel=1e-6)
+
+
+@pytest.mark.nn
+def test_bce_with_logits_rounds_each_in_place_step_to_the_targets_dtype(device):
+    """PyTorch computes (1 - t).mul_(x).sub_(...) in the float32 target's
+    storage: a product past 3.4e38 is inf there even with a float64 input."""
+    x = gt.tensor([-2.083, 0.5], dtype=gt.float64, device=device)
+    t = gt.tensor([-3e38, 0.5], device=device)
+    loss = gt.nn.functional.binary_cross_entropy_with_logits(x, t, reduction="none")
+    assert loss.dtype == gt.float32
+    assert loss[0].item() == -math.inf and math.isfinite(loss[1].item())

@@ -1103,13 +1103,18 @@ def _bce_with_logits_formula(input, target, weight, pos_weight, reduction: str) 
         # PyTorch multiplies in place into logsigmoid(input): the product keeps the
         # input's dtype (a float32 input rounds it to float32, where it may overflow)
         weighted = (weighted * ((pos_weight - 1) * target + 1)).to(input.dtype)
-    losses = (1 - target) * input - weighted
-    if weight is not None:
-        losses = losses * weight
+
     # PyTorch computes the losses in place in ``1 - target``, so the target's
-    # float dtype wins (a float64 input with a float32 target gives a float32 loss).
-    if target.dtype.is_floating_point and losses.dtype is not target.dtype:
-        losses = losses.to(target.dtype)
+    # float dtype wins (a float64 input with a float32 target gives a float32
+    # loss), and each in-place step is rounded to it (where it may overflow).
+    def in_place(value: Tensor) -> Tensor:
+        if target.dtype.is_floating_point and value.dtype is not target.dtype:
+            return value.to(target.dtype)
+        return value
+
+    losses = in_place(in_place((1 - target) * input) - weighted)
+    if weight is not None:
+        losses = in_place(losses * weight)
     return _reduce(losses, reduction)
 
 
