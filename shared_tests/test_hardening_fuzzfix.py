@@ -1202,3 +1202,25 @@ def test_bce_with_logits_rounds_each_in_place_step_to_the_targets_dtype(device):
     loss = gt.nn.functional.binary_cross_entropy_with_logits(x, t, reduction="none")
     assert loss.dtype == gt.float32
     assert loss[0].item() == -math.inf and math.isfinite(loss[1].item())
+
+
+@pytest.mark.errors
+def test_scatter_and_index_fill_refuse_a_value_their_integer_dtype_cannot_hold(device):
+    target = gt.zeros(2, dtype=gt.int64, device=device)
+    index = gt.tensor([0], device=device)
+    message = "value cannot be converted to type int64_t without overflow"
+    with pytest.raises(RuntimeError, match=message):
+        target.scatter_(0, index, -3e38)
+    with pytest.raises(RuntimeError, match=message):
+        target.index_fill_(0, index, 3e38)
+    assert target.tolist() == [0, 0]  # nothing was written
+    assert target.scatter_(0, index, 7).tolist() == [7, 0]
+
+
+@pytest.mark.errors
+def test_integer_division_by_zero_of_an_empty_tensor_divides_nothing(device):
+    empty = gt.zeros(0, 3, dtype=gt.int32, device=device)
+    zero = gt.tensor(0, dtype=gt.int32, device=device)
+    assert empty.div(zero, rounding_mode="floor").shape == (0, 3)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        gt.ones(2, dtype=gt.int32, device=device).div(zero, rounding_mode="floor")

@@ -226,6 +226,8 @@ def _scatter(input: Tensor, dim: int, index: Tensor, src, reduce, in_place: bool
     dim = normalize_dim(dim, input.dim())  # a bad dim is named before the index dtype
     index = _check_index_tensor(index, "scatter")
     _check_gather_shapes(input, dim, index, "scatter", src if isinstance(src, Tensor) else None)
+    if not isinstance(src, Tensor):
+        _dtype.check_scalar_fits(src, input.dtype)  # PyTorch's overflow error (3e38 into int64)
     if reduce == "add":
         function = ScatterAdd
     elif reduce is not None:

@@ -1241,6 +1241,7 @@ def index_fill_(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
             )
         positions.append(position % size)
     number = value.item() if isinstance(value, Tensor) else value
+    _dtype.check_scalar_fits(number, input.dtype)  # PyTorch's overflow error (3e38 into int64)
     function = IndexFill
     return inplace.write_inplace(
         input, lambda: function.apply(input, dim, positions, index, number), None, (index,)

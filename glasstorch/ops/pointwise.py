@@ -11,7 +11,7 @@ import math
 
 from glasstorch import _dtype
 from glasstorch._kernels import BOOL_RESULT_OPS
-from glasstorch._shape import row_major_strides
+from glasstorch._shape import broadcast_shapes, row_major_strides
 from glasstorch._tier import cuda_active, kernels
 from glasstorch.autograd import function as _function
 from glasstorch.autograd.function import Function
@@ -462,6 +462,9 @@ def _check_integer_divisor(a, b) -> None:
     """Integer division by zero is an error, as in PyTorch; float division gives inf/nan."""
     dtype = _dtype.result_type(a, b)
     if dtype.is_floating_point:
+        return
+    shapes = [x.shape for x in (a, b) if isinstance(x, Tensor)]
+    if 0 in broadcast_shapes(*shapes):  # an empty result divides nothing
         return
     zero = (b == 0) if isinstance(b, Tensor) else b == 0
     if bool(zero.any()) if isinstance(zero, Tensor) else zero:
