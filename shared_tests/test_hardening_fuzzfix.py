@@ -1224,3 +1224,13 @@ def test_integer_division_by_zero_of_an_empty_tensor_divides_nothing(device):
     assert empty.div(zero, rounding_mode="floor").shape == (0, 3)
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         gt.ones(2, dtype=gt.int32, device=device).div(zero, rounding_mode="floor")
+
+
+@pytest.mark.errors
+def test_scatter_of_an_empty_index_converts_no_value(device):
+    """PyTorch converts the scattered number only when it writes one: with an
+    empty index, even -inf into int64 is no error."""
+    target = gt.tensor([[-3], [0]], device=device)
+    empty = gt.zeros(1, 0, dtype=gt.int64, device=device)
+    assert gt.scatter(target, 1, empty, float("-inf")).tolist() == [[-3], [0]]
+    assert target.scatter_(1, empty, float("nan")).tolist() == [[-3], [0]]

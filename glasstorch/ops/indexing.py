@@ -171,7 +171,8 @@ class Scatter(Function):
             source = source._replace(shape=index.shape)
         else:
             filler = empty_tensor(index.shape, a.dtype, device=a.device)
-            kernels.fill(filler._strided(), a.dtype.to_python(src))
+            if filler.numel() > 0:  # no value is converted when none is written
+                kernels.fill(filler._strided(), a.dtype.to_python(src))
             source = filler._strided()
         bad = kernels.scatter(out._strided(), dim, index._strided(), source, cls.accumulate)
         _out_of_bounds(bad, dim, a.shape[dim] if a.dim() else 1)
@@ -226,8 +227,9 @@ def _scatter(input: Tensor, dim: int, index: Tensor, src, reduce, in_place: bool
     dim = normalize_dim(dim, input.dim())  # a bad dim is named before the index dtype
     index = _check_index_tensor(index, "scatter")
     _check_gather_shapes(input, dim, index, "scatter", src if isinstance(src, Tensor) else None)
-    if not isinstance(src, Tensor):
-        _dtype.check_scalar_fits(src, input.dtype)  # PyTorch's overflow error (3e38 into int64)
+    if not isinstance(src, Tensor) and index.numel() > 0:
+        # PyTorch's overflow error (3e38 into int64), raised once a value is written
+        _dtype.check_scalar_fits(src, input.dtype)
     if reduce == "add":
         function = ScatterAdd
     elif reduce is not None:
