@@ -1234,3 +1234,13 @@ def test_scatter_of_an_empty_index_converts_no_value(device):
     empty = gt.zeros(1, 0, dtype=gt.int64, device=device)
     assert gt.scatter(target, 1, empty, float("-inf")).tolist() == [[-3], [0]]
     assert target.scatter_(1, empty, float("nan")).tolist() == [[-3], [0]]
+
+
+@pytest.mark.errors
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean", "nansum"])
+def test_var_std_and_nansum_name_a_repeated_dim_before_a_bad_one(name, device):
+    x = gt.zeros(2, 2, 2, 2, device=device)
+    with pytest.raises(RuntimeError, match="dim 2 appears multiple times in the list of dims"):
+        getattr(gt, name)(x, (2, 2, 5))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        gt.sum(x, (2, 2, 5))  # sum checks every dim's range first, as PyTorch

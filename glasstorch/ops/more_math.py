@@ -30,7 +30,7 @@ import warnings
 from collections import namedtuple
 
 from glasstorch import _dtype
-from glasstorch._shape import broadcast_shapes, normalize_dim
+from glasstorch._shape import broadcast_shapes, normalize_dim, normalize_dims
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.ops import inplace
@@ -902,6 +902,8 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False):
 
 def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """:func:`sum` with NaN counted as zero."""
+    if dim is not None:  # PyTorch names a repeated dim before a bad one here
+        normalize_dims(dim, builtins.max(input.dim(), 1), repeats_first=True)
     if input.dtype.is_floating_point:
         input = where(isnan(input), 0.0, input)
     if dim is None:

@@ -58,11 +58,15 @@ def _expand_back(grad: Tensor, input_shape, dims, keepdim: bool) -> Tensor:
     # -- end solution
 
 
-def _dims_arg(input: Tensor, dim) -> tuple[int, ...]:
-    """The reduced dims: all of them for None or (); a 0-d tensor has none to reduce."""
+def _dims_arg(input: Tensor, dim, repeats_first: bool = False) -> tuple[int, ...]:
+    """The reduced dims: all of them for None or (); a 0-d tensor has none to reduce.
+
+    ``repeats_first``: check each dim against those before it as it comes, so
+    ``(2, 2, 5)`` names the repeat before the bad dim, as PyTorch's var, std
+    and nansum do (sum and mean check every dim's range first)."""
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         return tuple(range(input.dim()))
-    dims = normalize_dims(dim, input.dim())
+    dims = normalize_dims(dim, input.dim(), repeats_first=repeats_first)
     return dims if input.dim() > 0 else ()
 
 
@@ -509,7 +513,7 @@ def _var_args(input, dim, unbiased, keepdim, correction, name: str):
         unbiased, dim = dim, None
     if not input.dtype.is_floating_point:
         raise RuntimeError("std and var only support floating point and complex dtypes")
-    dims, correction = _dims_arg(input, dim), _correction(unbiased, correction)
+    dims, correction = _dims_arg(input, dim, repeats_first=True), _correction(unbiased, correction)
     if numel([input.shape[d] for d in dims]) - correction <= 0:
         warnings.warn(
             f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
