@@ -147,6 +147,32 @@ def test_a_classifier_trains_on_the_device_as_on_the_cpu_with_a_flat_allocator()
 _MIB = 2**20 // 4  # float32 elements in one MiB
 
 
+def _run_inplace_on_4_mib(op, history: bool, seed: int | None = None):
+    """Run ``op(target, other)`` on a 4 MiB float32 target (with history: a
+    non-leaf that has a grad_fn) and measure it: ``(w, target, expected,
+    extra, version)``, with ``expected`` the values computed on a copy first,
+    ``extra`` the allocator's peak above what was allocated before, and
+    ``version`` the target's version before the op. A ``seed`` is set before
+    each of the two runs, for ops that draw random numbers."""
+    size = 4 * 2**20  # bytes: 4 MiB of float32
+    w = gt.randn(size // 4, device="cuda", requires_grad=history)
+    target = w * 1.0 if history else w
+    other = gt.rand(size // 4, device="cuda") + 0.5
+    expected = target.detach().clone()
+    if seed is not None:
+        gt.manual_seed(seed)
+    op(expected, other)
+    gt.cuda.synchronize()
+    before, version = gt.cuda.memory_allocated(), target._version
+    gt.cuda.reset_peak_memory_stats()
+    if seed is not None:
+        gt.manual_seed(seed)
+    op(target, other)
+    gt.cuda.synchronize()
+    extra = gt.cuda.max_memory_allocated() - before
+    return w, target, expected, extra, version
+
+
 @pytest.mark.parametrize(
     "op, saves_old_values",
     [
@@ -166,18 +192,8 @@ _MIB = 2**20 // 4  # float32 elements in one MiB
 )
 @pytest.mark.parametrize("history", [False, True])
 def test_inplace_ops_allocate_no_bytes_of_the_targets_size(op, saves_old_values, history):
-    size = 4 * 2**20  # bytes: 4 MiB of float32
-    w = gt.randn(size // 4, device="cuda", requires_grad=history)
-    target = w * 1.0 if history else w  # with history: a non-leaf that has a grad_fn
-    other = gt.rand(size // 4, device="cuda") + 0.5
-    expected = target.detach().clone()
-    op(expected, other)  # the values, computed on a copy
-    gt.cuda.synchronize()
-    before, version = gt.cuda.memory_allocated(), target._version
-    gt.cuda.reset_peak_memory_stats()
-    op(target, other)
-    gt.cuda.synchronize()
-    extra = gt.cuda.max_memory_allocated() - before
+    size = 4 * 2**20
+    w, target, expected, extra, version = _run_inplace_on_4_mib(op, history)
     if history and saves_old_values:
         # one copy of the old values for backward, as PyTorch keeps (and the bounds, 0-d)
         assert size <= extra < size + 2**20
@@ -250,18 +266,8 @@ def _few(device="cuda"):
 )
 @pytest.mark.parametrize("history", [False, True])
 def test_more_inplace_ops_allocate_no_bytes_of_the_targets_size(op, saves_old_values, history):
-    size = 4 * 2**20  # bytes: 4 MiB of float32
-    w = gt.randn(size // 4, device="cuda", requires_grad=history)
-    target = w * 1.0 if history else w
-    other = gt.rand(size // 4, device="cuda") + 0.5
-    expected = target.detach().clone()
-    op(expected, other)  # the values, computed on a copy
-    gt.cuda.synchronize()
-    before, version = gt.cuda.memory_allocated(), target._version
-    gt.cuda.reset_peak_memory_stats()
-    op(target, other)
-    gt.cuda.synchronize()
-    extra = gt.cuda.max_memory_allocated() - before
+    size = 4 * 2**20
+    w, target, expected, extra, version = _run_inplace_on_4_mib(op, history)
     if history and saves_old_values:
         assert size <= extra < size + 2**20  # one copy of the old values for backward
     else:
@@ -323,19 +329,7 @@ def test_composed_inplace_ops_allocate_no_bytes_of_the_targets_size(op, saves_ol
     # Composed from several kernels, these run on pieces of the target
     # (inplace.write_in_pieces): their temporaries stay small.
     size = 4 * 2**20
-    w = gt.randn(size // 4, device="cuda", requires_grad=history)
-    target = w * 1.0 if history else w
-    other = gt.rand(size // 4, device="cuda") + 0.5
-    gt.manual_seed(2)
-    expected = target.detach().clone()
-    op(expected, other)
-    gt.cuda.synchronize()
-    before, version = gt.cuda.memory_allocated(), target._version
-    gt.cuda.reset_peak_memory_stats()
-    gt.manual_seed(2)
-    op(target, other)
-    gt.cuda.synchronize()
-    extra = gt.cuda.max_memory_allocated() - before
+    w, target, expected, extra, version = _run_inplace_on_4_mib(op, history, seed=2)
     if history and saves_old_values:
         assert size <= extra < size + 2**20  # one copy of the old values for backward
     else:

@@ -223,6 +223,19 @@ def destination(function: type[Function], ctx, target) -> Tensor | None:
     return target
 
 
+def _check_before_writing(target: Tensor, result_dtype, inputs) -> None:
+    """The checks made before anything is written into ``target``: the in-place
+    rules (:func:`check_inplace`), no partial overlap with an input, and a
+    result dtype (None: any) that can be cast to ``target``'s."""
+    check_inplace(target)
+    check_no_partial_overlap(target, inputs)
+    if result_dtype is not None and not _dtype.can_cast(result_dtype, target.dtype):
+        raise RuntimeError(
+            f"result type {result_dtype.title} can't be cast to the desired output type "
+            f"{target.dtype.title}"
+        )
+
+
 def write_inplace(target: Tensor, compute, result_dtype=None, inputs=()) -> Tensor:
     """Run ``compute()``, which writes the result into ``target`` itself.
 
@@ -233,13 +246,7 @@ def write_inplace(target: Tensor, compute, result_dtype=None, inputs=()) -> Tens
     ``result_dtype`` (None: any, as for ``copy_``) is the dtype the operation
     computes in, which must be castable to ``target``'s.
     """
-    check_inplace(target)
-    check_no_partial_overlap(target, inputs)
-    if result_dtype is not None and not _dtype.can_cast(result_dtype, target.dtype):
-        raise RuntimeError(
-            f"result type {result_dtype.title} can't be cast to the desired output type "
-            f"{target.dtype.title}"
-        )
+    _check_before_writing(target, result_dtype, inputs)
     result = compute()
     target._bump_version()
     if result.grad_fn is not None:
@@ -255,13 +262,7 @@ def write_values(target: Tensor, compute, result_dtype=None, inputs=()) -> Tenso
     The checks and the version bump are :func:`write_inplace`'s; ``target``
     keeps its history, as PyTorch's does for these ops.
     """
-    check_inplace(target)
-    check_no_partial_overlap(target, inputs)
-    if result_dtype is not None and not _dtype.can_cast(result_dtype, target.dtype):
-        raise RuntimeError(
-            f"result type {result_dtype.title} can't be cast to the desired output type "
-            f"{target.dtype.title}"
-        )
+    _check_before_writing(target, result_dtype, inputs)
     compute()
     target._bump_version()
     return target
