@@ -283,6 +283,25 @@ def test_cuda_tensor_on_a_queue_raises_in_put(method):
         mp.SimpleQueue().put(t)  # a SimpleQueue and a Pipe pickle in the caller anyway
 
 
+@pytest.mark.cuda
+@requires_cuda
+def test_cuda_tensor_on_a_plain_multiprocessing_queue_raises_in_get():
+    """A plain ``multiprocessing.Queue`` pickles in its feeder thread, where an
+    error is only printed: the tensor travels as a refusal instead, so the
+    receiver's ``get`` raises the message rather than waiting forever."""
+    import multiprocessing
+
+    q = multiprocessing.get_context("fork").Queue()
+    q.put(gt.ones(3, device="cuda"))  # nothing can be checked here, in the caller
+    with pytest.raises(TypeError, match="Cannot send a CUDA tensor to another process"):
+        q.get(timeout=SAFETY)
+    q.put(gt.ones(2, device="cuda").untyped_storage())
+    with pytest.raises(TypeError, match="Cannot send a CUDA tensor"):
+        q.get(timeout=SAFETY)
+    q.put(gt.ones(2))  # the queue still works
+    assert q.get(timeout=SAFETY).tolist() == [1.0, 1.0]
+
+
 # ------------------------------------------------------- kernels after fork()
 # Each program's parent first runs a matrix product on two or more threads, so
 # that the fast tier's OpenMP pool exists when it forks. run_script kills the

@@ -54,10 +54,32 @@ NON_LEAF_MESSAGE = (
 
 
 # ------------------------------------------------------------------- tensors
+def _refuse_in_receiver(message: str):
+    """Unpickled in place of a CUDA tensor that a plain queue's feeder could not send."""
+    raise TypeError(message)
+
+
+class _RefusedInReceiver(Exception):
+    """Raised by :func:`check_tensor` in a plain ``multiprocessing.Queue``'s feeder
+    thread: the reduction then sends :func:`_refuse_in_receiver` instead."""
+
+
+def _in_queue_feeder() -> bool:
+    """Whether this is the thread in which a plain ``multiprocessing.Queue`` pickles.
+
+    Its ``put`` only appends to a buffer; a feeder thread pickles later, and an
+    error there is printed, never seen by the caller, while the receiver
+    waits forever. glasstorch's own queues check in ``put`` (:func:`check_can_send`).
+    """
+    import threading
+
+    return threading.current_thread().name == "QueueFeederThread"
+
+
 def check_tensor(tensor: Tensor) -> None:
     """Raise if ``tensor`` cannot go to another process (on CUDA, or a non-leaf needing grad)."""
     if tensor.device.type == "cuda":
-        raise TypeError(CUDA_MESSAGE)
+        raise _RefusedInReceiver() if _in_queue_feeder() else TypeError(CUDA_MESSAGE)
     if tensor.requires_grad and not tensor.is_leaf:
         raise RuntimeError(NON_LEAF_MESSAGE)
 
@@ -65,7 +87,7 @@ def check_tensor(tensor: Tensor) -> None:
 def check_storage(storage: Storage) -> None:
     """Raise if ``storage`` cannot go to another process (it is on CUDA)."""
     if storage.device.type == "cuda":
-        raise TypeError(CUDA_MESSAGE)
+        raise _RefusedInReceiver() if _in_queue_feeder() else TypeError(CUDA_MESSAGE)
 
 
 def _tensor_fields(tensor: Tensor) -> tuple:
@@ -98,13 +120,24 @@ def rebuild_parameter(storage: Storage, dtype, shape, stride, offset: int, requi
 
 
 def reduce_tensor(tensor: Tensor):
-    """The pickle rule for a Tensor: its fields, its storage pickled by :func:`reduce_storage`."""
-    return rebuild_tensor, _tensor_fields(tensor)
+    """The pickle rule for a Tensor: its fields, its storage pickled by :func:`reduce_storage`.
+
+    A CUDA tensor raises, except in a plain ``multiprocessing.Queue``'s feeder
+    thread, where nobody would see the error: there it travels as a refusal,
+    and the receiver's ``get`` raises the message instead of waiting forever.
+    """
+    try:
+        return rebuild_tensor, _tensor_fields(tensor)
+    except _RefusedInReceiver:
+        return _refuse_in_receiver, (CUDA_MESSAGE,)
 
 
 def reduce_parameter(param):
     """The pickle rule for an ``nn.Parameter``: like a tensor, rebuilt as a Parameter."""
-    return rebuild_parameter, _tensor_fields(param)
+    try:
+        return rebuild_parameter, _tensor_fields(param)
+    except _RefusedInReceiver:
+        return _refuse_in_receiver, (CUDA_MESSAGE,)
 
 
 # ------------------------------------------------------------------ storages
@@ -115,7 +148,10 @@ def rebuild_storage(handle: shared_memory.StorageHandle) -> Storage:
 
 def reduce_storage(storage: Storage):
     """The pickle rule for a Storage: move it to shared memory, send a handle and a DupFd."""
-    check_storage(storage)
+    try:
+        check_storage(storage)
+    except _RefusedInReceiver:  # a plain queue's feeder: see reduce_tensor
+        return _refuse_in_receiver, (CUDA_MESSAGE,)
     handle, fd = shared_memory.storage_handle(storage)
     # DupFd duplicates the descriptor now and hands the duplicate to whichever
     # process unpickles the handle (over a Unix socket, or inherited by a
