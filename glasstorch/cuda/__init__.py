@@ -27,6 +27,8 @@ from glasstorch.cuda._allocator import OutOfMemoryError, format_size
 __all__ = [
     "Event",
     "OutOfMemoryError",
+    "RawKernel",
+    "RawModule",
     "Stream",
     "current_device",
     "current_stream",
@@ -477,3 +479,13 @@ def _describe_memory() -> str:
     """One line on device memory, for error messages."""
     free, total = mem_get_info()
     return f"{format_size(free)} free of {format_size(total)}"
+
+
+def __getattr__(name: str):
+    # RawKernel and RawModule (CuPy's API for your own kernels) live in
+    # raw_kernels, which needs the Tensor class: imported when first asked for.
+    if name in ("RawKernel", "RawModule"):
+        from glasstorch.cuda import raw_kernels
+
+        return getattr(raw_kernels, name)
+    raise AttributeError(f"module 'glasstorch.cuda' has no attribute {name!r}")

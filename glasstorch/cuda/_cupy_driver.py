@@ -68,6 +68,22 @@ class _Kernel:
                 self.converters.append(_SCALARS[ctype.replace("const ", "").strip()])
 
 
+class _SourceModule:
+    """A user's ``RawModule`` on the GPU: CuPy's compiled module, and the source
+    its kernels' parameter types are read from."""
+
+    def __init__(self, module: Any, code: str) -> None:
+        self.module, self.code = module, code
+
+    def get_function(self, name: str) -> _Kernel:
+        from glasstorch.fast.cuda_sim import kernel_signatures
+
+        signatures = kernel_signatures(self.code)
+        if name not in signatures:
+            raise AttributeError(f'no extern "C" __global__ function named {name!r}')
+        return _Kernel(self.module.get_function(name), signatures[name])
+
+
 def headers_fingerprint() -> str:
     """A comment line naming a hash of every header in ``fast/cuda``.
 
@@ -169,6 +185,9 @@ class CupyDriver(Driver):
             kernel = _Kernel(self._module(source).get_function(name), params)
             self._functions[key] = kernel
         return kernel
+
+    def compile_source(self, code: str, options: tuple[str, ...]) -> Any:
+        return _SourceModule(self.cupy.RawModule(code=code, options=tuple(options)), code)
 
     def launch(self, kernel: _Kernel, grid: tuple, block: tuple, args: tuple, stream: Any) -> None:
         if len(args) != len(kernel.converters):

@@ -101,6 +101,11 @@ class Driver:
         """Kernel ``name`` of ``fast/cuda/<source>``, compiled on first use and cached."""
         raise NotImplementedError
 
+    def compile_source(self, code: str, options: tuple[str, ...]) -> Any:
+        """A module compiled from a user's CUDA source (``RawModule``), whose
+        ``get_function(name)`` gives kernels that :meth:`launch` takes."""
+        raise NotImplementedError
+
     def launch(self, kernel: Any, grid: tuple, block: tuple, args: tuple, stream: Any) -> None:
         """Queue ``kernel`` over ``grid`` x ``block`` with ``args`` (converted by the
         kernel's parameter types, read from its source) on ``stream``; return at once."""

@@ -1,0 +1,178 @@
+"""Your own CUDA kernels: ``RawModule`` and ``RawKernel``, CuPy's API on glasstorch's devices.
+
+A kernel is CUDA C source, compiled when the module is made and launched over
+a grid of blocks of threads::
+
+    import glasstorch as torch
+
+    add = torch.cuda.RawKernel(r'''
+    extern "C" __global__ void add(const float *x, const float *y, float *out, long long n) {
+        long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+        if (i < n) out[i] = x[i] + y[i];
+    }
+    ''', "add")
+    x = torch.arange(1000.0, device="cuda")
+    out = torch.empty(1000, device="cuda")
+    add((4,), (256,), (x, x, out, 1000))  # grid, block, arguments
+
+The same code runs on a real GPU (the ``cupy`` driver compiles it with NVRTC
+through ``cupy.RawModule``) and on any CPU (the simulator compiles it with the
+host C++ compiler and runs every thread of every block, with real
+``__syncthreads`` barriers and ``__shared__`` memory).
+
+Arguments are passed as the kernel's parameter types say, read from its
+source: a pointer parameter takes a CUDA tensor (the address of its first
+element, so a view starts where the view starts; the kernel sees raw memory,
+so mind the tensor's strides and dtype), a number parameter takes a Python or
+NumPy number. A launch is queued on the current stream (or ``stream=``) and
+returns at once, like every CUDA launch.
+
+Differences from CuPy: the simulator has no dynamic shared memory
+(``extern __shared__``, ``shared_mem > 0``) yet, and ignores NVRTC's options;
+``name_expressions`` (C++ templates by name) and ``jitify`` are not offered.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from glasstorch.tensor import Tensor
+
+__all__ = ["RawKernel", "RawModule"]
+
+
+def _driver():
+    from glasstorch.cuda import _driver as active_driver
+
+    return active_driver()
+
+
+class RawModule:
+    """CUDA source compiled for the active device: its kernels by name.
+
+    Args:
+        code: the CUDA C source; its kernels are ``extern "C" __global__``
+            functions.
+        options: compiler options, passed to NVRTC on a GPU (for example
+            ``("--std=c++17",)``); the simulator ignores them.
+        path: a ``.cu`` file to read instead of ``code``.
+
+    Example::
+
+        module = torch.cuda.RawModule(code=source)
+        scale = module.get_function("scale")
+        scale((blocks,), (256,), (x, 2.0, x.numel()))
+    """
+
+    def __init__(
+        self, code: str | None = None, *, options: tuple[str, ...] = (), path: str | None = None
+    ) -> None:
+        if (code is None) == (path is None):
+            raise TypeError("RawModule takes one of code= or path=")
+        self.code = Path(path).read_text() if path is not None else code
+        self.options = tuple(options)
+        self._compiled = _driver().compile_source(self.code, self.options)
+
+    def get_function(self, name: str) -> RawKernel:
+        """The kernel ``name`` (an ``extern "C" __global__`` function of the source)."""
+        return RawKernel._of(self, name)
+
+
+class RawKernel:
+    """One CUDA kernel, compiled from source, called as ``kernel(grid, block, args)``.
+
+    Args:
+        code: the CUDA C source that defines the kernel.
+        name: the kernel's name (an ``extern "C" __global__`` function).
+        options: compiler options (see :class:`RawModule`).
+    """
+
+    def __init__(self, code: str, name: str, options: tuple[str, ...] = ()) -> None:
+        module = RawModule(code=code, options=options)
+        self._bind(module, name)
+
+    @classmethod
+    def _of(cls, module: RawModule, name: str) -> RawKernel:
+        kernel = cls.__new__(cls)
+        kernel._bind(module, name)
+        return kernel
+
+    def _bind(self, module: RawModule, name: str) -> None:
+        self.module, self.name = module, name
+        self.code, self.options = module.code, module.options
+        self._function = module._compiled.get_function(name)
+
+    def __call__(
+        self,
+        grid: int | tuple[int, ...],
+        block: int | tuple[int, ...],
+        args: tuple,
+        *,
+        shared_mem: int = 0,
+        stream: Any = None,
+    ) -> None:
+        """Queue the kernel over ``grid`` blocks of ``block`` threads; return at once.
+
+        Args:
+            grid, block: an int or a tuple of up to three ints (x, y, z).
+            args: one value per kernel parameter: a CUDA tensor for a pointer,
+                a number for a number.
+            shared_mem: bytes of dynamic shared memory (``extern __shared__``).
+            stream: a :class:`glasstorch.cuda.Stream` (the current stream if None).
+        """
+        from glasstorch.cuda import Stream, current_stream
+
+        if shared_mem:
+            if _driver().name == "simulator":
+                raise NotImplementedError(
+                    f"{self.name}: the CUDA simulator has no dynamic shared memory "
+                    "(shared_mem > 0, extern __shared__) yet; declare a fixed-size "
+                    "__shared__ array instead"
+                )
+            raise NotImplementedError(f"{self.name}: shared_mem is not passed to CuPy yet")
+        if stream is None:
+            stream = current_stream()
+        elif not isinstance(stream, Stream):
+            raise TypeError(
+                f"{self.name}: stream must be a torch.cuda.Stream, not {type(stream).__name__}"
+            )
+        values = tuple(_argument(self.name, i, value) for i, value in enumerate(args))
+        _driver().launch(self._function, _dims(grid), _dims(block), values, stream.handle)
+
+
+def _dims(size: int | tuple[int, ...]) -> tuple[int, ...]:
+    return (size,) if isinstance(size, int) else tuple(size)
+
+
+def _argument(kernel: str, position: int, value):
+    """A launch argument as the driver takes it: a device address for a tensor."""
+    if isinstance(value, Tensor):
+        if value.device.type != "cuda":
+            raise TypeError(
+                f"{kernel}: argument {position} is a tensor on {value.device}; a kernel "
+                "reads device memory: pass a CUDA tensor (tensor.cuda())"
+            )
+        return _device_address(value)
+    if hasattr(value, "item") and not isinstance(value, (int, float)):  # a NumPy number
+        return value.item()
+    if isinstance(value, (bool, int, float)):
+        return value
+    raise TypeError(
+        f"{kernel}: argument {position} of type {type(value).__name__} is neither a CUDA "
+        "tensor nor a number"
+    )
+
+
+def _device_address(tensor: Tensor) -> int:
+    """The device address of ``tensor``'s first element."""
+    from glasstorch._dispatch import PendingBuffer
+    from glasstorch._tier import kernels
+
+    view = tensor._strided()
+    buffer = view.buffer
+    if isinstance(buffer, PendingBuffer):  # not written yet: place it on the device now
+        if buffer.resolved is None:
+            kernels._place([view], True)
+        buffer = buffer.resolved
+    return buffer.ptr + view.offset * buffer.dtype.itemsize
