@@ -309,6 +309,10 @@ class Function:
     #: wraps ``x * 2``'s 2 into a tensor and lists it so).
     operand_positions: tuple[int, ...] = ()
 
+    #: True in an in-place variant, whose forward writes its result into its
+    #: first argument (see ``glasstorch.ops.inplace.in_place_variant``).
+    in_place: bool = False
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("backward_name") or f"{cls.__name__}Backward"

@@ -157,7 +157,6 @@ class Scatter(Function):
 
     backward_name = "ScatterBackward0"
     accumulate = False
-    in_place = False  # True in the variant that writes into a (inplace.in_place_variant)
 
     @classmethod
     def forward(cls, ctx, a, dim, index, src):
@@ -322,7 +321,6 @@ class IndexPut(Function):
 
     backward_name = "IndexAddBackward0"
     accumulate = True
-    in_place = False  # True in the variant that writes into a (inplace.in_place_variant)
 
     @classmethod
     def forward(cls, ctx, a, dim, index, src, alpha):
@@ -824,7 +822,6 @@ class IndexPutAdvanced(Function):
     """Advanced indexing write, out of place: ``flat(view)[positions] (+)= values``."""
 
     backward_name = "IndexPutBackward0"
-    in_place = False  # True in the variant that writes into view (inplace.in_place_variant)
 
     @classmethod
     def forward(cls, ctx, view, values, positions, accumulate):

@@ -518,7 +518,6 @@ def _comparison_function(name: str, compare, overload: int):
             "backward_name": f"{name.capitalize()}Backward{overload}",
             "forward": classmethod(forward),
             "backward": staticmethod(backward),
-            "in_place": False,
             "__doc__": f"In-place ``{name}``: the comparison's values in the input's dtype.",
         },
     )
@@ -528,7 +527,7 @@ def _inplace_comparison(name: str, compare):
     """``x.<name>_(other)``: ``x[...] = compare(x, other)`` in x's dtype (1 or 0)."""
     # PyTorch's nodes: GeBackward0 for a number, GeBackward1 for a tensor.
     functions = [_comparison_function(name, compare, overload) for overload in (0, 1)]
-    variants = [inplace.in_place_variant(function) for function in functions]
+    variants = [inplace.variant_of(function) for function in functions]
 
     def method(self, other):
         function = functions[isinstance(other, Tensor)]

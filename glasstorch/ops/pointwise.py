@@ -31,7 +31,6 @@ from glasstorch.ops.creation import zeros, zeros_like
 from glasstorch.ops.inplace import (
     apply_inplace,
     destination,
-    in_place_variant,
     save_output,
     write_inplace,
     write_values,
@@ -208,7 +207,6 @@ class Add(Function):
     backward_name = "AddBackward0"
     operand_positions = (0, 1)
     op, sign = "add", 1  # Sub reuses everything but the kernel and the sign
-    in_place = False  # True in the variant that writes into a (inplace.in_place_variant)
 
     @classmethod
     def forward(cls, ctx, a, b, alpha=1):
@@ -249,7 +247,6 @@ class Rsub(Function):
 class Mul(Function):
     backward_name = "MulBackward0"
     operand_positions = (0, 1)
-    in_place = False
 
     @classmethod
     def forward(cls, ctx, a, b):
@@ -270,12 +267,11 @@ class Mul(Function):
 class Div(Function):
     backward_name = "DivBackward0"
     operand_positions = (0, 1)
-    in_place = False
 
     @classmethod
     def forward(cls, ctx, a, b):
         _save_operands(ctx, a, b, keep_a=_needs(ctx, 1))
-        return compute_binary("div", a, b, _division_dtype(a, b), out=destination(cls, ctx, a))
+        return compute_binary("div", a, b, float_result_dtype(a, b), out=destination(cls, ctx, a))
 
     @staticmethod
     def backward(ctx, grad):
@@ -295,7 +291,6 @@ class Pow(Function):
     #: Exponents PyTorch computes with a unary kernel instead of pow. They differ
     #: from C's pow at -0.0 and -inf: sqrt(-0.0) is -0.0, pow(-0.0, 0.5) is 0.0.
     UNARY_FOR_EXPONENT = {0.5: "sqrt", -0.5: "rsqrt"}
-    in_place = False
 
     @classmethod
     def forward(cls, ctx, a, exponent):
@@ -322,7 +317,6 @@ class PowTensor(Function):
     """``tensor ** tensor`` (PowBackward1)."""
 
     backward_name = "PowBackward1"
-    in_place = False
 
     @classmethod
     def forward(cls, ctx, a, b):
@@ -414,7 +408,6 @@ class Minimum(Function):
 class Remainder(Function):
     backward_name = "RemainderBackward0"
     operand_positions = (0, 1)
-    in_place = False
 
     @classmethod
     def forward(cls, ctx, a, b):
@@ -431,19 +424,15 @@ class Remainder(Function):
         return grad, grad_b
 
 
-def _division_dtype(a, b):
-    """The dtype true division computes in: integers divide into floats."""
-    dtype = _dtype.result_type(a, b)
+def float_result_dtype(*operands):
+    """The dtype a float-valued op (true division, atan2, logit...) computes in:
+    the operands' result type, with integers and bools in the default float."""
+    dtype = _dtype.result_type(*operands)
     return dtype if dtype.is_floating_point else default_float()
 
 
-#: The in-place variants, which write into their first argument (``x.add_(y)``).
-_IN_PLACE_ARITHMETIC = {
-    "add": in_place_variant(Add),
-    "sub": in_place_variant(Sub),
-    "mul": in_place_variant(Mul),
-    "div": in_place_variant(Div),
-}
+#: The Functions of the arithmetic ops that have in-place forms (``x.add_(y)``).
+_ARITHMETIC = {"add": Add, "sub": Sub, "mul": Mul, "div": Div}
 
 
 def in_place_arithmetic(op: str, target: Tensor, other) -> tuple:
@@ -454,8 +443,8 @@ def in_place_arithmetic(op: str, target: Tensor, other) -> tuple:
     """
     if op == "sub":
         _check_bool_sub(target, other)
-    dtype = _division_dtype(target, other) if op == "div" else _dtype.result_type(target, other)
-    return _IN_PLACE_ARITHMETIC[op], dtype
+    dtype = float_result_dtype(target, other) if op == "div" else _dtype.result_type(target, other)
+    return inplace.variant_of(_ARITHMETIC[op]), dtype
 
 
 def _check_integer_divisor(a, b) -> None:
@@ -779,7 +768,6 @@ def _unary_function(name: str, op: str, derivative, *, floating: bool, save: str
             "backward_name": f"{name}Backward0",
             "forward": classmethod(forward),
             "backward": staticmethod(backward),
-            "in_place": False,
             "floating": floating,
             "__doc__": f"``{op}`` with its derivative.",
         },
@@ -967,7 +955,9 @@ def round_(input: Tensor, *, decimals: int = 0) -> Tensor:
         return unary_inplace(Round, input, lambda: round(input))
     if not input.dtype.is_floating_point:
         return apply_inplace(input, lambda: round(input, decimals=decimals))
-    return write_inplace(input, lambda: _ROUND_DECIMALS_.apply(input, decimals), input.dtype)
+    return write_inplace(
+        input, lambda: inplace.variant_of(RoundDecimals).apply(input, decimals), input.dtype
+    )
 
 
 def _public_unary(function, doc: str):
@@ -1025,7 +1015,6 @@ class RoundDecimals(Function):
     """Round to ``decimals`` places: ``round(a * 10**decimals) / 10**decimals``."""
 
     backward_name = "RoundBackward1"
-    in_place = False
 
     @classmethod
     def forward(cls, ctx, a, decimals):
@@ -1037,9 +1026,6 @@ class RoundDecimals(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * 0, None
-
-
-_ROUND_DECIMALS_ = in_place_variant(RoundDecimals)
 
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
@@ -1063,7 +1049,6 @@ class Clamp(Function):
     """Clamp between two numbers (either may be None): ClampBackward1."""
 
     backward_name = "ClampBackward1"
-    in_place = False
 
     @classmethod
     def forward(cls, ctx, a, low, high):
@@ -1135,9 +1120,6 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch'
 clip = clamp
 
 
-_CLAMP_ = in_place_variant(Clamp)
-
-
 def clamp_(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
     """``input.clamp_(min, max)``: :func:`clamp` written into ``input``.
 
@@ -1152,7 +1134,7 @@ def clamp_(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
     dtype = _dtype.result_type(input, *bounds)
     if dtype is not input.dtype:
         return apply_inplace(input, lambda: clamp(input, min, max), bounds)
-    return write_inplace(input, lambda: _CLAMP_.apply(input, min, max), dtype)
+    return write_inplace(input, lambda: inplace.variant_of(Clamp).apply(input, min, max), dtype)
 
 
 class ClampTensors(Function):
@@ -1303,7 +1285,6 @@ def where(condition: Tensor, input=None, other=None):
 
 class MaskedFill(Function):
     backward_name = "MaskedFillBackward0"
-    in_place = False  # True in the variant that writes into a (inplace.in_place_variant)
 
     @classmethod
     def forward(cls, ctx, a, mask, value):
