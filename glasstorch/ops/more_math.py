@@ -37,7 +37,7 @@ from glasstorch.ops import inplace
 from glasstorch.ops.core import common_device, default_float
 from glasstorch.ops.creation import arange, ones, tensor, zeros
 from glasstorch.ops.indexing import flip
-from glasstorch.ops.pointwise import _check_both_tensors, isnan, where
+from glasstorch.ops.pointwise import _check_both_tensors, float_result_dtype, isnan, where
 from glasstorch.ops.reduction import _ValuesIndices
 from glasstorch.ops.views import cat, permute
 from glasstorch.tensor import Tensor
@@ -1317,12 +1317,6 @@ def _write(function, target: Tensor, dtype, *args) -> Tensor:
     return inplace.write_inplace(target, lambda: function.apply(target, *args), dtype, tensors)
 
 
-def _float_result(*operands):
-    """The dtype of a float op's result: the operands' type, or the default float."""
-    dtype = _dtype.result_type(*operands)
-    return dtype if dtype.is_floating_point else default_float()
-
-
 def _lerp(x, end, weight):
     from glasstorch.ops.composites import lerp
 
@@ -1423,7 +1417,7 @@ _HYPOT_ = inplace.elementwise_function(
 def atan2_(input: Tensor, other: Tensor) -> Tensor:
     """In-place :func:`atan2` (``arctan2_`` too)."""
     _check_both_tensors("atan2", input, other)
-    return _write(_ATAN2_, input, _float_result(input, other), other)
+    return _write(_ATAN2_, input, float_result_dtype(input, other), other)
 
 
 arctan2_ = atan2_
@@ -1457,7 +1451,7 @@ _COPYSIGN_ = {
 def copysign_(input: Tensor, other) -> Tensor:
     """In-place :func:`copysign`: CopysignBackward0 for a tensor ``other``, 1 for a number."""
     function = _COPYSIGN_[0 if isinstance(other, Tensor) else 1]
-    return _write(function, input, _float_result(input, other), other)
+    return _write(function, input, float_result_dtype(input, other), other)
 
 
 def _xlogy_derivative(g, x, y, other):
@@ -1477,7 +1471,7 @@ _XLOGY_ = {
 def xlogy_(input: Tensor, other) -> Tensor:
     """In-place :func:`xlogy`: XlogyBackward0 for a tensor ``other``, 2 for a number."""
     function = _XLOGY_[0 if isinstance(other, Tensor) else 2]
-    return _write(function, input, _float_result(input, other), other)
+    return _write(function, input, float_result_dtype(input, other), other)
 
 
 def _not_differentiable(name: str):
@@ -1510,7 +1504,7 @@ _LOGIT_ = inplace.elementwise_function("LogitBackward0", logit, _logit_derivativ
 
 def logit_(input: Tensor, eps: float | None = None) -> Tensor:
     """In-place :func:`logit`."""
-    return _write(_LOGIT_, input, _float_result(input), eps)
+    return _write(_LOGIT_, input, float_result_dtype(input), eps)
 
 
 _DEG2RAD_ = inplace.elementwise_function(
@@ -1523,12 +1517,12 @@ _RAD2DEG_ = inplace.elementwise_function(
 
 def deg2rad_(input: Tensor) -> Tensor:
     """In-place :func:`deg2rad`."""
-    return _write(_DEG2RAD_, input, _float_result(input))
+    return _write(_DEG2RAD_, input, float_result_dtype(input))
 
 
 def rad2deg_(input: Tensor) -> Tensor:
     """In-place :func:`rad2deg`."""
-    return _write(_RAD2DEG_, input, _float_result(input))
+    return _write(_RAD2DEG_, input, float_result_dtype(input))
 
 
 def _log_base_(name: str, base: float):
@@ -1545,7 +1539,7 @@ def _log_base_(name: str, base: float):
     )
 
     def method(input: Tensor) -> Tensor:
-        return _write(function, input, _float_result(input))
+        return _write(function, input, float_result_dtype(input))
 
     method.__name__ = name.lower() + "_"
     method.__doc__ = f"In-place ``{name.lower()}``."
