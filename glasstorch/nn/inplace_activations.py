@@ -34,6 +34,19 @@ def _write(function, input: Tensor, *args) -> Tensor:
     return inplace.write_inplace(input, lambda: function.apply(input, *args), dtype)
 
 
+def _functional(name: str):
+    """The values of ``F.<name>``, the out-of-place activation, for a piece of
+    the input: one formula serves both forms, so they agree."""
+
+    def compute(x, *args):
+        from glasstorch.nn import functional as F
+
+        return getattr(F, name)(x, *args)
+
+    compute.__name__ = f"_{name}"
+    return compute
+
+
 def _negative_slope_error(name: str, extra: str = "") -> RuntimeError:
     return RuntimeError(
         f"In-place {name} backward calculation is triggered with a negative slope which is not "
@@ -43,10 +56,6 @@ def _negative_slope_error(name: str, extra: str = "") -> RuntimeError:
 
 
 # ----------------------------------------------------- derivatives read off the result
-
-
-def _leaky_relu(x, slope):
-    return where(x > 0, x, x * slope)
 
 
 def _leaky_relu_derivative(g, x, y, slope):
@@ -60,7 +69,7 @@ def _leaky_relu_derivative(g, x, y, slope):
 
 
 LEAKY_RELU_ = inplace.elementwise_function(
-    "LeakyReluBackward1", _leaky_relu, _leaky_relu_derivative, keep_output=True
+    "LeakyReluBackward1", _functional("leaky_relu"), _leaky_relu_derivative, keep_output=True
 )
 
 
@@ -160,30 +169,12 @@ def _function(name: str, compute, derivative):
     return inplace.elementwise_function(name, compute, derivative, keep_self=True)
 
 
-def _silu(x):
-    from glasstorch.nn.functional import silu
-
-    return silu(x)
-
-
-def _hardsigmoid(x):
-    return (x + 3.0).clamp(0.0, 6.0) / 6.0
-
-
-def _hardswish(x):
-    return x * (x + 3.0).clamp(0.0, 6.0) / 6.0
-
-
-def _mish(x):
-    from glasstorch.nn.functional import mish
-
-    return mish(x)
-
-
-SILU_ = _function("SiluBackward0", _silu, _silu_derivative)
-HARDSIGMOID_ = _function("HardsigmoidBackward0", _hardsigmoid, _hardsigmoid_derivative)
-HARDSWISH_ = _function("HardswishBackward0", _hardswish, _hardswish_derivative)
-MISH_ = _function("MishBackward0", _mish, _mish_derivative)
+SILU_ = _function("SiluBackward0", _functional("silu"), _silu_derivative)
+HARDSIGMOID_ = _function(
+    "HardsigmoidBackward0", _functional("hardsigmoid"), _hardsigmoid_derivative
+)
+HARDSWISH_ = _function("HardswishBackward0", _functional("hardswish"), _hardswish_derivative)
+MISH_ = _function("MishBackward0", _functional("mish"), _mish_derivative)
 
 
 def silu_(input: Tensor) -> Tensor:
@@ -229,13 +220,9 @@ def hardtanh_(input: Tensor, min_val: float, max_val: float) -> Tensor:
     return inplace.write_inplace(input, lambda: Hardtanh.apply(input, min_val, max_val), None)
 
 
-def _threshold(x, threshold, value):
-    return where(x > threshold, x, value)
-
-
 THRESHOLD_ = inplace.elementwise_function(
     "ThresholdBackward1",
-    _threshold,
+    _functional("threshold"),
     lambda g, x, y, threshold, value: (where(x > threshold, g, 0.0), None, None),
     keep_self=lambda needs: needs[0],
 )
