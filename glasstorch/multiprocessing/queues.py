@@ -2,10 +2,12 @@
 
 A :class:`multiprocessing.Queue`'s ``put`` only appends the item to a buffer;
 a background "feeder" thread pickles it later and writes it to the pipe. When
-the pickling fails (a CUDA tensor, which glasstorch cannot share between
-processes; a non-leaf tensor that requires grad; a lambda), the caller never
-hears of it: the feeder thread prints the error and drops the item, and the
-consumer's ``get`` waits forever for it.
+the pickling fails (a non-leaf tensor that requires grad, a lambda), the
+caller never hears of it: the feeder thread prints the error and drops the
+item, and the consumer's ``get`` waits forever for it. (A CUDA tensor, which
+glasstorch cannot share between processes, travels from the feeder as a
+refusal that the consumer's ``get`` raises: see
+:func:`~glasstorch.multiprocessing.reductions.reduce_tensor`.)
 
 The :class:`Queue` and :class:`JoinableQueue` of :mod:`glasstorch.multiprocessing`
 (and those of the contexts its :func:`get_context` returns) check the item in
@@ -28,30 +30,27 @@ from glasstorch.multiprocessing.reductions import check_can_send
 
 
 # ---------------------------------------------------------------- the queues
-class Queue(_queues.Queue):
+class _ChecksItemsInPut:
+    """Mixed into a ``multiprocessing`` queue: ``put`` checks the item first, in
+    the caller's thread, and raises if it cannot be sent."""
+
+    def __init__(self, maxsize: int = 0, *, ctx=None) -> None:
+        super().__init__(maxsize, ctx=ctx if ctx is not None else multiprocessing.get_context())
+
+    def put(self, obj, block: bool = True, timeout: float | None = None) -> None:
+        check_can_send(obj)
+        super().put(obj, block, timeout)
+
+
+class Queue(_ChecksItemsInPut, _queues.Queue):
     """``multiprocessing.Queue`` whose ``put`` raises if the item cannot be sent.
 
-    A CUDA tensor, say, raises a ``TypeError`` in ``put`` instead of being
-    dropped by the feeder thread while the consumer waits for it.
+    A CUDA tensor, say, raises a ``TypeError`` in ``put``, in the caller.
     """
 
-    def __init__(self, maxsize: int = 0, *, ctx=None) -> None:
-        super().__init__(maxsize, ctx=ctx if ctx is not None else multiprocessing.get_context())
 
-    def put(self, obj, block: bool = True, timeout: float | None = None) -> None:
-        check_can_send(obj)
-        super().put(obj, block, timeout)
-
-
-class JoinableQueue(_queues.JoinableQueue):
+class JoinableQueue(_ChecksItemsInPut, _queues.JoinableQueue):
     """``multiprocessing.JoinableQueue`` whose ``put`` raises if the item cannot be sent."""
-
-    def __init__(self, maxsize: int = 0, *, ctx=None) -> None:
-        super().__init__(maxsize, ctx=ctx if ctx is not None else multiprocessing.get_context())
-
-    def put(self, obj, block: bool = True, timeout: float | None = None) -> None:
-        check_can_send(obj)
-        super().put(obj, block, timeout)
 
 
 # -------------------------------------------------------------- the contexts
