@@ -133,6 +133,13 @@ class Generator:
         self.plain = False
 
     # -- numbers, shapes, dtypes
+    def draws_huge(self, lines=None) -> bool:
+        """Whether the setup ``lines`` (all of them by default) hold a huge
+        finite value (1e30 or 3e38), which makes some results depend on an
+        order of operations that PyTorch does not fix."""
+        lines = self.case.setup if lines is None else lines
+        return any(big in line for line in lines for big in ("e+30", "e+38"))
+
     def chance(self, p: float) -> bool:
         return self.rng.random() < p
 
@@ -413,7 +420,7 @@ def gen_reduction(g: Generator) -> None:
     else:
         g.case.call = f"T.{op}({', '.join([x, *args])})"
     g.case.op = f"{op}:{mode}"
-    huge = any(big in line for line in g.case.setup for big in ("e+30", "e+38"))
+    huge = g.draws_huge()
     if op in ("sum", "mean", "cumsum") and huge:
         # Which small terms a huge one absorbs (3e38 + 1e30 - 3e38) depends on
         # the order of the additions: PyTorch's float32 cascade, glasstorch's
@@ -704,7 +711,7 @@ def gen_matmul(g: Generator) -> None:
     bb = g.tensor(shape=sb, dtype=dtype if g.chance(0.9) else g.dtype(FLOATS))
     g.case.call = f"({a} @ {bb})" if op == "operator" else f"T.{op}({a}, {bb})"
     g.case.op = op
-    if any(big in line for line in g.case.setup for big in ("e+30", "e+38")):
+    if g.draws_huge():
         # Huge finite values: whether a sum of products overflows, or which small
         # term a huge one absorbs, depends on the order of the additions, and
         # PyTorch's BLAS picks its order by CPU and size. Not reproducible:
@@ -912,7 +919,7 @@ def gen_norm(g: Generator) -> None:
             call = f"{f}.batch_norm({', '.join(args)})"
             layout = g.case.setup[0].split(").reshape(")[-1]
             strided = len(rest) == 0 or any(m in layout for m in (".permute", "[", ".expand"))
-            if strided and any(big in g.case.setup[0] for big in ("e+30", "e+38")):
+            if strided and g.draws_huge(g.case.setup[:1]):
                 # PyTorch sums an (N, C) or strided input's channels in float32
                 # partial sums split across its threads (or by its vectorised
                 # mean): which term a huge one absorbs depends on the machine's
@@ -923,9 +930,7 @@ def gen_norm(g: Generator) -> None:
                 g.case.tolerance = "class"
                 if training:
                     g.case.compare = "meta"
-            elif not training and any(
-                big in line for line in g.case.setup for big in ("e+30", "e+38")
-            ):
+            elif not training and g.draws_huge():
                 # Evaluation with huge running statistics or parameters: PyTorch
                 # folds them into per-channel constants whose rounding residue
                 # (x * scale + shift against (x - mean) * invstd * w + b) we have

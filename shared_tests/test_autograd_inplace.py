@@ -409,7 +409,7 @@ def test_inplace_arithmetic_on_view_writes_the_base():
     assert base._version == 2
 
 
-# ------------------------------------------- written into the target (issue 21)
+# ---------------------------------------------------------- written into the target
 def _with_history(values):
     w = gt.tensor(values, dtype=gt.float64, requires_grad=True)
     return w, w * 1.0  # a non-leaf with history
@@ -526,8 +526,32 @@ def test_direct_inplace_values_and_gradients_match_pytorch(program):
             assert_close(actual, expected)
 
 
-# ----------------------------------- more ops written into the target (issue 21, part 2)
+# ------------------------------------------------------ more ops written into the target
 _IDX = [[1, 0, 2], [0, 2, 1]]
+
+
+def _run_inplace_program(T, op) -> dict:
+    """Run ``op(T, h, o)`` on a non-leaf ``h = w * 1.0`` under library ``T``
+    (glasstorch or PyTorch), then backward through ``(h * h).sum()``: what an
+    in-place op's comparison with PyTorch looks at."""
+    w = T.tensor([[0.5, -1.0, 2.0], [0.25, 3.0, -0.5]], dtype=T.float64, requires_grad=True)
+    o = T.tensor([[1.0, 2.0, -3.0], [0.5, -1.5, 4.0]], dtype=T.float64, requires_grad=True)
+    h = w * 1.0
+    before = h._version
+    result = op(T, h, o)
+    record = {"version": h._version, "bumps": h._version - before, "returns_h": result is h}
+    record["grad_fn"] = type(h.grad_fn).__name__
+    (h * h).sum().backward()
+    record["values"] = (h.detach(), w.grad, o.grad)
+    return record
+
+
+def _assert_same_values_and_gradients(ours: dict, theirs: dict) -> None:
+    for actual, expected in zip(ours["values"], theirs["values"]):
+        if expected is None:
+            assert actual is None or not actual.abs().sum().item()
+        else:
+            assert_close(actual, expected)
 
 
 @pytest.mark.parametrize(
@@ -562,26 +586,11 @@ _IDX = [[1, 0, 2], [0, 2, 1]]
 def test_more_direct_inplace_ops_match_pytorch(op, name):
     if torch is None:
         pytest.importorskip("torch")
-
-    def run(T):
-        w = T.tensor([[0.5, -1.0, 2.0], [0.25, 3.0, -0.5]], dtype=T.float64, requires_grad=True)
-        o = T.tensor([[1.0, 2.0, -3.0], [0.5, -1.5, 4.0]], dtype=T.float64, requires_grad=True)
-        h = w * 1.0
-        version = h._version
-        op(T, h, o)
-        grad_fn = type(h.grad_fn).__name__
-        (h * h).sum().backward()
-        return h.detach(), w.grad, o.grad, h._version - version, grad_fn
-
-    ours, theirs = run(gt), run(torch)
-    for actual, expected in zip(ours[:3], theirs[:3]):
-        if expected is None:
-            assert actual is None or not actual.abs().sum().item()
-        else:
-            assert_close(actual, expected)
-    assert ours[3] == theirs[3] == 1  # one version bump
+    ours, theirs = _run_inplace_program(gt, op), _run_inplace_program(torch, op)
+    _assert_same_values_and_gradients(ours, theirs)
+    assert ours["bumps"] == theirs["bumps"] == 1  # one version bump
     if name is not None:
-        assert ours[4] == theirs[4] == name
+        assert ours["grad_fn"] == theirs["grad_fn"] == name
 
 
 def test_pow_by_a_tensor_keeps_the_old_values_and_its_output():
@@ -666,7 +675,7 @@ def test_setitem_with_a_mask_fills_in_place():
     assert w.grad.tolist() == [1.0, 0.0, 1.0]
 
 
-# ------------------------- composed ops written into the target (issue 21, part 3)
+# ------------------------------------------------- composed ops written into the target
 def _silu(T, h):
     return T.nn.functional.silu(h, inplace=True)
 
@@ -724,27 +733,12 @@ def _silu(T, h):
 def test_composed_inplace_ops_match_pytorch(op, name):
     if torch is None:
         pytest.importorskip("torch")
-
-    def run(T):
-        w = T.tensor([[0.5, -1.0, 2.0], [0.25, 3.0, -0.5]], dtype=T.float64, requires_grad=True)
-        o = T.tensor([[1.0, 2.0, -3.0], [0.5, -1.5, 4.0]], dtype=T.float64, requires_grad=True)
-        h = w * 1.0
-        result = op(T, h, o)
-        version = h._version
-        grad_fn = type(h.grad_fn).__name__
-        (h * h).sum().backward()
-        return h.detach(), w.grad, o.grad, result is h, grad_fn, version
-
-    ours, theirs = run(gt), run(torch)
-    for actual, expected in zip(ours[:3], theirs[:3]):
-        if expected is None:
-            assert actual is None or not actual.abs().sum().item()
-        else:
-            assert_close(actual, expected)
-    assert ours[3] == theirs[3]  # the input itself comes back (or a view of it)
-    assert ours[5] == theirs[5]  # the version counter, bumped as often
+    ours, theirs = _run_inplace_program(gt, op), _run_inplace_program(torch, op)
+    _assert_same_values_and_gradients(ours, theirs)
+    assert ours["returns_h"] == theirs["returns_h"]  # the input itself comes back (or a view)
+    assert ours["version"] == theirs["version"]  # the version counter, bumped as often
     if name is not None:
-        assert ours[4] == theirs[4] == name
+        assert ours["grad_fn"] == theirs["grad_fn"] == name
 
 
 @pytest.mark.parametrize(

@@ -143,7 +143,7 @@ def test_a_classifier_trains_on_the_device_as_on_the_cpu_with_a_flat_allocator()
     assert allocs[1:] == [allocs[0]] * 3
 
 
-# ------------------------------------- in-place writes allocate nothing (issue 21)
+# ------------------------------------------------- in-place writes allocate nothing
 _MIB = 2**20 // 4  # float32 elements in one MiB
 
 

@@ -10,7 +10,7 @@ is installed) or against the behaviour PyTorch documents:
   value is checked and converted by its own Python type;
 * (with ``--device=cuda``) results with no element made on the inputs' device,
   and joins of tensors on two devices refused;
-* issue 21's numerics: float32 var/std, gradients at ties, NaN and zeros (first
+* numerics at the edges: float32 var/std, gradients at ties, NaN and zeros (first
   and second), x86's float-to-int conversion, loss dtypes, cat's empty gradients.
 """
 
@@ -597,7 +597,7 @@ def test_indexed_writes_check_the_dim_before_the_overlap(name, device):
 
 
 # ------------------------------ 17. var and std of float32: squares summed in float64
-# (issue 21: std near 3e38 gave inf, and 1e-30 gave 0, where PyTorch gives a number)
+# (std near 3e38 gave inf, and 1e-30 gave 0, where PyTorch gives a number)
 
 VARIANCE_CASES = [
     ([3e38, 1.0, -2.0], None),  # one distance of 3e38: its square overflows float32
