@@ -1,4 +1,5 @@
-"""Convolution, pooling and batch normalisation in C: ``fast/csrc/conv.c``.
+"""Convolution, pooling and batch normalisation in C: ``fast/csrc/conv.c``,
+``pooling.c`` and ``batch_norm.c``.
 
 Convolution runs as matrix products through the GEMM of ``gemm.c``, over
 tiles of the im2col matrix (so the extra memory stays bounded); 1x1
