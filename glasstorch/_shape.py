@@ -36,6 +36,25 @@ def numel(shape: Sequence[int]) -> int:
     return count
 
 
+@functools.lru_cache(maxsize=4096)
+def is_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether a view of ``shape`` and ``strides`` is row-major with no gaps
+    (the strides :func:`contiguous_strides` gives). Dimensions of size 1 may
+    have any stride, and a view without elements is contiguous, as in PyTorch.
+
+    Remembered, as :func:`row_major_strides` is: ``Tensor.is_contiguous`` runs
+    before most kernel calls, on the same few layouts, and a cache lookup is
+    several times cheaper than the loop."""
+    if 0 in shape:
+        return True  # no elements: nothing is out of place
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 # ------------------------------------------------- limits every tensor obeys
 #
 # A shape, strides and offset are plain Python ints, which never overflow. The

@@ -97,6 +97,7 @@ from typing import IO, Any, BinaryIO
 import numpy as np
 
 from glasstorch import _dtype
+from glasstorch._shape import INT64_MAX, MAX_DIMS, numel
 from glasstorch._tier import cuda_active
 from glasstorch.tensor import (
     Size,
@@ -118,13 +119,6 @@ STORAGE_PREFIX = "storages/"
 #: How deeply containers may nest (a state dict nests 3 or 4 levels). The limit keeps
 #: saving and loading well inside Python's recursion limit.
 MAX_DEPTH = 100
-
-#: The most dimensions a loaded tensor may have (PyTorch's limit).
-MAX_DIMS = 64
-
-#: No size, stride, offset, element count or byte count may exceed an int64: the
-#: kernels compute positions in 64-bit integers.
-INT64_MAX = 2**63 - 1
 
 #: What a storage's saved location may be.
 _LOCATION = re.compile(r"(cpu|cuda)(:[0-9]{1,4})?")
@@ -716,9 +710,7 @@ class _Reader:
         """
         if len(shape) > MAX_DIMS:
             raise self.fail(f"a tensor has {len(shape)} dimensions; at most {MAX_DIMS} are allowed")
-        count = 1
-        for size in shape:
-            count *= size
+        count = numel(shape)
         if count * itemsize > INT64_MAX:
             raise self.fail(f"a tensor of shape {_short(tuple(shape))} has too many elements")
         if count == 0:

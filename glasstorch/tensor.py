@@ -16,7 +16,14 @@ import numpy as np
 
 from glasstorch import _dtype
 from glasstorch._kernels import Strided
-from glasstorch._shape import MAX_DIMS, check_storage_bytes, normalize_dim, numel, row_major_strides
+from glasstorch._shape import (
+    MAX_DIMS,
+    check_storage_bytes,
+    is_contiguous,
+    normalize_dim,
+    numel,
+    row_major_strides,
+)
 from glasstorch._tier import cuda_active, kernels
 from glasstorch.autograd import function as _function_module
 from glasstorch.autograd.function import AccumulateGrad, HookDict
@@ -328,14 +335,7 @@ class Tensor:
         Dimensions of size 1 may have any stride, and a tensor without
         elements is contiguous, as in PyTorch.
         """
-        if 0 in self._shape:
-            return True  # no elements: nothing is out of place
-        expected = 1
-        for size, stride in zip(reversed(self._shape), reversed(self._stride)):
-            if size != 1 and stride != expected:
-                return False
-            expected *= size
-        return True
+        return is_contiguous(self._shape, self._stride)
 
     def is_floating_point(self) -> bool:
         """Whether the dtype is a floating-point type."""

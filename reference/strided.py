@@ -20,14 +20,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from glasstorch._kernels import Strided
-
-
-def numel(shape: tuple[int, ...]) -> int:
-    """Number of elements in a tensor of this shape (1 for a 0-d tensor)."""
-    count = 1
-    for size in shape:
-        count *= size
-    return count
+from glasstorch._shape import numel  # shape arithmetic has one home, the frontend's _shape
 
 
 def index_to_position(index: tuple[int, ...], strides: tuple[int, ...], offset: int) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from glasstorch import _dtype
+from glasstorch._shape import numel
 from glasstorch.autograd.grad_mode import no_grad
 from glasstorch.ops.creation import as_tensor, randn
 from glasstorch.ops.sampling import multinomial
@@ -84,7 +85,7 @@ class Categorical(Distribution):
     def sample(self, sample_shape=()) -> Tensor:
         """Category indices (int64) of shape ``sample_shape + batch_shape``."""
         sample_shape = tuple(sample_shape)
-        count = math.prod(sample_shape) if sample_shape else 1
+        count = numel(sample_shape)
         with no_grad():
             rows = self.probs.reshape(-1, self._num_events)
             drawn = multinomial(rows, count, replacement=True)  # (rows, count)

@@ -40,6 +40,7 @@ import enum
 import numpy as np
 
 from glasstorch import _dtype
+from glasstorch._shape import contiguous_strides, numel
 from glasstorch.tensor import Storage, Tensor
 
 
@@ -377,15 +378,15 @@ def _from_capsule(capsule) -> Tensor:
     if dl.strides:
         strides = tuple(dl.strides[i] for i in range(dl.ndim))
     else:  # NULL strides: compact row-major
-        strides = _row_major(shape)
+        strides = contiguous_strides(shape)
     if any(s < 0 for s in strides):
         raise ValueError(
             "from_dlpack: the array has negative strides, which glasstorch tensors do not "
             "support; copy it first (e.g. numpy.ascontiguousarray)"
         )
-    numel = int(np.prod(shape)) if shape else 1
+    count = numel(shape)
     np_dtype = dtype.numpy
-    if numel == 0 or not dl.data:
+    if count == 0 or not dl.data:
         buffer = np.empty(0, dtype=np_dtype)  # nothing to share: the struct can go now
         del owner
     else:
@@ -402,14 +403,6 @@ def _device_name(code: int) -> str:
         return DLDeviceType(code).name
     except ValueError:
         return "unknown"
-
-
-def _row_major(shape) -> tuple[int, ...]:
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
 
 
 def from_dlpack(ext_tensor) -> Tensor:
