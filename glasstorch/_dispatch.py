@@ -19,22 +19,15 @@ arguments live:
   exact rule (``common_device`` and ``check_same_device`` in
   :mod:`glasstorch.ops.core`) and calls it before the kernels run.
 
-**Where outputs are placed.** Frontend operations allocate their outputs with
-``empty_tensor(shape, dtype)`` before calling a kernel, without naming a
-device. While CUDA is active such a storage starts *unplaced*: its buffer is
-a :class:`PendingBuffer` (a size and a dtype, no memory). The first kernel
-that receives it places it on the device of that call's other operands (the
-CPU when there are none), so ``a + b`` lands where ``a`` and ``b`` live
-without every operation of the frontend having to pass a device along. This
-is glasstorch's stand-in for PyTorch's TensorIterator computing the output's
-device from its inputs. Creation functions with ``device=`` allocate directly.
+**Where outputs are placed** is decided in the frontend, not here: every
+operation computes its output's device from its operands
+(:func:`glasstorch.ops.core.common_device`, as PyTorch's TensorIterator does)
+and allocates it there (``empty_tensor(..., device=...)``). A storage records
+its device when it is made; the dispatcher only reads where buffers live and
+never changes a frontend object.
 """
 
 from __future__ import annotations
-
-import contextlib
-import threading
-import weakref
 
 import numpy as np
 
@@ -44,53 +37,6 @@ from glasstorch.cuda._memory import DeviceBuffer
 MIXED_DEVICES = (
     "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
 )
-
-
-_creation = threading.local()  # .device: where the creation function being run allocates
-
-
-def creation_device():
-    """The device of the creation function running on this thread (None outside one)."""
-    return getattr(_creation, "device", None)
-
-
-@contextlib.contextmanager
-def allocating_on(target):
-    """Allocate new tensors of the ``with`` block on ``target`` (a creation function's device)."""
-    previous = getattr(_creation, "device", None)
-    _creation.device = target
-    try:
-        yield
-    finally:
-        _creation.device = previous
-
-
-class PendingBuffer:
-    """The buffer of a storage whose device is decided by the first kernel that writes it.
-
-    Attributes:
-        size: number of elements (``len(buffer)``).
-        dtype: the NumPy dtype.
-        resolved: the real buffer once placed (a NumPy array or a DeviceBuffer).
-    """
-
-    __slots__ = ("size", "dtype", "resolved", "_storage")
-
-    def __init__(self, size: int, dtype) -> None:
-        self.size = size
-        self.dtype = np.dtype(dtype)
-        self.resolved = None
-        self._storage = None
-
-    def attach(self, storage) -> None:
-        """Remember the storage whose buffer this is (weakly), to update it when placed."""
-        self._storage = weakref.ref(storage)
-
-    def __len__(self) -> int:
-        return self.size
-
-    def __repr__(self) -> str:
-        return f"PendingBuffer(dtype={self.dtype}, size={self.size})"
 
 
 def _single_value(view: Strided) -> bool:
@@ -113,10 +59,8 @@ class Dispatcher(Kernels):
 
     # ------------------------------------------------------------- storage
     def allocate(self, numel: int, dtype, device=None):
-        """A new buffer on ``device`` ("cpu", "cuda", a device), or an unplaced one for None."""
-        if device is None:
-            return PendingBuffer(numel, dtype)
-        if getattr(device, "type", device) == "cuda" or str(device).startswith("cuda"):
+        """A new buffer on ``device`` (a :class:`glasstorch.device`; None: the CPU)."""
+        if device is not None and device.type == "cuda":
             return self.cuda.allocate(numel, dtype)
         return self.cpu.allocate(numel, dtype)
 
@@ -127,23 +71,6 @@ class Dispatcher(Kernels):
         return self.cpu.get_num_threads()
 
     # ------------------------------------------------------------- routing
-    def _place(self, views: list[Strided], on_cuda: bool) -> None:
-        """Give every still-unplaced buffer among ``views`` real memory on the call's device."""
-        tier = self.cuda if on_cuda else self.cpu
-        for view in views:
-            pending = view.buffer
-            if pending.resolved is None:
-                try:
-                    pending.resolved = tier.allocate(pending.size, pending.dtype)
-                except MemoryError:  # the host refused: PyTorch's wording, as empty_tensor's
-                    from glasstorch.tensor import host_out_of_memory
-
-                    raise host_out_of_memory(pending.size * pending.dtype.itemsize) from None
-                storage = pending._storage() if pending._storage is not None else None
-                if storage is not None and storage.buffer is pending:
-                    storage.buffer = pending.resolved
-            view.buffer = pending.resolved
-
     def _to_device(self, name: str, view: Strided) -> Strided:
         """A CPU operand of a CUDA call: a broadcast scalar moves to the device, else an error."""
         if name == "copy":
@@ -158,25 +85,14 @@ class Dispatcher(Kernels):
     def dispatch(self, name: str, args: tuple, kwargs: dict):
         """Run contract kernel ``name`` on the device its arguments live on."""
         on_cuda = False
-        pending = []
         cpu_positions = []
         for position, arg in enumerate(args):
             if type(arg) is not Strided:
                 continue
-            buffer = arg.buffer
-            kind = type(buffer)
-            if kind is PendingBuffer:
-                if buffer.resolved is None:
-                    pending.append(arg)
-                    continue
-                arg.buffer = buffer = buffer.resolved
-                kind = type(buffer)
-            if kind is DeviceBuffer:
+            if type(arg.buffer) is DeviceBuffer:
                 on_cuda = True
             else:
                 cpu_positions.append(position)
-        if pending:
-            self._place(pending, on_cuda)
         if not on_cuda:
             return getattr(self.cpu, name)(*args, **kwargs)
         if cpu_positions and name != "copy":

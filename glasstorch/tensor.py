@@ -30,10 +30,14 @@ from glasstorch.autograd.function import AccumulateGrad, HookDict
 
 
 class Storage:
-    """A flat buffer of elements and the version counter shared by all its views.
+    """A flat buffer of elements, the device it lives on, and the version counter of its views.
 
     Attributes:
-        buffer: the flat NumPy array holding the elements.
+        buffer: the flat elements: a NumPy array on the CPU, a device buffer
+            (:class:`glasstorch._gpu.buffers.DeviceBuffer`) on the GPU.
+        device: where ``buffer`` lives (``cpu`` or ``cuda:0``), recorded when
+            the storage is made; every operation computes its output's device
+            from its operands' (see :func:`glasstorch.ops.core.common_device`).
         version: how many in-place writes the storage has seen; autograd
             compares it with the value noted when a tensor was saved.
         exported: whether NumPy arrays outside glasstorch may share the
@@ -41,10 +45,11 @@ class Storage:
             as a leaf's ``.grad`` without a copy (see ``AccumulateGrad``).
     """
 
-    __slots__ = ("buffer", "version", "exported", "pinned", "__weakref__")
+    __slots__ = ("buffer", "device", "version", "exported", "pinned", "__weakref__")
 
-    def __init__(self, buffer, exported: bool = False):
+    def __init__(self, buffer, exported: bool = False, device=None):
         self.buffer = buffer
+        self.device = CPU if device is None else device
         self.version = 0
         self.exported = exported
         self.pinned = False  # page-locked host memory (``pin_memory()``)
@@ -52,31 +57,11 @@ class Storage:
     def __len__(self) -> int:
         return len(self.buffer)
 
-    @property
-    def device(self) -> device:
-        """Where the buffer lives: ``cuda:0`` for device memory, else the CPU."""
-        if cuda_active and _on_cuda(self.buffer):
-            return CUDA0
-        return CPU
-
     def data_ptr(self) -> int:
         """Address of the first element in memory (a device address on the GPU)."""
-        buffer = self.buffer
-        if cuda_active and _on_cuda(buffer):
-            return _resolved(buffer).ptr
-        return buffer.__array_interface__["data"][0]
-
-
-def _resolved(buffer):
-    """A placed buffer: an unplaced one (see glasstorch._dispatch) resolves to its memory."""
-    return buffer.resolved if getattr(buffer, "resolved", None) is not None else buffer
-
-
-def _on_cuda(buffer) -> bool:
-    """Whether ``buffer`` is device memory (only ever true while CUDA is active)."""
-    from glasstorch.cuda._memory import DeviceBuffer
-
-    return type(_resolved(buffer)) is DeviceBuffer
+        if self.device.type == "cuda":
+            return self.buffer.ptr
+        return self.buffer.__array_interface__["data"][0]
 
 
 class device:  # noqa: N801 - PyTorch's name
@@ -117,16 +102,6 @@ class device:  # noqa: N801 - PyTorch's name
 
 CPU = device("cpu")
 CUDA0 = device("cuda", 0)
-
-
-def parse_to_arguments(args: tuple, kwargs: dict):
-    """The dtype asked for by ``to(...)`` (None if none), checking any device on the way.
-
-    Accepts what ``Tensor.to`` and ``Module.to`` accept: a dtype, a device, a
-    tensor (meaning its dtype), and the keywords ``dtype``, ``device`` and
-    ``non_blocking``.
-    """
-    return parse_to(args, kwargs)[0]
 
 
 def parse_to(args: tuple, kwargs: dict):
@@ -308,14 +283,12 @@ class Tensor:
     @property
     def device(self) -> device:
         """Where the storage lives: ``cpu`` or ``cuda:0``."""
-        if cuda_active:
-            return self._storage.device
-        return CPU
+        return self._storage.device
 
     @property
     def is_cuda(self) -> bool:
         """Whether the tensor lives on a GPU."""
-        return cuda_active and self._storage.device.type == "cuda"
+        return self._storage.device.type == "cuda"
 
     def get_device(self) -> int:
         """The CUDA device index, or -1 for a CPU tensor."""
@@ -490,13 +463,11 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
-        if cuda_active:
-            if self.is_cuda:
-                raise TypeError(
-                    f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() "
-                    "to copy the tensor to host memory first."
-                )
-            _place_on_host(self._storage)
+        if self.is_cuda:
+            raise TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() "
+                "to copy the tensor to host memory first."
+            )
         buffer = self._storage.buffer
         self._storage.exported = True  # the array shares the memory from now on
         item = buffer.itemsize
@@ -515,16 +486,14 @@ class Tensor:
     def item(self):
         """The value of a one-element tensor as a Python number."""
         self._check_one_element(RuntimeError)
-        if cuda_active:
-            if self.is_cuda:  # a device-to-host copy, which waits for the device
-                return self.cpu().item()
-            _place_on_host(self._storage)
+        if self.is_cuda:  # a device-to-host copy, which waits for the device
+            return self.cpu().item()
         buffer = memoryview(self._storage.buffer)
         return self.dtype.to_python(buffer[self._offset])
 
     def tolist(self):
         """The values as (nested) Python lists of numbers (copied to the host first)."""
-        source = self.cpu() if cuda_active and self.is_cuda else self
+        source = self.cpu()
         array = source.detach().numpy()
         return array.tolist()
 
@@ -592,7 +561,7 @@ class Tensor:
         from glasstorch.ops.creation import _rebuild_tensor
 
         host = self.detach().cpu().contiguous().numpy().copy()
-        if cuda_active and self.is_cuda:
+        if self.is_cuda:
             return (_rebuild_tensor, (host, self.requires_grad, str(self.device)))
         return (_rebuild_tensor, (host, self.requires_grad))
 
@@ -619,7 +588,7 @@ class Tensor:
         copy = kwargs.pop("copy", False)
         dtype, target, non_blocking = parse_to(args, kwargs)
         out = self
-        if target is not None and cuda_active and target != self.device:
+        if target is not None and target != self.device:
             from glasstorch.ops.device import to_device
 
             out = to_device(out, target, non_blocking)
@@ -631,7 +600,7 @@ class Tensor:
     def type(self, dtype=None):
         """The legacy type name (``"torch.FloatTensor"``), or a cast to ``dtype``."""
         if dtype is None:
-            where = "cuda." if cuda_active and self.is_cuda else ""
+            where = "cuda." if self.is_cuda else ""
             return f"torch.{where}{self.dtype.legacy_name}"
         return self.to(dtype)
 
@@ -661,7 +630,7 @@ class Tensor:
 
     def cpu(self) -> Tensor:
         """The tensor on the CPU: itself if it is there, else a copy (which waits for the GPU)."""
-        if cuda_active and self.is_cuda:
+        if self.is_cuda:
             return self.to(CPU)
         return self
 
@@ -705,7 +674,7 @@ class Tensor:
         When the tensor is freed, its block is not reused until the work queued
         on ``stream`` by then has finished.
         """
-        if not (cuda_active and self.is_cuda):
+        if not self.is_cuda:
             raise RuntimeError("record_stream: the tensor is not on a CUDA device")
         self._storage.buffer.record_stream(stream.number)
 
@@ -737,27 +706,35 @@ _CHECKED_NUMEL = 2**59
 def empty_tensor(
     shape: Sequence[int], dtype, strides: Sequence[int] | None = None, device=None
 ) -> Tensor:
-    """Allocate an uninitialised tensor (no autograd): the frontend's malloc.
+    """Allocate an uninitialised tensor (no autograd) on ``device``: the frontend's malloc.
 
     Row-major unless ``strides`` are given (they must describe a dense layout).
-    ``device`` is where to allocate; None means the CPU when CUDA is off, and
-    while CUDA is active the device of the creation function being run, or
-    else the device the first kernel that writes it runs on (see
-    :mod:`glasstorch._dispatch`).
+    ``device`` is where the output of the calling operation lives, which the
+    operation computes from its operands (normally ``input.device``, or
+    :func:`glasstorch.ops.core.common_device` of several); a creation function
+    passes its ``device=`` argument.
     """
     shape = tuple(shape)
     count = numel(shape)
     if shape and (min(shape) < 0 or count >= _CHECKED_NUMEL or len(shape) > MAX_DIMS):
         count = check_storage_bytes(shape, dtype.itemsize)  # raises PyTorch's error
     strides = row_major_strides(shape) if strides is None else tuple(strides)
-    try:
-        if cuda_active:
-            storage = _device_storage(count, dtype, device)
-        else:
-            storage = Storage(kernels.allocate(count, dtype.numpy))
-    except MemoryError:
-        raise host_out_of_memory(count * dtype.itemsize) from None
-    return Tensor._make(storage, shape, strides, 0, dtype)
+    return Tensor._make(_new_storage(count, dtype.numpy, device), shape, strides, 0, dtype)
+
+
+def _new_storage(count: int, numpy_dtype, where) -> Storage:
+    """A storage of ``count`` elements on device ``where`` (None: the CPU).
+
+    Device memory comes from the dispatcher, the only kernel object that knows
+    two devices (``kernels`` is the dispatcher whenever a CUDA device exists,
+    and ``where`` can only be a CUDA device then).
+    """
+    if where is None or str(where) == "cpu":
+        try:
+            return Storage(kernels.allocate(count, numpy_dtype))
+        except MemoryError:
+            raise host_out_of_memory(count * np.dtype(numpy_dtype).itemsize) from None
+    return Storage(kernels.allocate(count, numpy_dtype, CUDA0), device=CUDA0)
 
 
 def host_out_of_memory(nbytes: int) -> RuntimeError:
@@ -772,26 +749,11 @@ def host_out_of_memory(nbytes: int) -> RuntimeError:
     )
 
 
-def _device_storage(count: int, dtype, target) -> Storage:
-    """A storage while CUDA is active: on ``target``, the creation device, or unplaced."""
-    from glasstorch._dispatch import PendingBuffer, creation_device
-
-    if target is None:
-        target = creation_device()
-    buffer = kernels.allocate(count, dtype.numpy, None if target is None else device(target))
-    storage = Storage(buffer)
-    if type(buffer) is PendingBuffer:
-        buffer.attach(storage)
-    return storage
-
-
 def storage_to_host(storage: Storage) -> np.ndarray:
     """The storage's elements as a host NumPy array (a copy, which waits, for a GPU storage)."""
-    if not (cuda_active and _on_cuda(storage.buffer)):
-        if cuda_active:
-            _place_on_host(storage)
+    if storage.device.type == "cpu":
         return storage.buffer
-    buffer = _resolved(storage.buffer)
+    buffer = storage.buffer
     host = np.empty(buffer.size, dtype=buffer.dtype)
     kernels.copy(Strided(host, (buffer.size,), (1,), 0), Strided(buffer, (buffer.size,), (1,), 0))
     return host
@@ -799,30 +761,17 @@ def storage_to_host(storage: Storage) -> np.ndarray:
 
 def storage_to_device(storage: Storage) -> Storage:
     """A GPU storage holding a CPU storage's elements (the storage itself if on the GPU)."""
-    if _on_cuda(storage.buffer):
+    if storage.device.type == "cuda":
         return storage
-    host = storage_to_host(storage)
-    buffer = kernels.allocate(host.size, host.dtype, CUDA0)
-    kernels.copy(Strided(buffer, (host.size,), (1,), 0), Strided(host, (host.size,), (1,), 0))
-    return Storage(buffer)
-
-
-def _place_on_host(storage: Storage) -> None:
-    """Give an unplaced storage host memory (its values are read on the CPU)."""
-    from glasstorch._dispatch import PendingBuffer
-
-    buffer = storage.buffer
-    if type(buffer) is PendingBuffer:
-        if buffer.resolved is None:
-            from glasstorch._tier import cpu_kernels
-
-            buffer.resolved = cpu_kernels.allocate(buffer.size, buffer.dtype)
-        storage.buffer = buffer.resolved
+    host = storage.buffer
+    out = _new_storage(host.size, host.dtype, CUDA0)
+    kernels.copy(Strided(out.buffer, (host.size,), (1,), 0), Strided(host, (host.size,), (1,), 0))
+    return out
 
 
 def wrap_scalar(value, dtype) -> Tensor:
     """A Python number as a 0-d tensor of ``dtype`` (how scalars enter kernels)."""
-    out = empty_tensor((), dtype)
+    out = empty_tensor((), dtype, device=CPU)
     kernels.fill(out._strided(), dtype.to_python(value))
     return out
 

@@ -7,18 +7,17 @@ through NumPy, which is the storage format anyway.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 
 from glasstorch import _dtype
-from glasstorch._dispatch import allocating_on, creation_device
 from glasstorch._shape import check_sizes
-from glasstorch._tier import cuda_active, kernels
+from glasstorch._tier import kernels
+from glasstorch.devices import get_default_device
 from glasstorch.ops.device import copy_to
 from glasstorch.random import Generator, default_generator
-from glasstorch.tensor import Storage, Tensor, check_device, empty_tensor
+from glasstorch.tensor import CPU, Storage, Tensor, check_device, empty_tensor
 
 # ------------------------------------------------------------------ helpers
 
@@ -51,47 +50,22 @@ def _size_arg(size, negative_message: str | None = None, keyword=None) -> tuple[
     return size
 
 
-def _target_device(device):
-    """The device a creation function allocates on: ``device``, else the default device."""
-    target = check_device(device)
-    if target is None:
-        from glasstorch.devices import get_default_device
+def _target_device(device, like: Tensor | None = None):
+    """The device a creation function allocates on.
 
-        target = get_default_device()
-    return target
-
-
-def _on_device(like: bool = False):
-    """Run a creation function with its tensors allocated on its ``device=``.
-
-    ``device`` defaults to the default device (:func:`glasstorch.set_default_device`),
-    or, for the ``*_like`` functions (``like=True``), to the input's device. When
-    CUDA is off there is only the CPU and the function is returned unchanged.
+    Its ``device=`` argument if given; else, for the ``*_like`` functions, the
+    device of the input (``like``); else the default device
+    (:func:`glasstorch.set_default_device`, the CPU unless changed).
     """
-
-    def decorate(function):
-        if not cuda_active:
-            return function
-
-        @functools.wraps(function)
-        def wrapper(*args, **kwargs):
-            device = kwargs.get("device")
-            if device is None and like and args and isinstance(args[0], Tensor):
-                device = args[0].device
-            with allocating_on(_target_device(device)):
-                return function(*args, **kwargs)
-
-        return wrapper
-
-    return decorate
+    if device is not None:
+        return check_device(device)
+    if like is not None:
+        return like.device
+    return get_default_device()
 
 
-def _finish(out: Tensor, requires_grad: bool, device=None) -> Tensor:
-    target = check_device(device)
-    if cuda_active:  # data built on the host (torch.tensor) moves to its device here
-        target = target if target is not None else creation_device() or out.device
-        if out.device != target:
-            out = copy_to(out, target)
+def _finish(out: Tensor, requires_grad: bool) -> Tensor:
+    """Mark a new tensor as requiring grad if asked (only floating tensors may)."""
     if requires_grad:
         if not out.dtype.is_floating_point:
             raise RuntimeError(
@@ -170,8 +144,8 @@ def _integer_data(data, array: np.ndarray, dtype) -> np.ndarray:
     return np.array(values, dtype=np.int64).reshape(array.shape)
 
 
-def _filled(shape, value, dtype) -> Tensor:
-    out = empty_tensor(shape, dtype)
+def _filled(shape, value, dtype, device) -> Tensor:
+    out = empty_tensor(shape, dtype, device=device)
     kernels.fill(out._strided(), dtype.to_python(value))
     return out
 
@@ -241,7 +215,6 @@ def _holds_only_ints(array: np.ndarray) -> bool:
     return all(isinstance(x, (int, float)) for x in array.reshape(-1).tolist())
 
 
-@_on_device()
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested lists, an array or a tensor).
 
@@ -262,10 +235,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     if not isinstance(data, (np.ndarray, Tensor)):  # Python numbers: PyTorch checks each
         array = _integer_data(data, array, dtype)
         _check_data_values(array, dtype)
-    out = empty_tensor(array.shape, dtype, device="cpu")  # the data is on the host
+    out = empty_tensor(array.shape, dtype, device=CPU)  # the data is on the host
     with np.errstate(over="ignore"):  # a float beyond float32's range becomes inf, as in PyTorch
         out._storage.buffer[:] = array.astype(dtype.numpy, copy=False).reshape(-1)
-    return _finish(out, requires_grad, device)
+    target = _target_device(device)
+    if target != CPU:
+        out = copy_to(out, target)
+    return _finish(out, requires_grad)
 
 
 def _read_big_ints(data, array: np.ndarray, dtype) -> np.ndarray:
@@ -338,78 +314,75 @@ def _dtype_or_default(dtype):
     return dtype if dtype is not None else _dtype.get_default_dtype()
 
 
-@_on_device()
 def empty(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """An uninitialised tensor of ``size``."""
     size = _size_arg(size, keyword=_ignored.get("size"))
-    return _finish(empty_tensor(size, _dtype_or_default(dtype)), requires_grad, device)
+    out = empty_tensor(size, _dtype_or_default(dtype), device=_target_device(device))
+    return _finish(out, requires_grad)
 
 
-@_on_device()
 def zeros(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """A tensor of ``size`` filled with 0."""
     size = _size_arg(size, "zeros: Dimension size must be non-negative.", _ignored.get("size"))
-    return _finish(_filled(size, 0, _dtype_or_default(dtype)), requires_grad, device)
+    out = _filled(size, 0, _dtype_or_default(dtype), _target_device(device))
+    return _finish(out, requires_grad)
 
 
-@_on_device()
 def ones(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """A tensor of ``size`` filled with 1."""
     size = _size_arg(size, keyword=_ignored.get("size"))
-    return _finish(_filled(size, 1, _dtype_or_default(dtype)), requires_grad, device)
+    out = _filled(size, 1, _dtype_or_default(dtype), _target_device(device))
+    return _finish(out, requires_grad)
 
 
-@_on_device()
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from it)."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dtype = dtype or _dtype.scalar_dtype(fill_value)
     _dtype.check_scalar_fits(fill_value, dtype)
-    return _finish(_filled(_size_arg((size,)), fill_value, dtype), requires_grad, device)
+    out = _filled(_size_arg((size,)), fill_value, dtype, _target_device(device))
+    return _finish(out, requires_grad)
 
 
 def _like(input: Tensor, dtype):
     return tuple(input.shape), dtype or input.dtype
 
 
-def _empty_like_layout(input: Tensor, dtype) -> Tensor:
+def _empty_like_layout(input: Tensor, dtype, device) -> Tensor:
     """Uninitialised, shaped like ``input``, keeping its strides if it is dense."""
     from glasstorch._shape import dense_strides
 
     shape, dtype = _like(input, dtype)
-    return empty_tensor(shape, dtype, dense_strides(shape, input.stride()))
+    target = _target_device(device, like=input)
+    return empty_tensor(shape, dtype, dense_strides(shape, input.stride()), device=target)
 
 
-def _filled_like(input: Tensor, value, dtype) -> Tensor:
-    out = _empty_like_layout(input, dtype)
+def _filled_like(input: Tensor, value, dtype, device) -> Tensor:
+    out = _empty_like_layout(input, dtype, device)
     kernels.fill(out._strided(), out.dtype.to_python(value))
     return out
 
 
-@_on_device(like=True)
 def empty_like(
     input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored
 ) -> Tensor:
     """An uninitialised tensor shaped like ``input``."""
-    return _finish(_empty_like_layout(input, dtype), requires_grad, device)
+    return _finish(_empty_like_layout(input, dtype, device), requires_grad)
 
 
-@_on_device(like=True)
 def zeros_like(
     input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored
 ) -> Tensor:
     """Zeros shaped like ``input``."""
-    return _finish(_filled_like(input, 0, dtype), requires_grad, device)
+    return _finish(_filled_like(input, 0, dtype, device), requires_grad)
 
 
-@_on_device(like=True)
 def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """Ones shaped like ``input``."""
-    return _finish(_filled_like(input, 1, dtype), requires_grad, device)
+    return _finish(_filled_like(input, 1, dtype, device), requires_grad)
 
 
-@_on_device(like=True)
 def full_like(
     input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False, **_ignored
 ) -> Tensor:
@@ -417,13 +390,12 @@ def full_like(
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     _dtype.check_scalar_fits(fill_value, dtype or input.dtype)
-    return _finish(_filled_like(input, fill_value, dtype), requires_grad, device)
+    return _finish(_filled_like(input, fill_value, dtype, device), requires_grad)
 
 
 # ---------------------------------------------------------------- ranges
 
 
-@_on_device()
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` in steps of ``step``.
 
@@ -453,9 +425,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         start, _, step = _integer_range(start, end, step, allow_zero_step=True)
     else:
         length = max(0, math.ceil((end - start) / step))
-    out = empty_tensor((length,), dtype)
+    out = empty_tensor((length,), dtype, device=_target_device(device))
     kernels.arange(out._strided(), start, step)
-    return _finish(out, requires_grad, device)
+    return _finish(out, requires_grad)
 
 
 def _integer_range(start, end, step, allow_zero_step=False) -> tuple[int, int, int]:
@@ -476,7 +448,6 @@ def _integer_range(start, end, step, allow_zero_step=False) -> tuple[int, int, i
     return start, end, step
 
 
-@_on_device()
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     if steps < 0:
@@ -488,9 +459,9 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     if steps > 1 and not dtype.is_floating_point:
         start, end = _as_integer(start, dtype), _as_integer(end, dtype)
-    out = empty_tensor((int(steps),), dtype)
+    out = empty_tensor((int(steps),), dtype, device=_target_device(device))
     kernels.linspace(out._strided(), float(start), float(end))
-    return _finish(out, requires_grad, device)
+    return _finish(out, requires_grad)
 
 
 def _as_integer(value, dtype) -> int:
@@ -502,7 +473,6 @@ def _as_integer(value, dtype) -> int:
     return (int(value) - low) % (high - low + 1) + low  # a negative int wraps (unsigned)
 
 
-@_on_device()
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """The ``n x m`` identity matrix.
 
@@ -514,10 +484,10 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
     m = n if m is None else m
     if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
-    out = _filled((n, m), 0, _dtype_or_default(dtype))
+    out = _filled((n, m), 0, _dtype_or_default(dtype), _target_device(device))
     diagonal = out._view((min(n, m),), (m + 1,), 0)
     kernels.fill(diagonal._strided(), out.dtype.to_python(1))
-    return _finish(out, requires_grad, device)
+    return _finish(out, requires_grad)
 
 
 # ---------------------------------------------------------------- random
@@ -564,11 +534,11 @@ def rand(
     """Uniform random numbers in ``[0, 1)``."""
     dtype = _dtype_or_default(dtype)
     size = _size_arg(size, keyword=_size_keyword(size_keyword))
-    out = empty_tensor(size, dtype)  # a bad size is named before the dtype
+    out = empty_tensor(size, dtype, device=_target_device(device))  # size checked before dtype
     if not dtype.is_floating_point:
         raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{dtype.title}'")
     out = fill_random(out, "uniform", generator, 0.0, 1.0)
-    return _finish(out, requires_grad, device)
+    return _finish(out, requires_grad)
 
 
 def randn(
@@ -577,22 +547,15 @@ def randn(
     """Normal random numbers with mean 0 and standard deviation 1."""
     dtype = _dtype_or_default(dtype)
     size = _size_arg(size, keyword=_size_keyword(size_keyword))
-    out = empty_tensor(size, dtype)  # a bad size is named before the dtype
+    out = empty_tensor(size, dtype, device=_target_device(device))  # size checked before dtype
     if not dtype.is_floating_point:
         if out.numel() == 0:  # as in PyTorch: no number to draw, no kernel to refuse
-            return _finish(out, requires_grad, device)
+            return _finish(out, requires_grad)
         raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{dtype.title}'")
     out = fill_random(out, "normal", generator, 0.0, 1.0)
-    return _finish(out, requires_grad, device)
+    return _finish(out, requires_grad)
 
 
-# Like every creation function here, rand and randn allocate on their device=
-# (wrapped after their definitions rather than decorated: the same thing).
-rand = _on_device()(rand)
-randn = _on_device()(randn)
-
-
-@_on_device()
 def randint(
     low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False
 ) -> Tensor:
@@ -617,39 +580,36 @@ def randint(
             raise RuntimeError(f"from is out of bounds for {dtype.c_name}")
         if not smallest <= high - 1 <= largest:
             raise RuntimeError(f"to - 1 is out of bounds for {dtype.c_name}")
-    out = empty_tensor(_size_arg((size,)), dtype)
+    out = empty_tensor(_size_arg((size,)), dtype, device=_target_device(device))
     fill_random(out, "integers", generator, int(low), int(high))
-    return _finish(out, requires_grad, device)
+    return _finish(out, requires_grad)
 
 
-@_on_device()
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A random permutation of the integers ``0`` to ``n - 1``."""
     check_sizes((n,))
-    out = fill_random(empty_tensor((n,), _dtype.int64), "permutation", generator)
+    out = empty_tensor((n,), _dtype.int64, device=_target_device(device))
+    out = fill_random(out, "permutation", generator)
     if dtype is not None and dtype is not _dtype.int64:
         out = out.to(dtype)
-    return _finish(out, requires_grad, device)
+    return _finish(out, requires_grad)
 
 
 def rand_like(input: Tensor, *, dtype=None, generator=None, **kwargs) -> Tensor:
     """Uniform ``[0, 1)`` numbers shaped like ``input``."""
-    if cuda_active:  # on the input's device unless told otherwise
-        kwargs.setdefault("device", input.device)
+    kwargs.setdefault("device", input.device)  # on the input's device unless told otherwise
     return rand(tuple(input.shape), dtype=dtype or input.dtype, generator=generator, **kwargs)
 
 
 def randn_like(input: Tensor, *, dtype=None, generator=None, **kwargs) -> Tensor:
     """Normal numbers shaped like ``input``."""
-    if cuda_active:  # on the input's device unless told otherwise
-        kwargs.setdefault("device", input.device)
+    kwargs.setdefault("device", input.device)  # on the input's device unless told otherwise
     return randn(tuple(input.shape), dtype=dtype or input.dtype, generator=generator, **kwargs)
 
 
 def randint_like(input: Tensor, low, high=None, *, dtype=None, generator=None, **kwargs) -> Tensor:
     """Random integers in ``[low, high)`` shaped like ``input`` (input's dtype)."""
-    if cuda_active:  # on the input's device unless told otherwise
-        kwargs.setdefault("device", input.device)
+    kwargs.setdefault("device", input.device)  # on the input's device unless told otherwise
     if high is None:
         low, high = 0, low
     return randint(
