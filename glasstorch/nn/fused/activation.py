@@ -38,7 +38,7 @@ class Gelu(Function):
         ctx.save_for_backward(x)
         ctx.approximate = approximate
         if fusable(x):
-            out = empty_tensor(x.shape, x.dtype)
+            out = empty_tensor(x.shape, x.dtype, device=x.device)
             kernels.gelu(out._strided(), x.contiguous()._strided(), approximate == "tanh")
             return out
         if approximate == "tanh":
@@ -50,7 +50,7 @@ class Gelu(Function):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         if not is_grad_enabled() and fusable(x, grad):
-            grad_input = empty_tensor(x.shape, x.dtype)
+            grad_input = empty_tensor(x.shape, x.dtype, device=x.device)
             kernels.gelu_backward(
                 grad_input._strided(), grad.contiguous()._strided(), x.contiguous()._strided(),
                 ctx.approximate == "tanh",

@@ -26,7 +26,7 @@ class AttentionSoftmax(Function):
     @staticmethod
     def forward(ctx, scores, scale, causal):
         length, keys = scores.shape[-2], scores.shape[-1]
-        out = empty_tensor(scores.shape, scores.dtype)
+        out = empty_tensor(scores.shape, scores.dtype, device=scores.device)
         kernels.attention_softmax(_as_blocks(out, length, keys), _as_blocks(scores, length, keys),
                                   scale, causal)  # fmt: skip
         ctx.save_for_backward(out)
@@ -39,7 +39,7 @@ class AttentionSoftmax(Function):
         if is_grad_enabled():  # create_graph: the formula, differentiable in y and grad
             return y * (grad - (grad * y).sum(-1, keepdim=True)) * ctx.scale, None, None
         keys = y.shape[-1]
-        grad_scores = empty_tensor(y.shape, y.dtype)
+        grad_scores = empty_tensor(y.shape, y.dtype, device=y.device)
         kernels.softmax_backward(
             as_matrix(grad_scores, keys), as_matrix(grad, keys), as_matrix(y, keys), ctx.scale
         )

@@ -34,7 +34,7 @@ class Conv2dFunction(Function):
         n, _, h, w = input.shape
         out_h = _conv_output_size(h, weight.shape[2], stride[0], padding[0], dilation[0])
         out_w = _conv_output_size(w, weight.shape[3], stride[1], padding[1], dilation[1])
-        out = empty_tensor((n, weight.shape[0], out_h, out_w), input.dtype)
+        out = empty_tensor((n, weight.shape[0], out_h, out_w), input.dtype, device=input.device)
         bias_view = None if bias is None else bias.contiguous()._strided()
         kernels.conv2d(
             out._strided(), input._strided(), weight._strided(), bias_view,
@@ -57,12 +57,12 @@ class Conv2dFunction(Function):
         grad = grad.contiguous()
         grad_input = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
-            grad_input = empty_tensor(ctx.input_shape, grad.dtype)
+            grad_input = empty_tensor(ctx.input_shape, grad.dtype, device=grad.device)
             kernels.conv2d_backward_input(
                 grad_input._strided(), grad._strided(), weight._strided(), *ctx.geometry
             )
         if ctx.needs_input_grad[1]:
-            grad_weight = empty_tensor(ctx.weight_shape, grad.dtype)
+            grad_weight = empty_tensor(ctx.weight_shape, grad.dtype, device=grad.device)
             kernels.conv2d_backward_weight(
                 grad_weight._strided(), grad._strided(), input._strided(), *ctx.geometry
             )
@@ -85,7 +85,7 @@ class ConvTranspose2dFunction(Function):
     @staticmethod
     def forward(ctx, input, weight, bias, stride, padding, dilation, groups, output_shape):
         input, weight = input.contiguous(), weight.contiguous()
-        out = empty_tensor(output_shape, input.dtype)
+        out = empty_tensor(output_shape, input.dtype, device=input.device)
         geometry = (stride, padding, dilation, groups)
         kernels.conv2d_backward_input(
             out._strided(), input._strided(), weight._strided(), *geometry
@@ -102,12 +102,12 @@ class ConvTranspose2dFunction(Function):
         grad = grad.contiguous()
         grad_input = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
-            grad_input = empty_tensor(input.shape, grad.dtype)
+            grad_input = empty_tensor(input.shape, grad.dtype, device=grad.device)
             kernels.conv2d(
                 grad_input._strided(), grad._strided(), weight._strided(), None, *ctx.geometry
             )
         if ctx.needs_input_grad[1]:
-            grad_weight = empty_tensor(weight.shape, grad.dtype)
+            grad_weight = empty_tensor(weight.shape, grad.dtype, device=grad.device)
             kernels.conv2d_backward_weight(
                 grad_weight._strided(), input._strided(), grad._strided(), *ctx.geometry
             )
@@ -125,7 +125,7 @@ class UnfoldFunction(Function):
     def forward(ctx, input, kernel, stride, padding, dilation, blocks):
         input = input.contiguous()
         n, c = input.shape[:2]
-        out = empty_tensor((n, c * kernel[0] * kernel[1], blocks), input.dtype)
+        out = empty_tensor((n, c * kernel[0] * kernel[1], blocks), input.dtype, device=input.device)
         ctx.params = (kernel, stride, padding, dilation)
         kernels.im2col(out._strided(), input._strided(), *ctx.params)
         ctx.input_shape = input.shape
@@ -133,7 +133,7 @@ class UnfoldFunction(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        grad_input = empty_tensor(ctx.input_shape, grad.dtype)
+        grad_input = empty_tensor(ctx.input_shape, grad.dtype, device=grad.device)
         kernels.col2im(grad_input._strided(), grad.contiguous()._strided(), *ctx.params)
         return grad_input, None, None, None, None, None
 
@@ -146,7 +146,7 @@ class FoldFunction(Function):
     @staticmethod
     def forward(ctx, columns, output_shape, kernel, stride, padding, dilation):
         columns = columns.contiguous()
-        out = empty_tensor(output_shape, columns.dtype)
+        out = empty_tensor(output_shape, columns.dtype, device=columns.device)
         ctx.params = (kernel, stride, padding, dilation)
         kernels.col2im(out._strided(), columns._strided(), *ctx.params)
         ctx.columns_shape = columns.shape
@@ -154,7 +154,7 @@ class FoldFunction(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        grad_columns = empty_tensor(ctx.columns_shape, grad.dtype)
+        grad_columns = empty_tensor(ctx.columns_shape, grad.dtype, device=grad.device)
         kernels.im2col(grad_columns._strided(), grad.contiguous()._strided(), *ctx.params)
         return grad_columns, None, None, None, None, None
 
@@ -167,7 +167,7 @@ class Conv2dWeightGrad(Function):
     @staticmethod
     def forward(ctx, grad, input, geometry, weight_shape):
         grad, input = grad.contiguous(), input.contiguous()
-        out = empty_tensor(weight_shape, grad.dtype)
+        out = empty_tensor(weight_shape, grad.dtype, device=grad.device)
         kernels.conv2d_backward_weight(out._strided(), grad._strided(), input._strided(), *geometry)
         ctx.save_for_backward(grad, input)
         ctx.geometry = geometry
@@ -179,12 +179,12 @@ class Conv2dWeightGrad(Function):
         upstream = upstream.contiguous()
         d_grad = d_input = None
         if ctx.needs_input_grad[0]:  # <upstream, dw> = <dy, conv2d(x, upstream)>
-            d_grad = empty_tensor(grad.shape, grad.dtype)
+            d_grad = empty_tensor(grad.shape, grad.dtype, device=grad.device)
             kernels.conv2d(
                 d_grad._strided(), input._strided(), upstream._strided(), None, *ctx.geometry
             )
         if ctx.needs_input_grad[1]:  # ... whose gradient in x is a transposed convolution
-            d_input = empty_tensor(input.shape, input.dtype)
+            d_input = empty_tensor(input.shape, input.dtype, device=input.device)
             kernels.conv2d_backward_input(
                 d_input._strided(), grad._strided(), upstream._strided(), *ctx.geometry
             )

@@ -72,7 +72,7 @@ def _transposed(view: Strided) -> Strided:
 
 def linear_forward(input: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     """``bias + input @ weight.T`` for ``input`` ``(*, in)``: one product, one add."""
-    out = empty_tensor((*input.shape[:-1], weight.shape[0]), input.dtype)
+    out = empty_tensor((*input.shape[:-1], weight.shape[0]), input.dtype, device=input.device)
     rows = as_matrix(out, weight.shape[0])
     kernels.matmul(rows, _matrix_of(input), _transposed(weight._strided()))
     bias_rows = Strided(
@@ -92,13 +92,13 @@ def linear_backward(
     width = g.shape[1]
     grad_bias = grad_input = grad_weight = None
     if needs[0]:
-        grad_bias = empty_tensor((width,), grad.dtype)
+        grad_bias = empty_tensor((width,), grad.dtype, device=grad.device)
         out = Strided(grad_bias._storage.buffer, (1, width), (width, 1), 0)
         kernels.reduce("sum", out, g, (0,))
     if needs[1]:
-        grad_input = empty_tensor(input_shape, grad.dtype)
+        grad_input = empty_tensor(input_shape, grad.dtype, device=grad.device)
         kernels.matmul(as_matrix(grad_input, input_shape[-1]), g, weight._strided())
     if needs[2]:
-        grad_weight = empty_tensor((width, input.shape[-1]), grad.dtype)
+        grad_weight = empty_tensor((width, input.shape[-1]), grad.dtype, device=grad.device)
         kernels.matmul(grad_weight._strided(), _transposed(g), _matrix_of(input))
     return grad_bias, grad_input, grad_weight

@@ -57,10 +57,12 @@ class CrossEntropyIndices(Function):
     @staticmethod
     def forward(ctx, logits, target, weight, ignore_index, reduction):
         rows, classes = logits._shape
-        losses = empty_tensor((rows,), logits.dtype)
-        row_weights = empty_tensor((rows,), logits.dtype)
-        totals = empty_tensor((3,), logits.dtype)  # loss sum, weight sum, weighted mean
-        log_probs = empty_tensor((rows, classes), logits.dtype)
+        losses = empty_tensor((rows,), logits.dtype, device=logits.device)
+        row_weights = empty_tensor((rows,), logits.dtype, device=logits.device)
+        totals = empty_tensor(
+            (3,), logits.dtype, device=logits.device
+        )  # loss sum, weight sum, weighted mean
+        log_probs = empty_tensor((rows, classes), logits.dtype, device=logits.device)
         bad_row = kernels.cross_entropy(
             losses._strided(),
             row_weights._strided(),
@@ -95,7 +97,7 @@ class CrossEntropyIndices(Function):
         if is_grad_enabled():  # create_graph: build the gradient from recorded operations
             grad_logits = _cross_entropy_grad_as_ops(ctx, target, weight, grad)
             return grad_logits, None, None, None, None
-        grad_logits = empty_tensor(log_probs.shape, log_probs.dtype)
+        grad_logits = empty_tensor(log_probs.shape, log_probs.dtype, device=log_probs.device)
         kernels.cross_entropy_backward(
             grad_logits._strided(),
             log_probs._strided(),

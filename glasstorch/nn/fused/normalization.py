@@ -34,7 +34,7 @@ class BatchNormFunction(Function):
     def forward(ctx, input, weight, bias, mean, invstd, training, fused=True):
         input = input.contiguous()
         if fused:
-            out = empty_tensor(input.shape, input.dtype)
+            out = empty_tensor(input.shape, input.dtype, device=input.device)
             kernels.batch_norm_apply(
                 out._strided(), input._strided(), mean._strided(), invstd._strided(),
                 None if weight is None else weight.contiguous()._strided(),
@@ -55,9 +55,13 @@ class BatchNormFunction(Function):
         input, weight, mean, invstd = ctx.saved_tensors
         channels = input.shape[1]
         wanted = ctx.needs_input_grad
-        grad_input = empty_tensor(input.shape, grad.dtype) if wanted[0] else None
-        grad_weight = empty_tensor((channels,), grad.dtype) if wanted[1] else None
-        grad_bias = empty_tensor((channels,), grad.dtype) if wanted[2] else None
+        grad_input = (
+            empty_tensor(input.shape, grad.dtype, device=grad.device) if wanted[0] else None
+        )
+        grad_weight = (
+            empty_tensor((channels,), grad.dtype, device=grad.device) if wanted[1] else None
+        )
+        grad_bias = empty_tensor((channels,), grad.dtype, device=grad.device) if wanted[2] else None
         kernels.batch_norm_backward(
             None if grad_input is None else grad_input._strided(),
             None if grad_weight is None else grad_weight._strided(),
@@ -91,8 +95,8 @@ def fused_batch_norm(input, running_mean, running_var, weight, bias, training, m
         if training:
             count = flat.shape[0] * flat.shape[2]
             if input.is_contiguous():
-                mean = empty_tensor((channels,), dtype)
-                var = empty_tensor((channels,), dtype)
+                mean = empty_tensor((channels,), dtype, device=input.device)
+                var = empty_tensor((channels,), dtype, device=input.device)
                 kernels.batch_norm_stats(mean._strided(), var._strided(), flat._strided())
                 wide_var = var.to(_dtype.float64)
                 moved_var = var  # PyTorch keeps this path's sum of squares in the dtype
@@ -138,8 +142,8 @@ class GroupNormFunction(Function):
         n, channels = input.shape[0], input.shape[1]
         rows = input.contiguous().reshape(n * num_groups, -1)
         dtype, wide = input.dtype, _dtype.float64
-        mean = empty_tensor((rows.shape[0],), dtype)
-        var = empty_tensor((rows.shape[0],), dtype)
+        mean = empty_tensor((rows.shape[0],), dtype, device=input.device)
+        var = empty_tensor((rows.shape[0],), dtype, device=input.device)
         kernels.row_moments(mean._strided(), var._strided(), rows._strided())
         rstd = (var.clamp(min=0).to(wide) + eps).rsqrt().to(dtype)
         per_group = (n, num_groups, 1, 1)
@@ -187,7 +191,7 @@ def _group_norm_apply(x, mean, rstd, weight, bias):
     rstd = rstd.reshape(n * groups, 1).expand(stats).contiguous().reshape(rows)
     weight = None if weight is None else weight.reshape(1, -1).expand(n, -1).contiguous()
     bias = None if bias is None else bias.reshape(1, -1).expand(n, -1).contiguous()
-    out = empty_tensor(flat.shape, x.dtype)
+    out = empty_tensor(flat.shape, x.dtype, device=x.device)
     kernels.batch_norm_apply(
         out._strided(), flat._strided(), mean._strided(), rstd._strided(),
         None if weight is None else weight.reshape(rows)._strided(),
@@ -213,9 +217,9 @@ class LayerNorm(Function):
             width *= size
         x = as_matrix(input, width)
         rows = x.shape[0]
-        out = empty_tensor(input.shape, input.dtype)
-        mean = empty_tensor((rows,), input.dtype)
-        rstd = empty_tensor((rows,), input.dtype)
+        out = empty_tensor(input.shape, input.dtype, device=input.device)
+        mean = empty_tensor((rows,), input.dtype, device=input.device)
+        rstd = empty_tensor((rows,), input.dtype, device=input.device)
         kernels.layer_norm(
             as_matrix(out, width), mean._strided(), rstd._strided(), x, _flat(weight),
             _flat(bias), eps,
@@ -232,9 +236,13 @@ class LayerNorm(Function):
             return (*grads, None, None, None)
         needs = ctx.needs_input_grad
         width = ctx.width
-        grad_input = empty_tensor(input.shape, input.dtype) if needs[0] else None
-        grad_weight = empty_tensor(weight.shape, weight.dtype) if needs[1] else None
-        grad_bias = empty_tensor(bias.shape, bias.dtype) if needs[2] else None
+        grad_input = (
+            empty_tensor(input.shape, input.dtype, device=input.device) if needs[0] else None
+        )
+        grad_weight = (
+            empty_tensor(weight.shape, weight.dtype, device=weight.device) if needs[1] else None
+        )
+        grad_bias = empty_tensor(bias.shape, bias.dtype, device=bias.device) if needs[2] else None
         kernels.layer_norm_backward(
             None if grad_input is None else as_matrix(grad_input, width), _flat(grad_weight),
             _flat(grad_bias), as_matrix(grad, width), as_matrix(input, width), mean._strided(),

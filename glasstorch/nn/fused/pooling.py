@@ -17,8 +17,8 @@ class MaxPool2dFunction(Function):
     def forward(ctx, input, kernel, stride, padding, dilation, out_size):
         input = input.contiguous()
         shape = (*input.shape[:2], *out_size)
-        out = empty_tensor(shape, input.dtype)
-        indices = empty_tensor(shape, _dtype.int64)
+        out = empty_tensor(shape, input.dtype, device=input.device)
+        indices = empty_tensor(shape, _dtype.int64, device=input.device)
         kernels.max_pool2d(
             out._strided(), indices._strided(), input._strided(), kernel, stride, padding,
             dilation,
@@ -31,7 +31,7 @@ class MaxPool2dFunction(Function):
     @staticmethod
     def backward(ctx, grad, _grad_indices):
         (indices,) = ctx.saved_tensors
-        grad_input = empty_tensor(ctx.input_shape, grad.dtype)
+        grad_input = empty_tensor(ctx.input_shape, grad.dtype, device=grad.device)
         kernels.max_pool2d_backward(
             grad_input._strided(), grad.contiguous()._strided(), indices._strided()
         )
@@ -46,7 +46,7 @@ class AvgPool2dFunction(Function):
     @staticmethod
     def forward(ctx, input, kernel, stride, padding, count_include_pad, divisor, out_size):
         input = input.contiguous()
-        out = empty_tensor((*input.shape[:2], *out_size), input.dtype)
+        out = empty_tensor((*input.shape[:2], *out_size), input.dtype, device=input.device)
         ctx.params = (kernel, stride, padding, count_include_pad, divisor)
         kernels.avg_pool2d(out._strided(), input._strided(), *ctx.params)
         ctx.input_shape = input.shape
@@ -54,7 +54,7 @@ class AvgPool2dFunction(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        grad_input = empty_tensor(ctx.input_shape, grad.dtype)
+        grad_input = empty_tensor(ctx.input_shape, grad.dtype, device=grad.device)
         kernels.avg_pool2d_backward(
             grad_input._strided(), grad.contiguous()._strided(), *ctx.params
         )

@@ -68,11 +68,11 @@ class LSTMLayer(Function):
         # step t writes slot t + 1; walked in reverse, h_0 sits in slot T and
         # step t writes slot t. Either way the outputs are T consecutive slots
         # and so are the states each step started from.
-        where = {"device": projected.device}
-        hs = empty_tensor((steps + 1, batch, hidden), dtype, **where)
-        cs = empty_tensor((steps + 1, batch, hidden), dtype, **where)
-        activations = empty_tensor((steps, batch, gate_size), dtype, **where)
-        tanh_cs = empty_tensor((steps, batch, hidden), dtype, **where)
+        device = projected.device
+        hs = empty_tensor((steps + 1, batch, hidden), dtype, device=device)
+        cs = empty_tensor((steps + 1, batch, hidden), dtype, device=device)
+        activations = empty_tensor((steps, batch, gate_size), dtype, device=device)
+        tanh_cs = empty_tensor((steps, batch, hidden), dtype, device=device)
         first = steps if reverse else 0
         kernels.copy(_slot(hs, first)._strided(), h._strided())
         kernels.copy(_slot(cs, first)._strided(), c._strided())
