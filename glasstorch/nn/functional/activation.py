@@ -30,7 +30,8 @@ from glasstorch import _dtype
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import no_grad
 from glasstorch.nn.fused.activation import Gelu
-from glasstorch.ops import inplace, pointwise
+from glasstorch.ops import inplace as inplace_ops
+from glasstorch.ops import pointwise
 from glasstorch.ops.creation import rand, zeros
 from glasstorch.ops.pointwise import Clamp, where
 from glasstorch.ops.reduction import log_softmax as _log_softmax
@@ -500,11 +501,15 @@ def gumbel_softmax(
     return y_hard - y_soft.detach() + y_soft
 
 
+# ------------------------------------------------- the inplace=True forms
+# Each is written into its input; see the module's docstring.
+
+
 def _write(function, input: Tensor, *args) -> Tensor:
     """``function`` (an in-place Function) written into ``input``; a result dtype
     that cannot be cast to ``input``'s is refused before anything is written."""
     dtype = input.dtype if input.dtype.is_floating_point else _dtype.get_default_dtype()
-    return inplace.write_inplace(input, lambda: function.apply(input, *args), dtype)
+    return inplace_ops.write_inplace(input, lambda: function.apply(input, *args), dtype)
 
 
 def _functional(function):
@@ -536,7 +541,7 @@ def _leaky_relu_derivative(g, x, y, slope):
     return where(y > 0, g, g * slope), None
 
 
-LEAKY_RELU_ = inplace.elementwise_function(
+LEAKY_RELU_ = inplace_ops.elementwise_function(
     "LeakyReluBackward1", _functional(leaky_relu), _leaky_relu_derivative, keep_output=True
 )
 
@@ -562,10 +567,10 @@ def _elu_derivative(g, x, y, alpha, scale, input_scale):
     return where(y <= 0, negative, g * scale if scale != 1 else g), None, None, None
 
 
-ELU_ = inplace.elementwise_function("EluBackward1", _elu, _elu_derivative, keep_output=True)
+ELU_ = inplace_ops.elementwise_function("EluBackward1", _elu, _elu_derivative, keep_output=True)
 
 
-CELU_ = inplace.elementwise_function("CeluBackward1", _elu, _elu_derivative, keep_output=True)
+CELU_ = inplace_ops.elementwise_function("CeluBackward1", _elu, _elu_derivative, keep_output=True)
 
 
 def elu_(input: Tensor, alpha: float) -> Tensor:
@@ -593,7 +598,7 @@ def _rrelu_derivative(g, x, y, slopes):
     return where(y > 0, g, g * slopes), None
 
 
-RRELU_ = inplace.elementwise_function(
+RRELU_ = inplace_ops.elementwise_function(
     "RreluWithNoiseBackward1", _rrelu, _rrelu_derivative, keep_output=True
 )
 
@@ -629,7 +634,7 @@ def _mish_derivative(g, x, y):
 
 
 def _function(name: str, compute, derivative):
-    return inplace.elementwise_function(name, compute, derivative, keep_self=True)
+    return inplace_ops.elementwise_function(name, compute, derivative, keep_self=True)
 
 
 SILU_ = _function("SiluBackward0", _functional(silu), _silu_derivative)
@@ -684,10 +689,10 @@ def hardtanh_(input: Tensor, min_val: float, max_val: float) -> Tensor:
     clamped in place (an integer one as ``clamp_`` does, refused or cast)."""
     if _dtype.result_type(input, min_val, max_val) is not input.dtype:
         return input.clamp_(min_val, max_val)
-    return inplace.write_inplace(input, lambda: Hardtanh.apply(input, min_val, max_val), None)
+    return inplace_ops.write_inplace(input, lambda: Hardtanh.apply(input, min_val, max_val), None)
 
 
-THRESHOLD_ = inplace.elementwise_function(
+THRESHOLD_ = inplace_ops.elementwise_function(
     "ThresholdBackward1",
     _functional(threshold),
     lambda g, x, y, threshold, value: (where(x > threshold, g, 0.0), None, None),
@@ -697,6 +702,6 @@ THRESHOLD_ = inplace.elementwise_function(
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """``F.threshold(input, threshold, value, inplace=True)`` for a float ``input``."""
-    return inplace.write_inplace(
+    return inplace_ops.write_inplace(
         input, lambda: THRESHOLD_.apply(input, threshold, value), input.dtype
     )

@@ -12,7 +12,7 @@ import warnings
 
 from glasstorch import _dtype
 from glasstorch._tier import kernels
-from glasstorch.ops import inplace
+from glasstorch.ops import inplace as inplace_ops
 from glasstorch.ops.creation import full, rand, zeros
 from glasstorch.tensor import Tensor, empty_tensor
 
@@ -197,7 +197,7 @@ def _dropout_values(x, keep, scale):
     return x * (keep.to(x.dtype) * scale)
 
 
-DROPOUT_ = inplace.elementwise_function(
+DROPOUT_ = inplace_ops.elementwise_function(
     "MulBackward0",
     _dropout_values,
     lambda g, x, y, keep, scale: (g * (keep.to(g.dtype) * scale), None, None),
@@ -218,7 +218,7 @@ def dropout_mask(input: Tensor, p: float) -> Tensor:
         return keep
     # The uniform kernel's 4 numbers per block: every piece starts on a block of its own.
     seed, offset = _generator(None).take_blocks(-(-count // 4))
-    piece = min(inplace.PIECE, count)
+    piece = min(inplace_ops.PIECE, count)
     draws = empty_tensor((piece,), input.dtype, device=input.device)
     for start in range(0, count, piece):
         part = flat[start : start + piece]
@@ -237,7 +237,7 @@ def dropout_(input: Tensor, p: float) -> Tensor:
         scale = 0.0
     else:
         keep, scale = dropout_mask(input, p), 1.0 / (1.0 - p)
-    return inplace.write_inplace(
+    return inplace_ops.write_inplace(
         input, lambda: DROPOUT_.apply(input, keep, scale), input.dtype, (keep,)
     )
 

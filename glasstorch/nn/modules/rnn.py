@@ -15,7 +15,8 @@ Two things keep the number of operations down:
   slices the forget, input and output gates out of it (the cell gate takes a
   ``tanh`` of its own slice);
 - an LSTM layer records one graph node for the whole sequence
-  (:class:`LSTMLayer`), whose backward pass through time is written out.
+  (:class:`~glasstorch.nn.fused.rnn.LSTMLayer`, a fused node), whose backward
+  pass through time is written out.
 
 The parameters have PyTorch's names, shapes, gate order and initialisation,
 so a state dict copies across in both directions.
