@@ -6,29 +6,10 @@ losses, ``'sum'`` adds them, ``'none'`` returns them unreduced.
 
 from __future__ import annotations
 
-import warnings
-
 from glasstorch.nn import functional as F
+from glasstorch.nn._reduction import _legacy_reduction
 from glasstorch.nn.modules.module import Module
 from glasstorch.tensor import Tensor
-
-
-def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
-    """Translate PyTorch's deprecated ``size_average``/``reduce`` flags into ``reduction``.
-
-    Both default to true; ``reduce=False`` means ``'none'``, otherwise
-    ``size_average`` picks ``'mean'`` over ``'sum'``.
-    """
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    reduction = ("mean" if size_average else "sum") if reduce else "none"
-    warnings.warn(
-        "size_average and reduce args will be deprecated, please use "
-        f"reduction='{reduction}' instead.",
-        UserWarning,
-        stacklevel=4,
-    )
-    return reduction
 
 
 class _Loss(Module):
