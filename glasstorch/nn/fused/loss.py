@@ -59,9 +59,8 @@ class CrossEntropyIndices(Function):
         rows, classes = logits._shape
         losses = empty_tensor((rows,), logits.dtype, device=logits.device)
         row_weights = empty_tensor((rows,), logits.dtype, device=logits.device)
-        totals = empty_tensor(
-            (3,), logits.dtype, device=logits.device
-        )  # loss sum, weight sum, weighted mean
+        # loss sum, weight sum, weighted mean
+        totals = empty_tensor((3,), logits.dtype, device=logits.device)
         log_probs = empty_tensor((rows, classes), logits.dtype, device=logits.device)
         bad_row = kernels.cross_entropy(
             losses._strided(),
