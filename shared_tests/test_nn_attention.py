@@ -571,7 +571,6 @@ def _close(ours, theirs, rtol=1e-5, atol=1e-5) -> None:
     )
 
 
-# ------------------------------------------------------------------ Transformer
 @needs_torch
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_transformer_like_pytorch(norm_first):

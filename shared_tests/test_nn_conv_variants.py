@@ -102,9 +102,6 @@ def _seeded():
     gt.manual_seed(0)
 
 
-# ==================================================== conv3d and batchnorm3d
-
-
 @needs_torch
 @pytest.mark.usefixtures("_seeded")
 @pytest.mark.parametrize(
@@ -154,7 +151,6 @@ def _close(ours, theirs, rtol=1e-5, atol=1e-5) -> None:
     )
 
 
-# ------------------------------------------------------ convolution padding modes
 @needs_torch
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
 @pytest.mark.parametrize("padding", [1, "same"])

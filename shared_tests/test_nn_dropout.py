@@ -23,9 +23,6 @@ def _seeded():
     gt.manual_seed(0)
 
 
-# ================================================================== dropout
-
-
 @pytest.mark.usefixtures("_seeded")
 @pytest.mark.parametrize(
     "gt_cls, torch_cls, shape",

@@ -103,9 +103,6 @@ def _seeded():
     gt.manual_seed(0)
 
 
-# =================================================================== losses
-
-
 @needs_torch
 @pytest.mark.usefixtures("_seeded")
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
@@ -223,7 +220,6 @@ def _close(ours, theirs, rtol=1e-5, atol=1e-5) -> None:
     )
 
 
-# ------------------------------------------- more names public programs call
 _A = RNG.standard_normal((3, 4)).astype(np.float32)
 _B = RNG.standard_normal((3, 4)).astype(np.float32)
 _P = np.abs(RNG.standard_normal((3, 4))).astype(np.float32)

@@ -107,9 +107,6 @@ def _seeded():
     gt.manual_seed(0)
 
 
-# ===================================================== normalisation, activations
-
-
 @pytest.mark.usefixtures("_seeded")
 @pytest.mark.parametrize("shape, size", [((2, 6, 3, 4), 3), ((2, 5, 7), 4), ((1, 4, 2, 3, 2), 2)])
 def test_local_response_norm_matches_pytorch(device, shape, size):

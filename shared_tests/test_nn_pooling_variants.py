@@ -111,9 +111,6 @@ def _seeded():
     gt.manual_seed(0)
 
 
-# ================================================================== pooling
-
-
 @pytest.mark.usefixtures("_seeded")
 @pytest.mark.parametrize(
     "kwargs, shape, output_size",

@@ -26,9 +26,6 @@ def _seeded():
     gt.manual_seed(0)
 
 
-# =============================================================== resampling
-
-
 @needs_torch
 @pytest.mark.usefixtures("_seeded")
 def test_upsampling_modules_match_pytorch(device):

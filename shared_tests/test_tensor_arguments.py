@@ -13,6 +13,9 @@ import glasstorch as gt
 # Every tensor of these tests is made on the device under test (--device).
 pytestmark = [pytest.mark.usefixtures("default_device")]
 
+
+# -- out=, keepdims= and the legacy constructors
+
 OUT_CASES = {
     "add": lambda m, out: m.add(m.ones(3), 2, out=out),
     "mul": lambda m, out: m.mul(m.arange(3.0), m.arange(3.0), out=out),

@@ -12,6 +12,7 @@ from strategies import ALL_DTYPES
 
 import glasstorch as gt
 
+# -- dtypes, promotion and conversions
 #: Small values per dtype, chosen so that every operator below is defined
 #: (no zero divisors, nothing that overflows).
 LEFT = {

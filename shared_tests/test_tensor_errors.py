@@ -17,6 +17,9 @@ import glasstorch as gt
 pytestmark = pytest.mark.usefixtures("default_device")
 
 
+# -- Common mistakes: PyTorch's exception class and wording
+
+
 def _inplace_broadcast(lib):
     y = lib.ones(3)
     y += lib.ones(2, 3)

@@ -17,6 +17,9 @@ from glasstorch.autograd import gradcheck
 pytestmark = [pytest.mark.usefixtures("default_device")]
 
 
+# -- tril/triu, diagonal, outer, repeat/tile, roll, cumprod, log2/log10, norms and einsum
+
+
 def _arrays(*shapes, seed=0):
     rng = np.random.default_rng(seed)
     return [rng.standard_normal(shape) for shape in shapes]

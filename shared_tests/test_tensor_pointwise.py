@@ -295,9 +295,6 @@ def test_edge_cases_match_pytorch(device):
 INTS = np.array([3, 1, 2, 3, 1, 5, 5, 0, 2, 2])
 
 
-# =============================================================== elementwise
-
-
 @pytest.mark.math
 @needs_torch
 def test_nan_to_num_isinf_isfinite(device):

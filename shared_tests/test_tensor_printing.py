@@ -10,6 +10,9 @@ import glasstorch as gt
 # Every tensor of these tests is made on the device under test (--device).
 pytestmark = [pytest.mark.interop, pytest.mark.usefixtures("default_device")]
 
+
+# -- repr of large tensors
+
 CASES = {
     "float_vector_2000": lambda m: m.arange(2000.0),
     "int_matrix_summarised": lambda m: m.arange(3000).reshape(100, 30),

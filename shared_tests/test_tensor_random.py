@@ -23,6 +23,9 @@ from glasstorch._tier import complete_tiers
 pytestmark = [pytest.mark.random, pytest.mark.usefixtures("default_device")]
 
 
+# -- rand, randn, randint, randperm, their _like forms and manual_seed
+
+
 def test_rand_shape_dtype_range():
     gt.manual_seed(0)
     x = gt.rand(4, 5)

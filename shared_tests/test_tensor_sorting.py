@@ -14,6 +14,9 @@ from glasstorch.autograd import gradcheck
 pytestmark = [needs_torch, pytest.mark.usefixtures("default_device")]
 
 
+# -- sort, argsort, topk and msort
+
+
 def _data(shape, dtype="float32", seed=0, ties=False):
     rng = np.random.default_rng(seed)
     values = rng.integers(0, 4, shape) if ties else rng.standard_normal(shape)
@@ -290,9 +293,6 @@ def test_aminmax_matches_pytorch(device):
     both(lambda T, x: T.aminmax(x, dim=1, keepdim=True), x)
     both(lambda T, x: x.aminmax(dim=0), np.array([[3, 1], [2, 5]]))
     both(lambda T, x: T.aminmax(x, keepdim=True), x)
-
-
-# ============================================================ order statistics
 
 
 @pytest.mark.math
