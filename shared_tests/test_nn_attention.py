@@ -553,3 +553,49 @@ def test_pad_sequence_errors_match_torch():
         lambda: pad_t([]),
         match="received an empty list of sequences",
     )
+
+
+# -- nn.Transformer
+def _copy(source, target) -> None:
+    target.load_state_dict(
+        {k: gt.tensor(v.detach().cpu().numpy()) for k, v in source.state_dict().items()}
+    )
+
+
+def _close(ours, theirs, rtol=1e-5, atol=1e-5) -> None:
+    """Compare on the host; ``ours`` must have been computed on the device under test."""
+    if isinstance(ours, gt.Tensor):
+        assert ours.device.type == TEST_DEVICE, f"result on {ours.device}, expected {TEST_DEVICE}"
+    np.testing.assert_allclose(
+        ours.detach().cpu().numpy(), theirs.detach().cpu().numpy(), rtol=rtol, atol=atol
+    )
+
+
+@needs_torch
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_like_pytorch(norm_first):
+    torch.manual_seed(0)
+    options = dict(
+        d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=2, dim_feedforward=16,
+        dropout=0.0, norm_first=norm_first, batch_first=True,
+    )  # fmt: skip
+    theirs, ours = torch.nn.Transformer(**options), gt.nn.Transformer(**options)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    _copy(theirs, ours)
+    src = RNG.standard_normal((2, 5, 8)).astype(np.float32)
+    tgt = RNG.standard_normal((2, 4, 8)).astype(np.float32)
+    mask = gt.nn.Transformer.generate_square_subsequent_mask(4)
+    t_src, g_src = torch.tensor(src, requires_grad=True), gt.tensor(src, requires_grad=True)
+    t_out = theirs(t_src, torch.tensor(tgt), tgt_mask=torch.tensor(mask.cpu().numpy()))
+    g_out = ours(g_src, gt.tensor(tgt), tgt_mask=mask)
+    _close(g_out, t_out, rtol=1e-4)
+    t_out.sum().backward()
+    g_out.sum().backward()
+    _close(g_src.grad, t_src.grad, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.errors
+def test_transformer_batch_mismatch_error():
+    model = gt.nn.Transformer(8, 2, 1, 1, 16)
+    with pytest.raises(RuntimeError, match="the batch number of src and tgt must be equal"):
+        model(gt.zeros(5, 2, 8), gt.zeros(4, 3, 8))

@@ -9,7 +9,7 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
-from oracle import TEST_DEVICE, assert_close, assert_same_error, needs_torch, torch
+from oracle import TEST_DEVICE, assert_close, assert_same_error, needs_torch, on_test_device, torch
 
 import glasstorch as gt
 import glasstorch.nn as gnn
@@ -436,3 +436,33 @@ def test_module_deepcopy_copies_parameters():
     assert isinstance(clone.weight, gnn.Parameter)
     assert clone.weight.tolist() == layer.weight.tolist()
     assert clone.weight.data_ptr() != layer.weight.data_ptr()
+
+
+# -- ParameterList and ParameterDict
+@needs_torch
+def test_parameter_list_and_dict(device):
+    plist = gnn.ParameterList([gnn.Parameter(gt.ones(2)), gt.zeros(3, 2)])
+    plist.append(gt.ones(1))
+    assert len(plist) == 3 and isinstance(plist[1], gnn.Parameter)
+    assert [tuple(p.shape) for p in plist.parameters()] == [(2,), (3, 2), (1,)]
+    assert [name for name, _ in plist.named_parameters()] == ["0", "1", "2"]
+    pdict = gnn.ParameterDict({"a": gt.ones(2), "b": gnn.Parameter(gt.zeros(3))})
+    pdict["c"] = gt.ones(4)
+    assert list(pdict.keys()) == ["a", "b", "c"] and "b" in pdict
+    assert isinstance(pdict["c"], gnn.Parameter)
+
+    class Model(gnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scales = gnn.ParameterDict({"x": gt.ones(2)})
+            self.layers = gnn.ParameterList([gt.ones(2), gt.ones(2)])
+
+        def forward(self, x):
+            return x * self.scales["x"] * self.layers[0] * self.layers[1]
+
+    model = Model().to(device)
+    assert sorted(model.state_dict()) == ["layers.0", "layers.1", "scales.x"]
+    model(on_test_device(np.ones(2, dtype=np.float32))).sum().backward()
+    assert all(p.grad is not None for p in model.parameters())
+    del pdict["a"]
+    assert list(pdict) == ["b", "c"]

@@ -18,6 +18,7 @@ from oracle import TEST_DEVICE, assert_close, assert_same_error, needs_torch, to
 import glasstorch as gt
 import glasstorch.nn as gnn
 from glasstorch.autograd import gradcheck
+from glasstorch.nn.utils import rnn as gt_rnn
 
 # Every test makes its inputs on the device under test (conftest: --device): the
 # factory functions and new modules allocate there.
@@ -478,3 +479,116 @@ def test_lstm_backward_twice_needs_retain_graph():
     np.testing.assert_allclose(layer.weight_hh_l0.grad.tolist(), 2 * first, rtol=1e-6)
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         loss.backward()
+
+
+# -- Packed sequences and LSTM projections
+X = RNG.standard_normal((5, 3, 4)).astype(np.float32)
+
+
+def _copy(source, target) -> None:
+    target.load_state_dict(
+        {k: gt.tensor(v.detach().cpu().numpy()) for k, v in source.state_dict().items()}
+    )
+
+
+def _close(ours, theirs, rtol=1e-5, atol=1e-5) -> None:
+    """Compare on the host; ``ours`` must have been computed on the device under test."""
+    if isinstance(ours, gt.Tensor):
+        assert ours.device.type == TEST_DEVICE, f"result on {ours.device}, expected {TEST_DEVICE}"
+    np.testing.assert_allclose(
+        ours.detach().cpu().numpy(), theirs.detach().cpu().numpy(), rtol=rtol, atol=atol
+    )
+
+
+# ------------------------------------------------------------- packed sequences
+def test_pack_sequence_layout():
+    packed = gt_rnn.pack_sequence([gt.tensor([1, 2, 3]), gt.tensor([4, 5])])
+    assert packed.data.tolist() == [1, 4, 2, 5, 3]
+    assert packed.batch_sizes.tolist() == [2, 2, 1] and packed.sorted_indices is None
+    padded, lengths = gt_rnn.pad_packed_sequence(packed, batch_first=True, padding_value=-1)
+    assert padded.tolist() == [[1, 2, 3], [4, 5, -1]] and lengths.tolist() == [3, 2]
+
+
+@pytest.mark.errors
+def test_pack_padded_sequence_unsorted_lengths_error():
+    with pytest.raises(RuntimeError, match="must be sorted in decreasing order"):
+        gt_rnn.pack_padded_sequence(gt.tensor(X), [2, 5, 3])
+    with pytest.raises(ValueError, match="total_length=2"):
+        gt_rnn.pad_packed_sequence(
+            gt_rnn.pack_padded_sequence(gt.tensor(X), [5, 3, 2]), total_length=2
+        )
+
+
+@needs_torch
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_pack_and_pad_roundtrip_like_pytorch(batch_first):
+    x = X.transpose(1, 0, 2).copy() if batch_first else X
+    ours = gt_rnn.pack_padded_sequence(gt.tensor(x), [2, 5, 3], batch_first, False)
+    theirs = torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x), [2, 5, 3], batch_first, False)
+    _close(ours.data, theirs.data)
+    assert ours.batch_sizes.tolist() == theirs.batch_sizes.tolist()
+    assert ours.sorted_indices.tolist() == theirs.sorted_indices.tolist()
+    assert ours.unsorted_indices.tolist() == theirs.unsorted_indices.tolist()
+    a, la = gt_rnn.pad_packed_sequence(ours, batch_first, total_length=6)
+    b, lb = torch.nn.utils.rnn.pad_packed_sequence(theirs, batch_first, total_length=6)
+    _close(a, b)
+    assert la.tolist() == lb.tolist() and la.dtype == gt.int64
+
+
+@needs_torch
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+def test_recurrent_layers_on_packed_input_like_pytorch(kind):
+    torch.manual_seed(0)
+    theirs = getattr(torch.nn, kind)(4, 5, num_layers=2, bidirectional=True)
+    ours = getattr(gt.nn, kind)(4, 5, num_layers=2, bidirectional=True)
+    _copy(theirs, ours)
+    h0 = RNG.standard_normal((4, 3, 5)).astype(np.float32)
+    th = (torch.tensor(h0), torch.tensor(-h0)) if kind == "LSTM" else torch.tensor(h0)
+    gh = (gt.tensor(h0), gt.tensor(-h0)) if kind == "LSTM" else gt.tensor(h0)
+    tx, gx = torch.tensor(X, requires_grad=True), gt.tensor(X, requires_grad=True)
+    t_out, t_last = theirs(torch.nn.utils.rnn.pack_padded_sequence(tx, [2, 5, 3], False, False), th)
+    g_out, g_last = ours(gt_rnn.pack_padded_sequence(gx, [2, 5, 3], False, False), gh)
+    assert isinstance(g_out, gt_rnn.PackedSequence)
+    _close(g_out.data, t_out.data)
+    t_last = t_last if isinstance(t_last, tuple) else (t_last,)
+    g_last = g_last if isinstance(g_last, tuple) else (g_last,)
+    for a, b in zip(g_last, t_last):
+        _close(a, b)
+    (t_out.data.sum() + t_last[0].square().sum()).backward()
+    (g_out.data.sum() + g_last[0].square().sum()).backward()
+    _close(gx.grad, tx.grad, rtol=1e-4)
+    _close(ours.weight_hh_l1_reverse.grad, theirs.weight_hh_l1_reverse.grad, rtol=1e-4)
+
+
+# ------------------------------------------------------------- LSTM projections
+@needs_torch
+@pytest.mark.parametrize("bias", [True, False])
+def test_lstm_proj_size_like_pytorch(bias):
+    torch.manual_seed(0)
+    theirs = torch.nn.LSTM(4, 6, num_layers=2, bidirectional=True, proj_size=3, bias=bias)
+    ours = gt.nn.LSTM(4, 6, num_layers=2, bidirectional=True, proj_size=3, bias=bias)
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    _copy(theirs, ours)
+    tx, gx = torch.tensor(X, requires_grad=True), gt.tensor(X, requires_grad=True)
+    t_out, (t_h, t_c) = theirs(tx)
+    g_out, (g_h, g_c) = ours(gx)
+    assert tuple(g_h.shape) == (4, 3, 3) and tuple(g_c.shape) == (4, 3, 6)
+    for a, b in ((g_out, t_out), (g_h, t_h), (g_c, t_c)):
+        _close(a, b)
+    (t_out.sum() + t_c.sum()).backward()
+    (g_out.sum() + g_c.sum()).backward()
+    _close(gx.grad, tx.grad, rtol=1e-4)
+    _close(ours.weight_hr_l1.grad, theirs.weight_hr_l1.grad, rtol=1e-4)
+
+
+@pytest.mark.errors
+def test_lstm_proj_size_errors():
+    with pytest.raises(ValueError, match="proj_size has to be smaller than hidden_size"):
+        gt.nn.LSTM(4, 6, proj_size=6)
+    with pytest.raises(ValueError, match="positive integer or zero"):
+        gt.nn.LSTM(4, 6, proj_size=-1)
+    with pytest.raises(
+        RuntimeError, match=r"Expected hidden\[0\] size \(1, 3, 3\), got \[1, 3, 6\]"
+    ):
+        gt.nn.LSTM(4, 6, proj_size=3)(gt.zeros(5, 3, 4), (gt.zeros(1, 3, 6), gt.zeros(1, 3, 6)))

@@ -12,6 +12,7 @@ import copy
 import math
 import warnings
 
+import numpy as np
 import pytest
 from oracle import assert_same_error, needs_torch, torch
 
@@ -351,4 +352,109 @@ def test_scheduler_errors_match_pytorch(make, match, exc_type):
         (lambda: make(torch.optim.lr_scheduler, _torch_opt)) if torch is not None else None,
         match=match,
         exc_type=exc_type,
+    )
+
+
+# -- ConstantLR, LinearLR, MultiplicativeLR, PolynomialLR, warm restarts, CyclicLR, SequentialLR and ChainedScheduler
+# ============================================================== schedulers
+
+
+def rates(lib, make, steps=22, optimizer=("SGD", dict(lr=0.1, momentum=0.9)), epochs=None):
+    """The rates (and momentum or beta1) after building and after each step."""
+    w = lib.zeros(2, requires_grad=True)
+    opt = getattr(lib.optim, optimizer[0])([w], **optimizer[1])
+    sched = make(lib.optim.lr_scheduler, opt)
+    seen = [list(sched.get_last_lr())]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i in range(steps):
+            opt.step()
+            sched.step() if epochs is None else sched.step(epochs[i])
+            group = opt.param_groups[0]
+            momentum = group["betas"][0] if "betas" in group else group["momentum"]
+            seen.append(list(sched.get_last_lr()) + [momentum])
+    return seen
+
+
+FACTOR_AND_CYCLE_SCHEDULES = {
+    "constant": lambda s, o: s.ConstantLR(o, factor=0.5, total_iters=4),
+    "linear": lambda s, o: s.LinearLR(o, start_factor=0.1, end_factor=0.9, total_iters=7),
+    "multiplicative": lambda s, o: s.MultiplicativeLR(o, lambda epoch: 0.9 + 0.001 * epoch),
+    "polynomial": lambda s, o: s.PolynomialLR(o, total_iters=10, power=2.0),
+    "warm_restarts": lambda s, o: s.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2, eta_min=1e-3),
+    "cyclic": lambda s, o: s.CyclicLR(o, 0.01, 0.1, step_size_up=4, step_size_down=3),
+    "cyclic2": lambda s, o: s.CyclicLR(o, 0.01, 0.1, step_size_up=3, mode="triangular2"),
+    "sequential": lambda s, o: s.SequentialLR(
+        o,
+        [s.LinearLR(o, start_factor=0.1, total_iters=5), s.ExponentialLR(o, gamma=0.9)],
+        milestones=[5],
+    ),
+    "sequential3": lambda s, o: s.SequentialLR(
+        o,
+        [s.ConstantLR(o, factor=0.1, total_iters=2), s.CosineAnnealingLR(o, 6), s.StepLR(o, 3)],
+        milestones=[3, 9],
+    ),
+    "chained": lambda s, o: s.ChainedScheduler(
+        [s.ConstantLR(o, factor=0.1, total_iters=2), s.ExponentialLR(o, gamma=0.9)]
+    ),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(FACTOR_AND_CYCLE_SCHEDULES))
+def test_scheduler_gives_pytorchs_rates(name):
+    got, want = (
+        rates(gt, FACTOR_AND_CYCLE_SCHEDULES[name]),
+        rates(torch, FACTOR_AND_CYCLE_SCHEDULES[name]),
+    )
+    np.testing.assert_allclose(np.array(got[1:]), np.array(want[1:]), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+
+
+@needs_torch
+def test_schedulers_with_epochs_and_adam():
+    def make(s, o):
+        return s.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2)
+
+    epochs = [i * 0.37 for i in range(22)]  # fractional epochs, as stepped per batch
+    got, want = rates(gt, make, epochs=epochs), rates(torch, make, epochs=epochs)
+    np.testing.assert_allclose(np.array(got[1:]), np.array(want[1:]), rtol=1e-12, atol=1e-15)
+
+    def cyclic(s, o):
+        return s.CyclicLR(o, 0.01, 0.1, step_size_up=3, mode="exp_range", gamma=0.9)
+
+    adam = ("Adam", dict(lr=0.1))
+    got, want = rates(gt, cyclic, optimizer=adam), rates(torch, cyclic, optimizer=adam)
+    np.testing.assert_allclose(np.array(got[1:]), np.array(want[1:]), rtol=1e-12, atol=1e-15)
+
+
+@needs_torch
+@pytest.mark.errors
+def test_scheduler_errors():
+    def both(make, match):
+        w, tw = [gt.zeros(2, requires_grad=True)], [torch.zeros(2, requires_grad=True)]
+        assert_same_error(
+            lambda: make(gt.optim.lr_scheduler, gt.optim.SGD(w, lr=0.1)),
+            lambda: make(torch.optim.lr_scheduler, torch.optim.SGD(tw, lr=0.1)),
+            match=match,
+        )
+
+    both(lambda s, o: s.LinearLR(o, start_factor=0), "Starting multiplicative factor")
+    both(lambda s, o: s.LinearLR(o, end_factor=2), "Ending multiplicative factor")
+    both(lambda s, o: s.ConstantLR(o, factor=2), "Constant multiplicative factor")
+    both(lambda s, o: s.CosineAnnealingWarmRestarts(o, T_0=0), "Expected positive integer T_0")
+    both(lambda s, o: s.CosineAnnealingWarmRestarts(o, 2, T_mult=0), "Expected integer T_mult")
+    both(
+        lambda s, o: s.SequentialLR(o, [s.StepLR(o, 2)], milestones=[3]),
+        "one more than the number of milestone points",
+    )
+    both(lambda s, o: s.SequentialLR(o, [], milestones=[]), "expects at least one scheduler")
+    assert_same_error(
+        lambda: gt.optim.lr_scheduler.CyclicLR(
+            gt.optim.Adagrad([gt.zeros(1, requires_grad=True)]), 0.1, 1
+        ),
+        lambda: torch.optim.lr_scheduler.CyclicLR(
+            torch.optim.Adagrad([torch.zeros(1, requires_grad=True)]), 0.1, 1
+        ),
+        match="optimizer must support momentum or beta1",
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import TEST_DEVICE, assert_close, needs_torch, torch
+from oracle import TEST_DEVICE, assert_close, assert_same_error, needs_torch, on_test_device, torch
 
 import glasstorch as gt
 import glasstorch.optim as gt_optim
@@ -301,3 +301,122 @@ def test_defaults_are_pytorchs(device):
             mine = getattr(gt_optim, name)([p]).defaults
             theirs = getattr(torch.optim, name)([tp]).defaults
             assert mine == theirs, name
+
+
+# -- Adamax, NAdam, RAdam and LBFGS follow PyTorch step by step
+RNG = np.random.default_rng(5)
+START = RNG.standard_normal(6).astype(np.float32)
+GOAL = RNG.standard_normal(6).astype(np.float32)
+
+
+def loss_of(lib, w, goal):
+    """A smooth, non-quadratic loss, so that every optimizer's state matters."""
+    return ((w - goal) ** 4).sum() + (w * w).sum()
+
+
+def follow(lib, name, kwargs, steps, device="cpu", closure_style=False):
+    """The parameter after ``steps`` steps of ``lib.optim.<name>`` from ``START``."""
+    make = on_test_device if lib is gt else torch.tensor
+    w = make(START.copy(), requires_grad=True)
+    goal = make(GOAL)
+    opt = getattr(lib.optim, name)([w], **kwargs)
+
+    def closure():
+        opt.zero_grad()
+        loss = loss_of(lib, w, goal)
+        loss.backward()
+        return loss
+
+    for _ in range(steps):
+        if closure_style:
+            opt.step(closure)
+        else:
+            closure()
+            opt.step()
+    return w.detach(), opt
+
+
+CASES = [
+    ("Adamax", {}),
+    ("Adamax", dict(lr=0.05, betas=(0.8, 0.99), weight_decay=0.1, maximize=True)),
+    ("NAdam", {}),
+    ("NAdam", dict(lr=0.05, weight_decay=0.1)),
+    ("NAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True, momentum_decay=0.01)),
+    ("RAdam", dict(lr=0.05)),
+    ("RAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.05, weight_decay=0.1, maximize=True)),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize(("name", "kwargs"), CASES)
+def test_optimizer_follows_pytorch(device, name, kwargs):
+    got, opt = follow(gt, name, kwargs, 12, device)
+    want, topt = follow(torch, name, kwargs, 12)
+    assert_close(got, want, rtol=1e-5, atol=1e-6)
+    state, tstate = opt.state[opt.param_groups[0]["params"][0]], next(iter(topt.state.values()))
+    assert sorted(state) == sorted(tstate)
+    for key in tstate:
+        if key != "step":
+            assert_close(state[key], tstate[key], rtol=1e-5, atol=1e-6, check_device=False)
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "kwargs", [dict(lr=0.5), dict(lr=1, history_size=3, max_iter=7), dict(max_iter=4, max_eval=3)]
+)
+def test_lbfgs_follows_pytorch(device, kwargs):
+    got, opt = follow(gt, "LBFGS", kwargs, 3, device, closure_style=True)
+    want, topt = follow(torch, "LBFGS", kwargs, 3, closure_style=True)
+    assert_close(got, want, rtol=1e-5, atol=1e-6)
+    state, tstate = next(iter(opt.state.values())), next(iter(topt.state.values()))
+    assert state["func_evals"] == tstate["func_evals"]
+    assert state["n_iter"] == tstate["n_iter"]
+
+
+@needs_torch
+@pytest.mark.errors
+def test_optimizer_errors():
+    w, tw = [gt.zeros(2, requires_grad=True)], [torch.zeros(2, requires_grad=True)]
+    assert_same_error(
+        lambda: gt.optim.NAdam(w, momentum_decay=-1),
+        lambda: torch.optim.NAdam(tw, momentum_decay=-1),
+        match="Invalid momentum_decay value: -1",
+    )
+    assert_same_error(
+        lambda: gt.optim.RAdam(w, betas=(1.0, 0.9)),
+        lambda: torch.optim.RAdam(tw, betas=(1.0, 0.9)),
+        match="Invalid beta parameter at index 0: 1.0",
+    )
+    assert_same_error(
+        lambda: gt.optim.Adamax(w, eps=-1),
+        lambda: torch.optim.Adamax(tw, eps=-1),
+        match="Invalid epsilon value: -1",
+    )
+    assert_same_error(
+        lambda: gt.optim.LBFGS([{"params": w}, {"params": [gt.zeros(1, requires_grad=True)]}]),
+        lambda: torch.optim.LBFGS(
+            [{"params": tw}, {"params": [torch.zeros(1, requires_grad=True)]}]
+        ),
+        match="LBFGS doesn't support per-parameter options",
+    )
+    assert_same_error(
+        lambda: gt.optim.LBFGS(w).step(), lambda: torch.optim.LBFGS(tw).step(), exc_type=TypeError
+    )
+
+    def bisect_step(lib, params):
+        opt = lib.optim.LBFGS(params, line_search_fn="bisect")
+
+        def closure():
+            opt.zero_grad()
+            loss = ((params[0] - 1) ** 2).sum()
+            loss.backward()
+            return loss
+
+        return opt.step(closure)
+
+    assert_same_error(
+        lambda: bisect_step(gt, w),
+        lambda: bisect_step(torch, tw),
+        match="only 'strong_wolfe' is supported",
+    )

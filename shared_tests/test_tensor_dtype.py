@@ -12,8 +12,7 @@ from strategies import ALL_DTYPES
 
 import glasstorch as gt
 
-pytestmark = pytest.mark.dtype
-
+# -- dtypes, promotion and conversions
 #: Small values per dtype, chosen so that every operator below is defined
 #: (no zero divisors, nothing that overflows).
 LEFT = {
@@ -71,6 +70,7 @@ def _check_binary(a_gt, b_gt, a_torch, b_torch) -> None:
         assert_close(actual, expected, atol=1e-6)
 
 
+@pytest.mark.dtype
 @needs_torch
 @pytest.mark.parametrize("zero_dim", [(False, False), (False, True), (True, False), (True, True)])
 @pytest.mark.parametrize("left, right", list(itertools.product(ALL_DTYPES, ALL_DTYPES)))
@@ -86,6 +86,7 @@ def test_tensor_tensor_promotion_matches_torch(left, right, zero_dim, device):
     _check_binary(a_gt, b_gt, a_t, b_t)
 
 
+@pytest.mark.dtype
 @needs_torch
 @pytest.mark.parametrize("scalar", [2, -1.5, True], ids=["int", "float", "bool"])
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
@@ -104,6 +105,7 @@ def test_tensor_scalar_promotion_matches_torch(dtype, scalar, zero_dim, device):
 
 
 # Hard-coded cases, so promotion is checked even where PyTorch is not installed.
+@pytest.mark.dtype
 @pytest.mark.parametrize(
     "left, right, expected",
     [
@@ -141,6 +143,7 @@ def test_promotion_table(left, right, expected, device):
         assert result.device.type == device
 
 
+@pytest.mark.dtype
 def test_default_dtype_is_float32(device):
     made = [
         gt.tensor([1.0, 2.0], device=device),
@@ -155,6 +158,7 @@ def test_default_dtype_is_float32(device):
         assert x.device.type == device
 
 
+@pytest.mark.dtype
 def test_int_division_is_true_division(device):
     x = gt.tensor([1, 2, 3], device=device)
     assert_close(x / 2, np.array([0.5, 1.0, 1.5], dtype=np.float32))
@@ -166,6 +170,7 @@ def test_int_division_is_true_division(device):
     assert_close(pair % 3, np.array([2, 1]))  # sign of the divisor
 
 
+@pytest.mark.dtype
 @pytest.mark.parametrize(
     "alias, name",
     [("float", "float32"), ("double", "float64"), ("long", "int64"), ("int", "int32")],
@@ -174,6 +179,7 @@ def test_dtype_aliases(alias, name):
     assert getattr(gt, alias) == getattr(gt, name)
 
 
+@pytest.mark.dtype
 @pytest.mark.parametrize("name", ALL_DTYPES)
 def test_dtype_properties(name, device):
     dtype = gt_dtype(name)
@@ -194,6 +200,7 @@ SOURCE_VALUES = {
 }
 
 
+@pytest.mark.dtype
 @pytest.mark.parametrize("target", ALL_DTYPES)
 @pytest.mark.parametrize("source", ALL_DTYPES)
 def test_to_dtype(source, target, device):
@@ -211,6 +218,7 @@ def test_to_dtype(source, target, device):
         assert_close(x, array)
 
 
+@pytest.mark.dtype
 @pytest.mark.parametrize(
     "method, name",
     [
@@ -227,6 +235,7 @@ def test_conversion_methods(method, name, device):
     assert_close(y, np.array([0.0, -1.5, 2.5]).astype(name))
 
 
+@pytest.mark.dtype
 def test_to_accepts_keyword_and_tensor(device):
     x = gt.tensor([1, 2], device=device)
     assert x.to(dtype=gt.float64).dtype == gt.float64
@@ -236,6 +245,7 @@ def test_to_accepts_keyword_and_tensor(device):
     assert x.to(device) is x
 
 
+@pytest.mark.dtype
 @pytest.mark.parametrize(
     "dtype, other, message",
     [
@@ -259,6 +269,7 @@ def test_inplace_result_that_cannot_be_cast_raises(dtype, other, message, device
     )
 
 
+@pytest.mark.dtype
 def test_inplace_with_tensor_of_higher_category_raises(device):
     def attempt(lib):
         on = {"device": device} if lib is gt else {}
@@ -273,6 +284,7 @@ def test_inplace_with_tensor_of_higher_category_raises(device):
     )
 
 
+@pytest.mark.dtype
 @pytest.mark.parametrize(
     "dtype, other, expected",
     [
@@ -286,3 +298,35 @@ def test_inplace_keeps_self_dtype(dtype, other, expected, device):
     x = gt.tensor([1, 2], dtype=gt_dtype(dtype), device=device)
     x += gt.tensor(other[1], dtype=gt_dtype(other[0]), device=device)
     assert_close(x, np.array(expected, dtype=dtype))
+
+
+# -- Half-precision names and torch.amp
+@pytest.mark.nn
+@pytest.mark.usefixtures("default_device")
+@pytest.mark.errors
+def test_half_precision_names_exist_but_make_no_tensors():
+    assert repr(gt.float16) == "torch.float16" and gt.half is gt.float16
+    assert repr(gt.bfloat16) == "torch.bfloat16"
+    with pytest.raises(TypeError, match="no torch.float16 tensors"):
+        gt.zeros(2, dtype=gt.float16)
+
+
+@pytest.mark.nn
+@pytest.mark.usefixtures("default_device")
+def test_amp_autocast_and_grad_scaler():
+    w = gt.tensor([1.0, -2.0], requires_grad=True)
+    optimizer = gt.optim.SGD([w], lr=0.5)
+    scaler = gt.amp.GradScaler(init_scale=4.0, growth_interval=1)
+    with gt.autocast(device_type="cpu", dtype=gt.bfloat16):
+        loss = (w * w).sum()
+    scaler.scale(loss).backward()
+    assert w.grad.tolist() == [8.0, -16.0]  # scaled by 4
+    scaler.step(optimizer)  # unscales first: the step uses 2w
+    scaler.update()
+    assert w.tolist() == [0.0, 0.0] and scaler.get_scale() == 8.0
+    w.grad = gt.tensor([float("inf"), 0.0])
+    scaler.step(optimizer)  # skipped
+    scaler.update()
+    assert w.tolist() == [0.0, 0.0] and scaler.get_scale() == 4.0
+    off = gt.amp.GradScaler(enabled=False)
+    assert off.scale(loss) is loss and off.get_scale() == 1.0

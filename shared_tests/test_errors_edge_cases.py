@@ -1,4 +1,4 @@
-"""Regression tests for the classes of findings the differential fuzzer turned up.
+"""Errors and results at the edges, as PyTorch gives them: one class of fuzzer finding per section.
 
 Each class has its cases here, run on the active tier against PyTorch (when it
 is installed) or against the behaviour PyTorch documents:

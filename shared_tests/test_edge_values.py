@@ -1,4 +1,4 @@
-"""Wrong answers a differential fuzzer found against PyTorch, one test per class of defect.
+"""PyTorch's answers at edge values, one test per class of wrong answer a differential fuzzer found.
 
 Each test checks a whole class (every op of a kind, every edge value), not the
 one reproducer: closeness with infinities, repeated dims, var/std past their

@@ -1,6 +1,6 @@
 """Memory safety, sizes and overflow: a mistake is a Python exception, never a crash.
 
-Each class of defect the hardening work closed has its cases here, run on the
+Each class of defect has its cases here, run on the
 active tier, with PyTorch's exception type and wording (checked against
 PyTorch itself when it is installed):
 
