@@ -67,7 +67,7 @@ def _resolved(buffer):
 
 def _on_cuda(buffer) -> bool:
     """Whether ``buffer`` is device memory (only ever true while CUDA is active)."""
-    from glasstorch.cuda._memory import DeviceBuffer
+    from glasstorch._gpu.buffers import DeviceBuffer
 
     return type(_resolved(buffer)) is DeviceBuffer
 
