@@ -13,7 +13,9 @@ from setuptools import find_packages, setup
 PACKAGES = find_packages(include=["glasstorch", "glasstorch.*"]) + [
     "glasstorch.reference",
     "glasstorch.fast",
-    "glasstorch.fast.cuda_kernels",
+    "glasstorch.fast.cuda",
+    "glasstorch.fast.cuda.kernels",
+    "glasstorch.fast.cuda.simulator",
 ]
 
 setup(packages=PACKAGES, cffi_modules=["fast/build.py:ffibuilder"])

@@ -8,7 +8,7 @@ function:
 
 * :mod:`~glasstorch.fast.elementwise`: fill, copy, unary, binary, where;
 * :mod:`~glasstorch.fast.creation`: allocate, arange, linspace;
-* :mod:`~glasstorch.fast.rng`: Philox 4x32-10 and the random kernels;
+* :mod:`~glasstorch.fast.rng`: Philox 4x32-10 and the random kernels (the ``random`` family);
 * :mod:`~glasstorch.fast.sorting`: a stable merge sort of each slice;
 * :mod:`~glasstorch.fast.optim`: one fused update per optimizer;
 * :mod:`~glasstorch.fast.reductions`, :mod:`~glasstorch.fast.linalg`,
@@ -16,14 +16,14 @@ function:
   :mod:`~glasstorch.fast.conv`, :mod:`~glasstorch.fast.transformer`: the rest;
 * :mod:`~glasstorch.fast.threads`: the size of the OpenMP thread pool.
 
-:func:`make_kernels` composes them into one :class:`~glasstorch._kernels.Kernels`.
+:func:`make_kernels` composes them into one :class:`~glasstorch._kernels.Kernels`
+(with :func:`glasstorch._kernels.compose`, as every tier is composed).
 
-The GPU half lives beside it: :mod:`glasstorch.fast.cuda_kernels` binds the
-contract to the CUDA kernels of ``fast/cuda/*.cu`` (run on a GPU through CuPy,
-or on the CUDA simulator, :mod:`glasstorch.fast.cuda_sim`); the dispatcher
-(:mod:`glasstorch._dispatch`) picks between the two by where tensors live.
-There is no fallback to Python loops: a family that is missing makes the tier
-fail to load, with a message naming it.
+The GPU half lives beside it, in :mod:`glasstorch.fast.cuda`: the CUDA kernels
+of ``fast/cuda/*.cu``, their mixins (:mod:`glasstorch.fast.cuda.kernels`) and
+the drivers that run them (on a GPU through CuPy, or on the CUDA simulator);
+the dispatcher (:mod:`glasstorch._dispatch`) picks between the two by where
+tensors live. There is no fallback to Python loops.
 
 The extension is compiled by ``pip install -e .`` (or ``make``), from
 ``fast/build.py``. Set ``GLASSTORCH_PORTABLE=1`` while building to leave out
@@ -82,57 +82,46 @@ def build_info() -> dict[str, int | bool]:
     }
 
 
-#: Each kernel family: (module in this package, mixin class name).
-FAMILIES = (
-    ("creation", "CreationKernels"),
-    ("elementwise", "ElementwiseKernels"),
-    ("reductions", "ReductionKernels"),
-    ("linalg", "LinalgKernels"),
-    ("indexing", "IndexingKernels"),
-    ("nn", "NNKernels"),
-    ("rnn", "LSTMCellKernels"),
-    ("transformer", "TransformerKernels"),
-    ("conv", "ConvKernels"),
-    ("optim", "OptimKernels"),
-    ("rng", "RandomKernels"),
-    ("sorting", "SortingKernels"),
-    ("threads", "ThreadKernels"),
-)
-
-
 def make_kernels():
     """The fast tier's kernel object: one class made of every family's mixin.
 
     Raises:
-        ImportError: when the C extension is not built (saying how to build it),
-            or when a kernel family's Python module is missing (naming it).
+        ImportError: when the C extension is not built, saying how to build it.
     """
-    import importlib
+    load_native()  # first, so a missing extension is named before any mixin imports it
+    from glasstorch._kernels import compose
 
-    from glasstorch._kernels import Kernels
+    from .conv import ConvKernels
+    from .creation import CreationKernels
+    from .elementwise import ElementwiseKernels
+    from .indexing import IndexingKernels
+    from .linalg import LinalgKernels
+    from .nn import NNKernels
+    from .optim import OptimKernels
+    from .reductions import ReductionKernels
+    from .rng import RandomKernels
+    from .rnn import LSTMCellKernels
+    from .sorting import SortingKernels
+    from .threads import ThreadKernels
+    from .transformer import TransformerKernels
 
-    load_native()
-    mixins, missing = [], []
-    for module_name, class_name in FAMILIES:
-        try:
-            module = importlib.import_module(f"{__name__}.{module_name}")
-        except ModuleNotFoundError as error:
-            if error.name != f"{__name__}.{module_name}":
-                raise  # the module exists but imports something missing
-            missing.append(f"glasstorch.fast.{module_name}.{class_name}")
-            continue
-        mixin = getattr(module, class_name, None)
-        if mixin is None:
-            missing.append(f"glasstorch.fast.{module_name}.{class_name}")
-        else:
-            mixins.append(mixin)
-    if missing:
-        raise ImportError(
-            "the fast tier is incomplete: missing kernel families "
-            + ", ".join(missing)
-            + ". Use GLASSTORCH_TIER=reference until they are written."
-        )
-    fast_kernels = type("FastKernels", (*mixins, Kernels), {"name": "fast"})
+    fast_kernels = compose(
+        "fast",
+        {
+            "creation": CreationKernels,
+            "elementwise": ElementwiseKernels,
+            "reductions": ReductionKernels,
+            "linalg": LinalgKernels,
+            "indexing": IndexingKernels,
+            "nn": NNKernels,
+            "rnn": LSTMCellKernels,
+            "transformer": TransformerKernels,
+            "conv": ConvKernels,
+            "optim": OptimKernels,
+            "random": RandomKernels,
+            "sorting": SortingKernels,
+            "threads": ThreadKernels,
+        },
+    )
     fast_kernels.__module__ = __name__
-    fast_kernels.__doc__ = "The whole contract in C, one family of kernels per base class."
     return fast_kernels()

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from glasstorch._gpu.buffers import DeviceBuffer
 from glasstorch._kernels import Kernels, Strided, contract_kernel_names
-from glasstorch.cuda._memory import DeviceBuffer
 
 MIXED_DEVICES = (
     "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
@@ -49,7 +49,7 @@ class Dispatcher(Kernels):
 
     Args:
         cpu: the CPU tier's kernels (reference or fast).
-        cuda: the CUDA kernels (``glasstorch.fast.cuda_kernels``).
+        cuda: the CUDA kernels (``glasstorch.fast.cuda.kernels``).
     """
 
     def __init__(self, cpu: Kernels, cuda: Kernels) -> None:
@@ -120,8 +120,6 @@ for _name in contract_kernel_names():
 del _name
 
 
-def make_dispatcher(cpu: Kernels, driver) -> Dispatcher:
-    """The dispatcher over the CPU tier ``cpu`` and the CUDA kernels of ``driver``."""
-    from glasstorch.fast.cuda_kernels import make_cuda_kernels
-
-    return Dispatcher(cpu, make_cuda_kernels(driver))
+def make_dispatcher(cpu: Kernels, cuda: Kernels) -> Dispatcher:
+    """The dispatcher over the CPU tier ``cpu`` and the CUDA kernels ``cuda``."""
+    return Dispatcher(cpu, cuda)

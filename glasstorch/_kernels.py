@@ -1056,3 +1056,53 @@ def contract_kernel_names() -> list[str]:
         for name, value in vars(Kernels).items()
         if callable(value) and not name.startswith("_")
     ]
+
+
+#: The kernel families every tier is made of, in the order their mixins are
+#: composed (a family's module in each tier holds its mixin: the reference
+#: tier's ``reference/<family>.py``, the fast tier's ``fast/<family>.py``, the
+#: CUDA kernels' ``fast/cuda/kernels/<family>.py``).
+KERNEL_FAMILIES = (
+    "creation",
+    "elementwise",
+    "reductions",
+    "linalg",
+    "indexing",
+    "nn",
+    "rnn",
+    "transformer",
+    "conv",
+    "optim",
+    "random",
+    "sorting",
+    "threads",
+)
+
+
+def compose(name: str, families: dict[str, type], base: type = Kernels) -> type:
+    """A tier's kernel class: one mixin per family of :data:`KERNEL_FAMILIES`, on ``base``.
+
+    Every tier (reference, fast, CUDA) is made this one way, from the same
+    family names, so a family missing from a tier is an error at import that
+    names it, never a silent gap.
+
+    Args:
+        name: the tier's name (``kernels.name``); the class is ``<Name>Kernels``.
+        families: family name -> the mixin that implements it.
+        base: the class under the mixins (:class:`Kernels`, or the CUDA
+            kernels' launch helpers).
+
+    Raises:
+        TypeError: ``families`` misses a family or names one that does not exist.
+    """
+    missing = [family for family in KERNEL_FAMILIES if family not in families]
+    unknown = sorted(set(families) - set(KERNEL_FAMILIES))
+    if missing or unknown:
+        raise TypeError(
+            f"the {name} tier must implement the kernel families {', '.join(KERNEL_FAMILIES)}; "
+            f"missing: {', '.join(missing) or 'none'}; unknown: {', '.join(unknown) or 'none'}"
+        )
+    mixins = tuple(families[family] for family in KERNEL_FAMILIES)
+    cls = type(f"{name.capitalize()}Kernels", (*mixins, base), {"name": name})
+    cls.__doc__ = f"The {name} tier: the whole contract, one family of kernels per base class."
+    return cls

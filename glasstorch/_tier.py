@@ -1,7 +1,12 @@
-"""Choosing the tier: ``GLASSTORCH_TIER=reference|fast``, read once at import.
+"""Choosing the tiers: ``GLASSTORCH_TIER=reference|fast`` and ``GLASSTORCH_CUDA``, read once at import.
 
-The chosen tier's kernel object (a :class:`glasstorch._kernels.Kernels`) is
-``glasstorch._tier.kernels``; every tensor operation calls through it.
+The chosen CPU tier's kernel object (a :class:`glasstorch._kernels.Kernels`,
+composed from its kernel families by :func:`glasstorch._kernels.compose`) is
+``cpu_kernels``. When ``GLASSTORCH_CUDA`` chooses a driver, the fast tier's
+GPU half (:data:`CUDA_TIER`, loaded by name as the tiers are) makes it and the
+CUDA kernels over it; the driver is installed in the GPU runtime
+(:mod:`glasstorch._gpu.runtime`) and ``kernels`` becomes a dispatcher over
+both. Every tensor operation calls through ``kernels``.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 import importlib
 import os
 
+from glasstorch._gpu import runtime as _gpu_runtime
 from glasstorch._kernels import Kernels, contract_kernel_names
 
 #: Every tier glasstorch knows, and the module that provides its kernels.
@@ -33,14 +39,7 @@ def load_tier(name: str) -> Kernels:
     if name not in TIERS:
         valid = ", ".join(sorted(TIERS))
         raise ValueError(f"GLASSTORCH_TIER={name!r} is not a tier; valid tiers are: {valid}")
-    module = importlib.import_module(TIERS[name])
-    make_kernels = getattr(module, "make_kernels", None)
-    if make_kernels is None:
-        raise ImportError(
-            f"the {name} tier does not implement the kernel contract yet; "
-            "use GLASSTORCH_TIER=reference"
-        )
-    return make_kernels()
+    return importlib.import_module(TIERS[name]).make_kernels()
 
 
 def missing_kernels(kernels: Kernels) -> list[str]:
@@ -71,27 +70,71 @@ def complete_tiers() -> list[str]:
     return names
 
 
-tier: str = os.environ.get("GLASSTORCH_TIER", DEFAULT_TIER).strip().lower() or DEFAULT_TIER
-#: The CPU tier's kernels, whether or not CUDA is active.
-cpu_kernels: Kernels = load_tier(tier)
-kernels: Kernels = cpu_kernels
+#: The module of the CUDA kernels and their drivers (the fast tier's GPU half).
+CUDA_TIER = "glasstorch.fast.cuda"
+#: The values GLASSTORCH_CUDA accepts.
+CUDA_CHOICES = ("auto", "cupy", "simulator", "off")
 
 
-def _with_cuda(cpu: Kernels) -> Kernels:
+def select_driver(choice: str | None = None):
+    """The driver ``GLASSTORCH_CUDA`` asks for (a :class:`glasstorch._gpu.driver.Driver`),
+    or None for no CUDA at all.
+
+    ``auto`` (the default) takes a GPU through CuPy when there is one and
+    otherwise runs without CUDA, so ``torch.cuda.is_available()`` is False, as
+    PyTorch's is on such a machine.
+
+    Args:
+        choice: ``auto``, ``cupy``, ``simulator`` or ``off``; default: the
+            environment variable ``GLASSTORCH_CUDA`` (``auto`` when unset).
+
+    Raises:
+        ValueError: an unknown value.
+        RuntimeError: ``cupy`` where CuPy or a GPU is missing.
+    """
+    if choice is None:
+        choice = os.environ.get("GLASSTORCH_CUDA", "auto")
+    choice = choice.strip().lower() or "auto"
+    if choice not in CUDA_CHOICES:
+        raise ValueError(
+            f"GLASSTORCH_CUDA={choice!r} is not a CUDA driver; use one of "
+            f"{', '.join(CUDA_CHOICES)} (auto: a GPU through CuPy if there is one, else no "
+            "CUDA; simulator: the CUDA simulator, on any machine with a C compiler; off: no CUDA)"
+        )
+    if choice == "off":
+        return None
+    cuda = importlib.import_module(CUDA_TIER)
+    if choice == "simulator":
+        return cuda.make_driver("simulator")
+    problem = cuda.cupy_problem()
+    if problem is None:
+        return cuda.make_driver("cupy")
+    if choice == "cupy":
+        raise RuntimeError(
+            f"GLASSTORCH_CUDA=cupy needs CuPy and an NVIDIA GPU, but {problem}. Install CuPy "
+            "for your CUDA version (pip install 'glasstorch[cuda]' or cupy-cuda12x) on a machine "
+            "with a GPU, or use GLASSTORCH_CUDA=simulator to run the CUDA kernels on the CPU, "
+            "or GLASSTORCH_CUDA=off."
+        )
+    return None  # auto without a GPU: no CUDA, as PyTorch on such a machine
+
+
+def _with_cuda(cpu: Kernels, driver) -> Kernels:
     """``cpu`` itself when CUDA is off; else a dispatcher over the CPU and CUDA kernels.
 
-    The driver is chosen here, once, from ``GLASSTORCH_CUDA`` (see
-    :mod:`glasstorch.cuda._driver`); with CUDA off the CPU path pays nothing.
+    With CUDA off the CPU path pays nothing.
     """
-    from glasstorch.cuda import _runtime
-
-    if _runtime.driver is None:
+    if driver is None:
         return cpu
     from glasstorch._dispatch import make_dispatcher
 
-    return make_dispatcher(cpu, _runtime.driver)
+    return make_dispatcher(cpu, importlib.import_module(CUDA_TIER).make_kernels(driver))
 
 
-kernels = _with_cuda(cpu_kernels)
+tier: str = os.environ.get("GLASSTORCH_TIER", DEFAULT_TIER).strip().lower() or DEFAULT_TIER
+#: The CPU tier's kernels, whether or not CUDA is active.
+cpu_kernels: Kernels = load_tier(tier)
+_gpu_runtime.install(select_driver())
+kernels: Kernels = _with_cuda(cpu_kernels, _gpu_runtime.driver)
 #: Whether a CUDA driver is active (``kernels`` is then a dispatcher).
 cuda_active: bool = kernels is not cpu_kernels

@@ -12,16 +12,19 @@ The kernels are grouped by family, one module each:
 * :mod:`~glasstorch.reference.linalg`: matmul;
 * :mod:`~glasstorch.reference.indexing`: gather, scatter, index_select, index_put, nonzero;
 * :mod:`~glasstorch.reference.creation`: allocate, arange, linspace;
-* :mod:`~glasstorch.reference.nn`: the fused cross-entropy and its gradient;
+* :mod:`~glasstorch.reference.nn`: the fused cross-entropy and its gradient, and
+  the LSTM cell (the ``rnn`` family);
 * :mod:`~glasstorch.reference.transformer`: LayerNorm, GELU and the attention softmax;
 * :mod:`~glasstorch.reference.conv`: convolution, pooling and batch normalisation;
 * :mod:`~glasstorch.reference.optim`: one fused update per optimizer;
 * :mod:`~glasstorch.reference.random`: Philox 4x32-10 and the random kernels;
 * :mod:`~glasstorch.reference.sorting`: a stable sort of each slice;
 * :mod:`~glasstorch.reference.threads`: the thread count (always one thread here).
+
+:func:`glasstorch._kernels.compose` makes them one class, as it does every tier.
 """
 
-from glasstorch._kernels import Kernels
+from glasstorch._kernels import compose
 
 from .conv import ConvKernels
 from .creation import CreationKernels
@@ -36,28 +39,28 @@ from .sorting import SortingKernels
 from .threads import ThreadKernels
 from .transformer import TransformerKernels
 
+#: The whole contract, one family of kernels per base class.
+ReferenceKernels = compose(
+    "reference",
+    {
+        "creation": CreationKernels,
+        "elementwise": ElementwiseKernels,
+        "reductions": ReductionKernels,
+        "linalg": LinalgKernels,
+        "indexing": IndexingKernels,
+        "nn": NNKernels,
+        "rnn": LSTMCellKernels,
+        "transformer": TransformerKernels,
+        "conv": ConvKernels,
+        "optim": OptimKernels,
+        "random": RandomKernels,
+        "sorting": SortingKernels,
+        "threads": ThreadKernels,
+    },
+)
+ReferenceKernels.__module__ = __name__
 
-class ReferenceKernels(
-    CreationKernels,
-    ElementwiseKernels,
-    ReductionKernels,
-    LinalgKernels,
-    IndexingKernels,
-    NNKernels,
-    LSTMCellKernels,
-    TransformerKernels,
-    ConvKernels,
-    OptimKernels,
-    RandomKernels,
-    SortingKernels,
-    ThreadKernels,
-    Kernels,
-):
-    """The whole contract, one family of kernels per base class."""
 
-    name = "reference"
-
-
-def make_kernels() -> ReferenceKernels:
+def make_kernels():
     """The reference tier's kernel object (what ``glasstorch._tier`` loads)."""
     return ReferenceKernels()

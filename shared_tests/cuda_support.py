@@ -8,6 +8,8 @@ a GPU, the device tests below are skipped with the reason shown.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import glasstorch as gt
@@ -29,9 +31,81 @@ requires_no_cuda = pytest.mark.skipif(
 
 def driver_name() -> str | None:
     """``"simulator"`` or ``"cupy"`` (None without CUDA)."""
-    from glasstorch.cuda import _runtime
+    from glasstorch._gpu import runtime as _runtime
 
     return None if _runtime.driver is None else _runtime.driver.name
+
+
+# ------------------------------------------------------------ test kernels and devices
+
+#: The kernels the simulator's tests run first (fill, a binary-op table, a
+#: warp-shuffle sum, and ``spin``, which keeps a stream busy).
+EXAMPLES_CU = Path(__file__).resolve().parent / "cuda" / "examples.cu"
+
+
+def example_binary_ops() -> dict[str, int]:
+    """The op codes of ``binary_f32`` in examples.cu, bound by name from its GT_BINARY_OPS."""
+    from glasstorch.fast.cuda.sources import op_codes
+
+    return op_codes(EXAMPLES_CU, "GT_BINARY_OPS")
+
+
+class SimulatorDevice:
+    """The simulator as a :class:`glasstorch._gpu.allocator.Device` for the caching
+    allocator's tests (without the runtime: the tests number streams by hand).
+
+    Streams are numbered as the allocator wants them: 0 is the default stream,
+    :meth:`new_stream` hands out the next number.
+    """
+
+    def __init__(self, sim=None, index: int = 0) -> None:
+        from glasstorch.fast.cuda.simulator.simulator import get_simulator
+
+        self.sim = sim if sim is not None else get_simulator()
+        self.index = index
+        self.streams = {0: self.sim.default_stream}
+
+    def new_stream(self) -> int:
+        """Create a stream; return its number."""
+        from glasstorch.fast.cuda.simulator.simulator import Stream
+
+        number = len(self.streams)
+        self.streams[number] = Stream(self.sim)
+        return number
+
+    def raw_malloc(self, nbytes: int) -> int:
+        """Arena memory; raises DeviceOutOfMemory when the arena is full."""
+        return self.sim.malloc(nbytes)
+
+    def raw_free(self, ptr: int) -> None:
+        """Give arena memory back."""
+        self.sim.free(ptr)
+
+    def new_event(self):
+        """A simulator event."""
+        from glasstorch.fast.cuda.simulator.simulator import Event
+
+        return Event(self.sim)
+
+    def record_event(self, event, stream: int) -> None:
+        """Record ``event`` on stream number ``stream``."""
+        event.record(self.streams[stream])
+
+    def query_event(self, event) -> bool:
+        """Whether ``event`` completed."""
+        return event.query()
+
+    def synchronize_event(self, event) -> None:
+        """Wait for ``event``."""
+        event.synchronize()
+
+    def total_memory(self) -> int:
+        """The arena's size."""
+        return self.sim.mem_get_info()[1]
+
+    def free_memory(self) -> int:
+        """The arena's free bytes."""
+        return self.sim.mem_get_info()[0]
 
 
 # ------------------------------------------------------------ NVRTC without a GPU

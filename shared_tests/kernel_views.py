@@ -203,11 +203,9 @@ class OnDevice:
             return type(arg)(self._to_device(item, copies) for item in arg)
         if not isinstance(arg, Strided) or not isinstance(arg.buffer, np.ndarray):
             return arg
-        from glasstorch.cuda import _memory
-
         host = arg.buffer
         if id(host) not in copies:
-            buffer = _memory.device_empty(host.size, host.dtype)
+            buffer = self.cuda.driver.device_empty(host.size, host.dtype)
             if host.size:
                 self.cuda.copy_to_device(buffer.ptr, host)
             copies[id(host)] = (host, buffer)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from glasstorch.cuda._allocator import (
+from glasstorch._gpu.allocator import (
     CachingAllocator,
     FakeDevice,
     GiB,

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from glasstorch.cuda import _cupy_driver
-from glasstorch.cuda._cupy_driver import NVRTC_OPTIONS, CupyDriver, _Kernel
+from glasstorch.fast.cuda import sources
+from glasstorch.fast.cuda.cupy_driver import NVRTC_OPTIONS, CupyDriver, _Kernel
 
 pytestmark = pytest.mark.cuda
 
@@ -64,11 +64,9 @@ def test_launch_with_the_wrong_number_of_arguments_raises(args):
 
 
 def test_a_header_edit_changes_the_source_cupy_caches_by(tmp_path, monkeypatch):
-    import glasstorch.fast.cuda_sim as cuda_sim
-
     (tmp_path / "util.cuh").write_text("#define TILE 16\n")
-    monkeypatch.setattr(cuda_sim, "CUDA_DIR", tmp_path)
-    before = _cupy_driver.headers_fingerprint()
-    assert before.startswith("\n//") and before == _cupy_driver.headers_fingerprint()
+    monkeypatch.setattr(sources, "CUDA_DIR", tmp_path)
+    before = sources.headers_fingerprint()
+    assert before.startswith("\n//") and before == sources.headers_fingerprint()
     (tmp_path / "util.cuh").write_text("#define TILE 32\n")
-    assert _cupy_driver.headers_fingerprint() != before
+    assert sources.headers_fingerprint() != before

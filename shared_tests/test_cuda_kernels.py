@@ -31,25 +31,26 @@ DTYPES = ("bool", "uint8", "int32", "int64", "float32", "float64")
 # ------------------------------------------------------------------ the contract
 @pytest.mark.contract
 def test_the_cuda_tier_implements_the_whole_contract():
-    from glasstorch.fast.cuda_kernels import FAMILIES, _compose, missing_cuda_kernels
+    from glasstorch._kernels import KERNEL_FAMILIES
+    from glasstorch._tier import missing_kernels
+    from glasstorch.fast.cuda.kernels import CudaKernels
 
-    missing = missing_cuda_kernels()
-    print(f"CUDA families: {[module for module, _ in FAMILIES]}; missing kernels: {missing}")
+    missing = missing_kernels(CudaKernels.__new__(CudaKernels))
+    print(f"CUDA families: {list(KERNEL_FAMILIES)}; missing kernels: {missing}")
     assert missing == [], f"contract kernels without a CUDA kernel: {missing}"
-    cuda_kernels = _compose()
     for name in contract_kernel_names():  # each one the CUDA tier's own, none inherited
-        owner = getattr(cuda_kernels, name).__module__
-        assert owner.startswith("glasstorch.fast.cuda_kernels."), (name, owner)
+        owner = getattr(CudaKernels, name).__module__
+        assert owner.startswith("glasstorch.fast.cuda.kernels."), (name, owner)
 
 
 # ------------------------------------------------------------------ harness
 @pytest.fixture(scope="module")
 def cuda():
     """The CUDA tier's kernel object over the active driver."""
-    from glasstorch.cuda import _runtime
-    from glasstorch.fast.cuda_kernels import make_cuda_kernels
+    from glasstorch._gpu import runtime
+    from glasstorch.fast.cuda.kernels import make_kernels
 
-    return make_cuda_kernels(_runtime.driver)
+    return make_kernels(runtime.driver)
 
 
 @pytest.fixture(scope="module")
@@ -68,10 +69,8 @@ def host(array: np.ndarray) -> Strided:
 
 def device(kernels, array: np.ndarray) -> Strided:
     """A contiguous device copy of ``array``."""
-    from glasstorch.cuda import _memory
-
     array = np.array(array, order="C")  # (ascontiguousarray would make a 0-d array 1-D)
-    buffer = _memory.device_empty(array.size, array.dtype)
+    buffer = kernels.driver.device_empty(array.size, array.dtype)
     if array.size:
         kernels.copy_to_device(buffer.ptr, array.reshape(-1))
     return Strided(buffer, array.shape, tuple(s // array.itemsize for s in array.strides), 0)
@@ -413,7 +412,7 @@ def test_nonzero_keeps_row_major_order(cuda, cpu, dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("tile", [1024, 4])  # shared-memory bitonic sort, then merge sort
 def test_sort_is_stable_and_puts_nan_last(cuda, cpu, dtype, tile, monkeypatch):
-    from glasstorch.fast.cuda_kernels import sorting
+    from glasstorch.fast.cuda.kernels import sorting
 
     monkeypatch.setattr(sorting, "SORT_TILE", tile)
     for shape, dim in [((3, 9), 1), ((9, 3), 0), ((2, 37), 1), ((1,), 0)]:
@@ -446,7 +445,7 @@ CONV_CASES = [  # N, C, H, W, C_out, KH, KW, stride, padding, dilation, groups
 @pytest.mark.parametrize("case", CONV_CASES)
 @pytest.mark.parametrize("via_gemm", [False, True])  # direct kernels; im2col + matmul
 def test_conv2d_its_gradients_im2col_and_col2im(cuda, cpu, dtype, case, via_gemm, monkeypatch):
-    from glasstorch.fast.cuda_kernels import conv
+    from glasstorch.fast.cuda.kernels import conv
 
     monkeypatch.setattr(conv, "CONV_VIA_GEMM", via_gemm)
     n, c, h, w, c_out, kh, kw, stride, padding, dilation, groups = case

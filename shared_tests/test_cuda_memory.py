@@ -109,9 +109,10 @@ def test_out_of_memory_raises_pytorchs_error_after_a_retry():
 
 
 def _missing(*names: str) -> list[str]:
-    from glasstorch.fast.cuda_kernels import missing_cuda_kernels
+    from glasstorch._tier import missing_kernels
+    from glasstorch.fast.cuda.kernels import CudaKernels
 
-    return sorted(set(names) & set(missing_cuda_kernels()))
+    return sorted(set(names) & set(missing_kernels(CudaKernels.__new__(CudaKernels))))
 
 
 @pytest.mark.skipif(

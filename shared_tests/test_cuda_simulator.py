@@ -12,18 +12,14 @@ import subprocess
 
 import numpy as np
 import pytest
+from cuda_support import EXAMPLES_CU, SimulatorDevice, example_binary_ops
 
-from glasstorch.cuda._allocator import CachingAllocator, DeviceOutOfMemory, OutOfMemoryError
-from glasstorch.fast.cuda_sim import (
-    BINARY_OPS,
-    CUDA_DIR,
-    Event,
-    SimulatorDevice,
-    SimulatorError,
-    Stream,
-    get_simulator,
-    kernel_signatures,
-)
+from glasstorch._gpu.allocator import CachingAllocator, DeviceOutOfMemory, OutOfMemoryError
+from glasstorch.fast.cuda.simulator.simulator import Event, SimulatorError, Stream, get_simulator
+from glasstorch.fast.cuda.sources import CUDA_DIR, kernel_signatures
+
+#: The op codes of examples.cu's binary_f32, bound by name.
+BINARY_OPS = example_binary_ops()
 
 pytestmark = pytest.mark.cuda
 
@@ -297,7 +293,7 @@ def test_caching_allocator_over_the_simulator(sim, device):
     dev = SimulatorDevice(sim)
     alloc = CachingAllocator(dev)
     block = alloc.malloc(1000 * 4)
-    fill = sim.load("examples.cu").get_function("fill_f32")
+    fill = sim.load(EXAMPLES_CU).get_function("fill_f32")
     fill(4, 64, (block.ptr, 2.5, 1000))
     np.testing.assert_array_equal(device.download(block.ptr, 1000, np.float32), [2.5] * 1000)
     alloc.free(block)
@@ -319,7 +315,7 @@ def test_binary_kernel_matches_numpy(sim, device, op):
     b = rng.uniform(0.5, 2.0, n).astype(np.float32)
     a[3], b[7] = np.nan, np.nan
     out = device.empty(4 * n)
-    sim.load("examples.cu").get_function("binary_f32")(
+    sim.load(EXAMPLES_CU).get_function("binary_f32")(
         3, 128, (BINARY_OPS[op], device.upload(a), device.upload(b), out, n)
     )
     expected = {
@@ -337,7 +333,7 @@ def test_binary_kernel_matches_numpy(sim, device, op):
 def test_fill_kernel_covers_any_size_with_a_small_grid(sim, device):
     n = 5000  # more elements than threads: the grid-stride loop goes round
     out = device.zeros(n + 1, np.float32)
-    sim.load("examples.cu").get_function("fill_f32")(2, 64, (out, -1.25, n))
+    sim.load(EXAMPLES_CU).get_function("fill_f32")(2, 64, (out, -1.25, n))
     result = device.download(out, n + 1, np.float32)
     assert (result[:n] == -1.25).all() and result[n] == 0.0
 
@@ -346,7 +342,7 @@ def test_fill_kernel_covers_any_size_with_a_small_grid(sim, device):
 def test_sum_kernel(sim, device, n, blocks, threads):
     x = np.random.default_rng(3).standard_normal(n).astype(np.float32)
     out = device.zeros(1, np.float32)
-    sim.load("examples.cu").get_function("sum_f32")(blocks, threads, (device.upload(x), out, n))
+    sim.load(EXAMPLES_CU).get_function("sum_f32")(blocks, threads, (device.upload(x), out, n))
     np.testing.assert_allclose(
         device.download(out, 1, np.float32)[0], x.astype(np.float64).sum(), rtol=1e-4, atol=1e-4
     )
@@ -380,7 +376,7 @@ def test_kernel_signatures_see_kernels_that_macros_instantiate():
 
 
 def test_kernel_signatures_are_read_from_the_source():
-    source = (CUDA_DIR / "examples.cu").read_text()
+    source = EXAMPLES_CU.read_text()
     assert kernel_signatures(source)["binary_f32"] == [
         ("int", "op"),
         ("const float *", "a"),
@@ -399,7 +395,7 @@ def test_every_cu_file_compiles_with_nvcc(tmp_path):
         pytest.skip("nvcc is not on PATH: the .cu files were not compiled for a real GPU")
     test_source = tmp_path / "test_kernels.cu"
     test_source.write_text(TEST_KERNELS)
-    sources = sorted(CUDA_DIR.glob("*.cu")) + [test_source]
+    sources = sorted(CUDA_DIR.glob("*.cu")) + [EXAMPLES_CU, test_source]
     assert len(sources) >= 3
     # --ptx stops after the CUDA front end and code generator: every language
     # error shows, at less than half the time of a full -c build.
@@ -417,14 +413,14 @@ def test_every_cu_file_compiles_with_nvrtc_as_the_cupy_driver_does(tmp_path):
     (an architecture and ``-ftz=true``). NVRTC needs no GPU."""
     from cuda_support import compile_with_nvrtc, find_nvrtc
 
-    from glasstorch.cuda._cupy_driver import NVRTC_OPTIONS
+    from glasstorch.fast.cuda.cupy_driver import NVRTC_OPTIONS
 
     library = find_nvrtc()
     if library is None:
         pytest.skip("NVRTC not found: pip install nvidia-cuda-nvrtc-cu12 (.ci/run does)")
     test_source = tmp_path / "test_kernels.cu"
     test_source.write_text(TEST_KERNELS)
-    sources = sorted(CUDA_DIR.glob("*.cu")) + [test_source]
+    sources = sorted(CUDA_DIR.glob("*.cu")) + [EXAMPLES_CU, test_source]
     options = [f"-I{CUDA_DIR}", *NVRTC_OPTIONS, "-arch=compute_90", "-ftz=true"]
     failures = {}
     for source in sources:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cuda_support import requires_cuda
+from cuda_support import EXAMPLES_CU, requires_cuda
 
 import glasstorch as gt
 
@@ -31,7 +31,7 @@ def _spin(stream=None):
     k = _cuda_kernels()
     out = gt.zeros(1, dtype=gt.int64, device="cuda")
     with gt.cuda.stream(stream):
-        k.launch_grid("examples.cu", "spin", 1, 32, SPIN, out.data_ptr())
+        k.launch_grid(str(EXAMPLES_CU), "spin", 1, 32, SPIN, out.data_ptr())
     return out
 
 

@@ -1,4 +1,4 @@
-"""The op tables that must agree: the C tier's op codes and op lists, and _kernels.py's tuples.
+"""The op tables that must agree: the C and CUDA op codes and op lists, and _kernels.py's tuples.
 
 The kernel contract names elementwise operations by strings (``UNARY_OPS``,
 ``BINARY_OPS``) and says which give a bool result (``BOOL_RESULT_OPS``). The C
@@ -6,7 +6,10 @@ tier numbers them in enums (``fast/csrc/elementwise.h``) and lists them, with
 their result kind, in X macros (``fast/csrc/elementwise.c``) that generate the
 loops and dispatch tables. These tests read the C sources and check that the
 three agree, so an operation added in one place and forgotten in another fails
-here, on either tier, before any kernel runs.
+here, on either tier, before any kernel runs. The CUDA kernels' op tables
+(X-macros in ``fast/cuda/elementwise.cu``, ``#define`` lines in ``reduce.cu``)
+are read by name the same way, and must match the contract and the codes the
+CUDA mixins send.
 """
 
 from __future__ import annotations
@@ -85,3 +88,35 @@ def test_the_compiled_codes_are_the_headers():
     assert elementwise.BINARY_CODES == {
         n: c for n, c in enum_codes("BINARY").items() if n != "count"
     }
+
+
+# ------------------------------------------------------------------ the CUDA op tables
+
+
+def cuda_op_codes(source: str, table: str) -> dict[str, int]:
+    """The op codes of a ``.cu`` op table, read by name (as the CUDA kernels bind them)."""
+    from glasstorch.fast.cuda.sources import op_codes
+
+    return op_codes(source, table)
+
+
+@pytest.mark.parametrize(
+    "source, table, names",
+    [
+        ("elementwise.cu", "GT_UNARY_OPS", _kernels.UNARY_OPS),
+        ("elementwise.cu", "GT_BINARY_OPS", _kernels.BINARY_OPS),
+        ("reduce.cu", "GT_REDUCE", _kernels.REDUCE_OPS),
+    ],
+)
+def test_cuda_op_tables_match_the_contract(source, table, names):
+    codes = cuda_op_codes(source, table)
+    assert set(codes) == set(names)  # every op has a code, every code an op
+    assert sorted(codes.values()) == list(range(len(codes)))  # a switch case each: no gaps
+
+
+def test_the_cuda_kernels_bind_the_codes_of_the_sources():
+    from glasstorch.fast.cuda.kernels import elementwise, reductions
+
+    assert elementwise.UNARY_CODES == cuda_op_codes("elementwise.cu", "GT_UNARY_OPS")
+    assert elementwise.BINARY_CODES == cuda_op_codes("elementwise.cu", "GT_BINARY_OPS")
+    assert reductions.REDUCE_CODES == cuda_op_codes("reduce.cu", "GT_REDUCE")

@@ -3,7 +3,7 @@
 Profiles are checked by their structure (names, nesting, counts, ordering),
 never by how long anything took. The device tests drive the CUDA simulator
 directly and report its work to the profiler as a CUDA driver does (through
-``glasstorch.cuda._trace.observers``), so they need a C and a C++ compiler.
+``glasstorch._gpu.trace.observers``), so they need a C and a C++ compiler.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import threading
 
 import numpy as np
 import pytest
-from cuda_support import requires_cuda
+from cuda_support import EXAMPLES_CU, requires_cuda
 
 import glasstorch as torch
+from glasstorch._gpu import trace as _trace
 from glasstorch.autograd import function as autograd_function
-from glasstorch.cuda import _trace
 from glasstorch.profiler import (
     DeviceType,
     ProfilerAction,
@@ -386,7 +386,7 @@ def simulated_driver(monkeypatch):
     """The simulator, with the profiler's device clock over it, and a ``launch``
     that queues a kernel between two events and tells the observers, as the
     CUDA driver does."""
-    from glasstorch.fast.cuda_sim import Event, Stream, get_simulator
+    from glasstorch.fast.cuda.simulator.simulator import Event, Stream, get_simulator
 
     sim = get_simulator()
     monkeypatch.setattr(
@@ -543,7 +543,7 @@ def test_the_trace_shows_the_host_running_ahead_of_a_long_kernel():
     with profile() as prof:
         with record_function("queue a long kernel"):
             # examples.cu's `spin`: one thread, millions of steps of a recurrence.
-            kernels.cuda.launch_grid("examples.cu", "spin", 1, 1, 20_000_000, out.data_ptr())
+            kernels.cuda.launch_grid(str(EXAMPLES_CU), "spin", 1, 1, 20_000_000, out.data_ptr())
     (block,) = by_name(prof, "queue a long kernel")
     (spin,) = by_name(prof, "spin")
     assert spin.launch.cpu_parent is block

@@ -80,7 +80,7 @@ __device__ void col2im(T *out, const T *columns, long long channels, long long t
 }
 
 // ---------------------------------------------------------------- convolution
-// Two ways, chosen by the mixin (fast/cuda_kernels/conv.py): lowered to
+// Two ways, chosen by the mixin (fast/cuda/kernels/conv.py): lowered to
 // im2col + a batched matrix product (cuBLAS on a GPU: the "GEMM lowering"
 // that makes convolution as fast as the matmul library), or the direct
 // kernels below, which read like the contract's formulas.

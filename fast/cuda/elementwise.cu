@@ -5,8 +5,8 @@
 //      template for every C type (overloads pick float or double math);
 //   2. op tables as X-macros (GT_UNARY_OPS, GT_BINARY_OPS): one line per
 //      operation, whose code number the Python side sends
-//      (glasstorch/fast/cuda_kernels/elementwise.py reads the same order from
-//      glasstorch._kernels.UNARY_OPS / BINARY_OPS);
+//      (glasstorch/fast/cuda/kernels/elementwise.py reads each code by its
+//      name from these tables, as fast/elementwise.py reads the C enums);
 //   3. one kernel template per contract kernel, instantiated for each dtype
 //      by GT_FOR_EACH_DTYPE into extern "C" kernels named <kernel>_<suffix>.
 //
@@ -198,7 +198,7 @@ struct gt_arith<false> {  // bool, uint8, int32, int64: wrap around
 // ------------------------------------------------------------------ op tables
 // X(code, name, expression): the expression reads x (and y) of type T; M is the
 // math type (float for float, double otherwise) and A the arithmetic helpers
-// for T's kind. The codes follow glasstorch._kernels.UNARY_OPS / BINARY_OPS.
+// for T's kind. The Python side binds each code by its name (sources.op_codes).
 #define GT_UNARY_OPS(X)                                                    \
     X(0, neg, A::neg(x))                                                   \
     X(1, abs, A::abs(x))                                                   \

@@ -23,9 +23,9 @@
 //      within the row).
 #include "gt_cuda_common.cuh"
 
-#define GT_REDUCE_MAX_THREADS 256
+#define GT_MAX_REDUCE_THREADS 256
 
-// The op codes follow glasstorch._kernels.REDUCE_OPS.
+// The op codes, bound by name by glasstorch/fast/cuda/kernels/reductions.py (op_codes).
 #define GT_REDUCE_SUM 0
 #define GT_REDUCE_PROD 1
 #define GT_REDUCE_AMAX 2
@@ -92,7 +92,7 @@ template <typename T, typename OUT>
 __device__ void reduce_kernel(int op, OUT *out, const T *a, const long long *meta, int ndim,
                               long long n_out, long long n_inner) {
     typedef typename gt_acc_type<T>::type A;
-    __shared__ A partial[GT_REDUCE_MAX_THREADS];
+    __shared__ A partial[GT_MAX_REDUCE_THREADS];
     const unsigned int tid = threadIdx.x;
     const bool extreme = op == GT_REDUCE_AMAX || op == GT_REDUCE_AMIN;
     // The loop bound is the same for every thread of the block, so every

@@ -49,7 +49,7 @@ SIMULATOR_NOTE = (
 
 def driver_name() -> str | None:
     """``"simulator"`` or ``"cupy"``, or None when no CUDA driver is active."""
-    from glasstorch.cuda import _runtime
+    from glasstorch._gpu import runtime as _runtime
 
     driver = _runtime.driver
     return None if driver is None else driver.name

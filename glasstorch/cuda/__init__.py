@@ -21,8 +21,10 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from glasstorch.cuda import _runtime
-from glasstorch.cuda._allocator import OutOfMemoryError, format_size
+from glasstorch._gpu import buffers as _buffers
+from glasstorch._gpu import runtime as _runtime
+from glasstorch._gpu import trace as _trace
+from glasstorch._gpu.allocator import OutOfMemoryError
 
 __all__ = [
     "Event",
@@ -402,6 +404,11 @@ class Event:
         return f"<torch.cuda.Event {id(self):#x}>"
 
 
+# The runtime and the trace hooks make these public objects without importing this module.
+_runtime.make_default_stream = default_stream
+_trace.make_timing_event = lambda: Event(enable_timing=True)
+
+
 # --------------------------------------------------------------------- memory
 
 
@@ -448,9 +455,7 @@ def reset_max_memory_allocated(device: Any = None) -> None:
 def empty_cache() -> None:
     """Give every whole cached segment back to the device (tensors alive keep theirs)."""
     if is_available():
-        from glasstorch.cuda import _memory
-
-        with _memory._guard:
+        with _buffers._guard:
             _runtime.allocator().empty_cache()
 
 
@@ -473,12 +478,6 @@ def memory_snapshot() -> list[dict[str, Any]]:
 def mem_get_info(device: Any = None) -> tuple[int, int]:
     """(free bytes, total bytes) of the device, as ``cudaMemGetInfo``."""
     return _driver().mem_get_info()
-
-
-def _describe_memory() -> str:
-    """One line on device memory, for error messages."""
-    free, total = mem_get_info()
-    return f"{format_size(free)} free of {format_size(total)}"
 
 
 def __getattr__(name: str):

@@ -166,13 +166,4 @@ def _argument(kernel: str, position: int, value):
 
 def _device_address(tensor: Tensor) -> int:
     """The device address of ``tensor``'s first element."""
-    from glasstorch._dispatch import PendingBuffer
-    from glasstorch._tier import kernels
-
-    view = tensor._strided()
-    buffer = view.buffer
-    if isinstance(buffer, PendingBuffer):  # not written yet: place it on the device now
-        if buffer.resolved is None:
-            kernels._place([view], True)
-        buffer = buffer.resolved
-    return buffer.ptr + view.offset * buffer.dtype.itemsize
+    return tensor.data_ptr()

@@ -8,7 +8,7 @@ operation to leaving it. Spans nest: an operation that runs others inside it
 (a loss computed from several operations, ``record_function`` blocks around a
 model) is their *parent*, which gives the profile its self and total times.
 
-Device work is seen through ``glasstorch.cuda._trace.observers``: the CUDA
+Device work is seen through ``glasstorch._gpu.trace.observers``: the CUDA
 driver reports every kernel launch and memory copy with two events it recorded
 on the stream just before and just after the work. The host does not wait for
 the work, so at that moment only the launch is known; the events are read when
@@ -234,7 +234,7 @@ class Recorder:
 
     # ------------------------------------------ called by the CUDA driver
     def observe(self, kind: str, name: str, stream, start_event, end_event) -> None:
-        """An observer for ``glasstorch.cuda._trace.observers``: note one queued piece of work.
+        """An observer for ``glasstorch._gpu.trace.observers``: note one queued piece of work.
 
         The launch itself is over by now (the driver reports it once queued), so
         the ``cudaLaunchKernel``/``cudaMemcpyAsync`` span it leaves on the host

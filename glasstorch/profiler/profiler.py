@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable
 from contextlib import ContextDecorator
 from typing import Any
 
+from glasstorch._gpu import trace as _trace
 from glasstorch.autograd import function as _function
-from glasstorch.cuda import _trace
 from glasstorch.profiler import _record
 from glasstorch.profiler._events import EventList, build_events
 

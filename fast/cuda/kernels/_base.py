@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from glasstorch._kernels import Kernels, Strided
-from glasstorch.cuda import _memory, _runtime, _trace
 
 #: Threads per block of a 1-D launch: 8 warps, enough to hide memory latency
 #: on every GPU while leaving room for several blocks per multiprocessor.
@@ -50,7 +49,8 @@ class CudaKernelsBase(Kernels):
     """The launch helpers; each family's mixin adds contract methods on top.
 
     Args:
-        driver: the active :class:`glasstorch.cuda._driver.Driver`.
+        driver: the active :class:`glasstorch._gpu.driver.Driver`; the kernels take
+            the current stream, device memory and the trace hooks from it.
     """
 
     name = "cuda"
@@ -86,10 +86,10 @@ class CudaKernelsBase(Kernels):
         ``grid`` and ``block`` are ints or 3-tuples. Arguments are converted
         by the kernel's parameter types (pointers take int addresses).
         """
-        stream = _runtime.current_stream()
+        stream = self.driver.current_stream()
         kernel = self.driver.get_function(source, name)
-        if _trace.observers:
-            self._traced(
+        if self.driver.observers:
+            self.driver.traced(
                 "kernel",
                 name,
                 stream,
@@ -98,18 +98,6 @@ class CudaKernelsBase(Kernels):
         else:
             self.driver.launch(kernel, _dim3(grid), _dim3(block), args, stream.handle)
         self._drop_meta()
-
-    @staticmethod
-    def _traced(kind: str, name: str, stream, queue) -> None:
-        """Queue work between two timing events and tell the observers."""
-        from glasstorch.cuda import Event
-
-        start, end = Event(enable_timing=True), Event(enable_timing=True)
-        start.record(stream)
-        queue()
-        end.record(stream)
-        for observer in list(_trace.observers):
-            observer(kind, name, stream, start, end)
 
     # ------------------------------------------------------------- operands
     @staticmethod
@@ -137,7 +125,7 @@ class CudaKernelsBase(Kernels):
             numbers.extend(view.shape)
             numbers.extend(view.strides)
         host = np.array(numbers or [0], dtype=np.int64)
-        buffer = _memory.device_empty(host.size, np.int64)
+        buffer = self.driver.device_empty(host.size, np.int64)
         self.copy_to_device(buffer.ptr, host)
         keep = getattr(self._local, "keep", None)
         if keep is None:
@@ -153,10 +141,10 @@ class CudaKernelsBase(Kernels):
     # ------------------------------------------------------------- copies
     def copy_to_device(self, dst: int, host: np.ndarray) -> None:
         """Queue a host-to-device copy of the contiguous array ``host`` to ``dst``."""
-        stream = _runtime.current_stream()
+        stream = self.driver.current_stream()
         host = np.ascontiguousarray(host)
-        if _trace.observers:
-            self._traced(
+        if self.driver.observers:
+            self.driver.traced(
                 "memcpy",
                 "Memcpy HtoD",
                 stream,
@@ -170,9 +158,9 @@ class CudaKernelsBase(Kernels):
 
         Waits for the current stream first (a device-to-host copy synchronizes).
         """
-        stream = _runtime.current_stream()
-        if _trace.observers:
-            self._traced(
+        stream = self.driver.current_stream()
+        if self.driver.observers:
+            self.driver.traced(
                 "memcpy",
                 "Memcpy DtoH",
                 stream,
@@ -183,9 +171,9 @@ class CudaKernelsBase(Kernels):
 
     def copy_device_to_device(self, dst: int, src: int, nbytes: int) -> None:
         """Queue a device-to-device copy of ``nbytes`` bytes."""
-        stream = _runtime.current_stream()
-        if _trace.observers:
-            self._traced(
+        stream = self.driver.current_stream()
+        if self.driver.observers:
+            self.driver.traced(
                 "memcpy",
                 "Memcpy DtoD",
                 stream,
@@ -198,7 +186,7 @@ class CudaKernelsBase(Kernels):
     def scratch_int64(self, n: int = 1, value: int | None = None) -> Any:
         """A device buffer of ``n`` int64 set to ``value`` (default :data:`SENTINEL`)."""
         host = np.full(n, self.SENTINEL if value is None else value, dtype=np.int64)
-        buffer = _memory.device_empty(n, np.int64)
+        buffer = self.driver.device_empty(n, np.int64)
         self.copy_to_device(buffer.ptr, host)
         return buffer
 
@@ -210,12 +198,5 @@ class CudaKernelsBase(Kernels):
 
     # ------------------------------------------------------------- storage
     def allocate(self, numel: int, dtype: Any) -> Any:
-        """A :class:`~glasstorch.cuda._memory.DeviceBuffer` of ``numel`` elements."""
-        return _memory.device_empty(numel, dtype)
-
-    def set_num_threads(self, n: int) -> None:
-        """CPU threads do not apply to the device: nothing to set."""
-
-    def get_num_threads(self) -> int:
-        """One host thread queues the device's work."""
-        return 1
+        """A :class:`~glasstorch._gpu.driver.DeviceBuffer` of ``numel`` elements."""
+        return self.driver.device_empty(numel, dtype)

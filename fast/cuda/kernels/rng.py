@@ -1,7 +1,7 @@
 """Random kernels of the CUDA tier: Philox 4x32-10 on the device (``fast/cuda/random.cu``).
 
-The device code includes ``fast/csrc/gt_philox.h``, the generator the fast CPU
-tier's ``random.c`` uses, so the same seed and offset give the same numbers on
+The device code includes ``fast/cuda/gt_philox.cuh``, the generator the fast CPU
+tier's ``random.c`` includes too, so the same seed and offset give the same numbers on
 the CPU and on the device. Python reduces the seed to 64 bits, as the CPU tiers
 do, and works out the clamp bound of :meth:`random_uniform` once per call.
 """

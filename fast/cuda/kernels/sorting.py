@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from glasstorch._kernels import Strided
-from glasstorch.cuda import _memory
 
 from ._views import MAX_ROW_BLOCKS, numel, slices_walk
 
@@ -49,8 +48,8 @@ class SortingKernels:
                 *steps,
             )  # fmt: skip
         else:
-            keys = _memory.device_empty(2 * n * slices, a.buffer.dtype)
-            positions = _memory.device_empty(2 * n * slices, np.int64)
+            keys = self.driver.device_empty(2 * n * slices, a.buffer.dtype)
+            positions = self.driver.device_empty(2 * n * slices, np.int64)
             self.launch(
                 "sorting.cu", f"sort_merge_{sfx}", slices, self.ptr(values), self.ptr(indices),
                 self.ptr(a), meta, ndim, slices, n, *steps, keys.ptr, positions.ptr,

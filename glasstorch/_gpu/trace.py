@@ -1,8 +1,9 @@
 """Observers of the device's work: how the profiler sees kernels and copies.
 
-The CUDA driver calls every observer in :data:`observers` for each kernel
-launch and memory copy it queues, but only while the list is not empty, so an
-unobserved program pays one list test per launch.
+The kernels call every observer in :data:`observers` for each kernel launch
+and memory copy they queue (through :meth:`glasstorch._gpu.driver.Driver.traced`),
+but only while the list is not empty, so an unobserved program pays one list
+test per launch.
 """
 
 from __future__ import annotations
@@ -14,3 +15,7 @@ from __future__ import annotations
 #: created with enable_timing=True) were recorded on that stream just before
 #: and just after the work.
 observers: list = []
+
+#: Makes an Event that times (``glasstorch.cuda.Event(enable_timing=True)``;
+#: registered by ``glasstorch.cuda`` when imported).
+make_timing_event = None

@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 
 from glasstorch._kernels import Strided
-from glasstorch.cuda import _memory
 
 from ._views import MAX_ROW_BLOCKS, numel, row_threads
 
@@ -62,10 +61,10 @@ class _Lowering:
         self.ck = self.c // groups * self.kk
         self.dtype = images.buffer.dtype
 
-    def columns(self) -> Strided:
-        """A new (N, C_in * KH * KW, L) column matrix in device memory."""
+    def columns(self, kernels) -> Strided:
+        """A new (N, C_in * KH * KW, L) column matrix in device memory (from ``kernels``' driver)."""
         rows = self.c * self.kk
-        buffer = _memory.device_empty(self.n * rows * self.length, self.dtype)
+        buffer = kernels.driver.device_empty(self.n * rows * self.length, self.dtype)
         return Strided(buffer, (self.n, rows, self.length), (rows * self.length, self.length, 1), 0)
 
     def column_groups(self, columns: Strided, transposed: bool = False) -> Strided:
@@ -127,7 +126,7 @@ class ConvKernels:
         """2-D cross-correlation: im2col + matmul, or a thread per output element."""
         if self._via_gemm():
             low = _Lowering(input, out, weight.shape, groups)
-            columns = low.columns()
+            columns = low.columns(self)
             self.im2col(columns, input, weight.shape[2:], stride, padding, dilation)
             self.matmul(
                 low.output_groups(out), low.weight_groups(weight), low.column_groups(columns)
@@ -159,7 +158,7 @@ class ConvKernels:
         gathering the taps that read it."""
         if self._via_gemm():
             low = _Lowering(grad_input, grad_output, weight.shape, groups)
-            columns = low.columns()
+            columns = low.columns(self)
             self.matmul(
                 low.column_groups(columns),
                 low.weight_groups(weight, transposed=True),
@@ -188,9 +187,9 @@ class ConvKernels:
         or a thread per weight element summing over batch and positions."""
         if self._via_gemm():
             low = _Lowering(input, grad_output, grad_weight.shape, groups)
-            columns = low.columns()
+            columns = low.columns(self)
             self.im2col(columns, input, grad_weight.shape[2:], stride, padding, dilation)
-            per_sample = _memory.device_empty(low.n * low.o * low.ck, low.dtype)
+            per_sample = self.driver.device_empty(low.n * low.o * low.ck, low.dtype)
             products = Strided(
                 per_sample,
                 (low.n, low.g, low.og, low.ck),
@@ -367,7 +366,7 @@ class ConvKernels:
         if c == 0:
             return
         sfx = self.suffix(input)
-        sums = _memory.device_empty(2 * c, np.float64)
+        sums = self.driver.device_empty(2 * c, np.float64)
         self.launch_grid(
             "conv.cu", f"batch_norm_sums_{sfx}", min(c, MAX_ROW_BLOCKS), row_threads(n * length),
             sums.ptr, self._address(grad_weight), _step(grad_weight), self._address(grad_bias),

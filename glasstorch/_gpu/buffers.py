@@ -2,7 +2,7 @@
 
 A CPU storage holds a NumPy array; a CUDA storage holds a :class:`DeviceBuffer`
 (the contract's ``Strided.buffer`` on the device). Its memory is a block of the
-caching allocator (:mod:`glasstorch.cuda._allocator`), and the block returns
+caching allocator (:mod:`glasstorch._gpu.allocator`), and the block returns
 to the allocator's cache the moment the buffer is collected: in CPython, when
 the last tensor that views the storage goes away (paper §5.5). The memory is
 not given back to the device; the next allocation of a similar size reuses
@@ -19,7 +19,7 @@ import threading
 
 import numpy as np
 
-from glasstorch.cuda import _runtime
+from glasstorch._gpu import runtime as _runtime
 
 _guard = threading.RLock()
 _busy = threading.local()  # .depth: allocator calls in progress on this thread
@@ -116,8 +116,3 @@ def device_empty(numel: int, dtype) -> DeviceBuffer:
         finally:
             _leave()
     return DeviceBuffer(block, dtype, numel)
-
-
-def is_device_buffer(buffer) -> bool:
-    """Whether ``buffer`` lives on the GPU."""
-    return type(buffer) is DeviceBuffer

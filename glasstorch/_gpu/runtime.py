@@ -1,9 +1,9 @@
 """The CUDA runtime state of this process: the driver, the allocator, the current stream.
 
 ``driver`` is chosen once, when glasstorch is imported, from ``GLASSTORCH_CUDA``
-(see :func:`glasstorch.cuda._driver.select_driver`); it is None when CUDA is
-off, and then nothing else here is ever used. The caching allocator and the
-stream table are made on first use.
+(:func:`glasstorch._tier.select_driver` picks it, :func:`install` sets it); it
+is None when CUDA is off, and then nothing else here is ever used. The caching
+allocator and the stream table are made on first use.
 
 Streams have two names: the driver's handle (what kernels are queued on) and a
 small number (what the caching allocator files blocks under; 0 is the default
@@ -13,12 +13,16 @@ stream). :data:`stream_handles` maps one to the other.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
-from glasstorch.cuda._driver import select_driver
-
 #: The active driver, or None when CUDA is off.
-driver = select_driver()
+driver = None
+
+#: Makes the default stream's public object (``glasstorch.cuda.default_stream``,
+#: which registers itself here when imported: this package never imports the
+#: public API built on it).
+make_default_stream: Callable[[], Any] | None = None
 
 #: Allocator stream number -> driver stream handle.
 stream_handles: dict[int, Any] = {}
@@ -60,6 +64,13 @@ class _DriverDevice:
         return self.driver.mem_get_info()[0]
 
 
+def install(active_driver) -> None:
+    """Make ``active_driver`` (a :class:`~glasstorch._gpu.driver.Driver`, or None) this
+    process's driver; done once, by :mod:`glasstorch._tier`, at import."""
+    global driver
+    driver = active_driver
+
+
 def require_driver():
     """The driver; raise PyTorch's error when CUDA is off."""
     if driver is None:
@@ -73,7 +84,7 @@ def allocator():
     if _allocator is None:
         with _lock:
             if _allocator is None:
-                from glasstorch.cuda._allocator import CachingAllocator
+                from glasstorch._gpu.allocator import CachingAllocator
 
                 require_driver()
                 stream_handles.setdefault(0, driver.default_stream())
@@ -94,9 +105,7 @@ def current_stream():
     """This thread's current ``glasstorch.cuda.Stream`` (the default stream unless changed)."""
     stream = getattr(_local, "stream", None)
     if stream is None:
-        from glasstorch.cuda import default_stream
-
-        stream = default_stream()
+        stream = make_default_stream()
         _local.stream = stream
     return stream
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from glasstorch._kernels import BINARY_OPS, BOOL_RESULT_OPS, UNARY_OPS, Strided
-from glasstorch.cuda._memory import DeviceBuffer
+from glasstorch._gpu.driver import DeviceBuffer
+from glasstorch._kernels import BOOL_RESULT_OPS, Strided
 
-#: Contract op name -> the code of elementwise.cu's op tables (same order).
-UNARY_CODES = {name: code for code, name in enumerate(UNARY_OPS)}
-BINARY_CODES = {name: code for code, name in enumerate(BINARY_OPS)}
+from ..sources import op_codes
+
+#: Contract op name -> its code in elementwise.cu's op tables, bound by name (as
+#: the C glue binds the C tier's enums); test_op_tables.py checks both against the contract.
+UNARY_CODES = op_codes("elementwise.cu", "GT_UNARY_OPS")
+BINARY_CODES = op_codes("elementwise.cu", "GT_BINARY_OPS")
 _BITWISE = frozenset({"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"})
 
 _INT64_MIN = -(1 << 63)
@@ -123,9 +126,7 @@ class ElementwiseKernels:
         if _is_contiguous(out):
             self.copy_to_device(self.ptr(out), host)
             return
-        from glasstorch.cuda._memory import device_empty
-
-        temp = device_empty(n, out.buffer.dtype)
+        temp = self.driver.device_empty(n, out.buffer.dtype)
         self.copy_to_device(temp.ptr, host)
         self._copy_on_device(out, Strided(temp, out.shape, _row_major(out.shape), 0))
 
@@ -138,9 +139,7 @@ class ElementwiseKernels:
         if n == 0:
             return
         if not _is_contiguous(src):
-            from glasstorch.cuda._memory import device_empty
-
-            temp = device_empty(n, src.buffer.dtype)
+            temp = self.driver.device_empty(n, src.buffer.dtype)
             dense = Strided(temp, src.shape, _row_major(src.shape), 0)
             self._copy_on_device(dense, src)
             src = dense

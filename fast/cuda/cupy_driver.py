@@ -23,7 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from glasstorch.cuda._driver import Driver
+from glasstorch._gpu.driver import DeviceOutOfMemory, Driver
+
+from .sources import CUDA_DIR, headers_fingerprint, kernel_signatures
 
 _H2D, _D2H, _D2D = 1, 2, 3  # cudaMemcpyKind
 
@@ -76,29 +78,10 @@ class _SourceModule:
         self.module, self.code = module, code
 
     def get_function(self, name: str) -> _Kernel:
-        from glasstorch.fast.cuda_sim import kernel_signatures
-
         signatures = kernel_signatures(self.code)
         if name not in signatures:
             raise AttributeError(f'no extern "C" __global__ function named {name!r}')
         return _Kernel(self.module.get_function(name), signatures[name])
-
-
-def headers_fingerprint() -> str:
-    """A comment line naming a hash of every header in ``fast/cuda``.
-
-    CuPy caches compiled modules on disk under a key made from the source text
-    and the options, but not from the text of the headers the source includes:
-    after a header changes, the old binary would be loaded. Appending this line
-    to each source makes any header edit a new key."""
-    import hashlib
-
-    from glasstorch.fast.cuda_sim import CUDA_DIR
-
-    digest = hashlib.sha256()
-    for header in sorted(CUDA_DIR.glob("*.cuh")) + sorted(CUDA_DIR.glob("*.h")):
-        digest.update(header.name.encode() + b"\0" + header.read_bytes())
-    return f"\n// glasstorch headers sha256 {digest.hexdigest()}\n"
 
 
 class CupyDriver(Driver):
@@ -135,8 +118,6 @@ class CupyDriver(Driver):
 
     # ---- memory
     def malloc(self, nbytes: int) -> int:
-        from glasstorch.cuda._allocator import DeviceOutOfMemory
-
         try:
             return int(self.runtime.malloc(max(nbytes, 1)))
         except self.runtime.CUDARuntimeError as error:
@@ -168,8 +149,6 @@ class CupyDriver(Driver):
     def _module(self, source: str) -> Any:
         module = self._modules.get(source)
         if module is None:
-            from glasstorch.fast.cuda_sim import CUDA_DIR
-
             code = (CUDA_DIR / source).read_text() + headers_fingerprint()
             module = self.cupy.RawModule(code=code, options=(f"-I{CUDA_DIR}", *NVRTC_OPTIONS))
             self._modules[source] = module
@@ -179,8 +158,6 @@ class CupyDriver(Driver):
         key = (source, name)
         kernel = self._functions.get(key)
         if kernel is None:
-            from glasstorch.fast.cuda_sim import CUDA_DIR, kernel_signatures
-
             params = kernel_signatures((CUDA_DIR / source).read_text())[name]
             kernel = _Kernel(self._module(source).get_function(name), params)
             self._functions[key] = kernel
@@ -256,9 +233,7 @@ class CupyDriver(Driver):
         """
         if out.buffer.dtype.kind != "f" or not _contiguous(out):
             return False
-        from glasstorch.cuda import _runtime
-
-        with _runtime.current_stream().handle:
+        with self.current_stream().handle:
             self.cupy.matmul(self._array(a), self._array(b), out=self._array(out))
         return True
 

@@ -1,11 +1,11 @@
-"""The CUDA simulator's driver: compile a ``.cu`` file for the CPU and launch its kernels.
+"""The CUDA simulator's Python side: compile a ``.cu`` file for the CPU and launch its kernels.
 
 The CUDA kernels in ``fast/cuda/*.cu`` are compiled by the host C++ compiler
-with ``gt_cuda_sim.h`` (which implements CUDA's execution model on the CPU,
-see its header comment) into a shared library, loaded here with cffi's ABI mode
-(``ffi.dlopen``). The runtime (device memory, streams, events) is one more
-shared library, ``gt_cuda_sim_runtime.c``, shared by every kernel library of
-the process.
+with ``gt_cuda_sim.h`` (beside this file; it implements CUDA's execution model
+on the CPU, see its header comment) into a shared library, loaded here with
+cffi's ABI mode (``ffi.dlopen``). The runtime (device memory, streams, events)
+is one more shared library, ``gt_cuda_sim_runtime.c`` (also beside this
+file), shared by every kernel library of the process.
 
 Compiled libraries are cached by a hash of their sources and flags under
 ``$GLASSTORCH_SIM_CACHE`` (default ``~/.cache/glasstorch/cuda_sim``), so each
@@ -19,17 +19,15 @@ on a GPU through CuPy.
 Examples::
 
     sim = Simulator()
-    module = sim.load("examples.cu")  # a name in fast/cuda, or a path
+    module = sim.load("elementwise.cu")  # a name in fast/cuda, or a path
     out = sim.malloc(4 * 1000)
-    module.get_function("fill_f32")(8, 128, (out, 1.5, 1000))
+    module.get_function("fill_f32")(8, 128, (out, 1.5, 0, 0, 0, 1000))
     sim.synchronize()
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import subprocess
 import tempfile
 import threading
@@ -38,26 +36,23 @@ from typing import Any
 
 from cffi import FFI
 
+from glasstorch._gpu.driver import DeviceOutOfMemory, format_size
+
+from ..sources import CUDA_DIR, CudaSourceError, cache_dir, digest, headers_text, kernel_signatures
+
 __all__ = [
-    "BINARY_OPS",
-    "CUDA_DIR",
+    "SIMULATOR_DIR",
     "Event",
     "Kernel",
     "Module",
     "Simulator",
-    "SimulatorDevice",
     "SimulatorError",
     "Stream",
-    "kernel_signatures",
-    "preprocess",
     "get_simulator",
 ]
 
-#: Where the .cu sources, the simulator header and its runtime live.
-CUDA_DIR = Path(__file__).resolve().parent / "cuda"
-
-#: The op codes of ``binary_f32`` in examples.cu (its GT_BINARY_OPS table).
-BINARY_OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3, "maximum": 4, "minimum": 5, "pow": 6}
+#: Where the simulator's header (gt_cuda_sim.h) and its runtime live: this folder.
+SIMULATOR_DIR = Path(__file__).resolve().parent
 
 #: The largest block, as on every GPU since compute capability 2.0.
 MAX_THREADS_PER_BLOCK = 1024
@@ -85,26 +80,13 @@ const char *gt_sim_last_error(void);
 """
 
 _RUNTIME_NAME = "libgt_cuda_sim_runtime.so"
-_KERNEL_PATTERN = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(([^)]*)\)')
-_COMMENT_PATTERN = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
-class SimulatorError(RuntimeError):
+class SimulatorError(CudaSourceError):
     """A kernel launch or a simulator call went wrong (compile error, bad configuration, ...)."""
 
 
 # ------------------------------------------------------------------- compiling
-
-
-def _cache_dir() -> Path:
-    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    path = Path(os.environ.get("GLASSTORCH_SIM_CACHE", default / "glasstorch" / "cuda_sim"))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def _digest(*parts: str) -> str:
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
 def _compile(command: list[str], target: Path) -> None:
@@ -125,75 +107,15 @@ def _compile(command: list[str], target: Path) -> None:
 
 def _build_runtime(cache: Path) -> Path:
     """The runtime library, compiled once per version of its source."""
-    source = CUDA_DIR / "gt_cuda_sim_runtime.c"
+    source = SIMULATOR_DIR / "gt_cuda_sim_runtime.c"
     cc = os.environ.get("CC", "cc")
-    folder = cache / f"runtime-{_digest(source.read_text(), cc)}"
+    folder = cache / f"runtime-{digest(source.read_text(), cc)}"
     target = folder / _RUNTIME_NAME
     if not target.exists():
         folder.mkdir(exist_ok=True)
         command = [cc, "-std=gnu11", "-O2", "-fPIC", "-shared", "-pthread", str(source)]
         _compile(command + [f"-Wl,-soname,{_RUNTIME_NAME}"], target)
     return target
-
-
-def preprocess(source: str) -> str:
-    """``source`` run through the host C++ preprocessor (``$CXX -E``), without line markers.
-
-    The include path is ``fast/cuda`` (where ``gt_cuda_common.cuh`` lives) and
-    ``GT_CUDA_SIGNATURES`` is defined; the simulator header is *not* included,
-    so ``__global__`` survives as a token and no system header is expanded.
-    Results are cached in memory and on disk (under the simulator's cache) by
-    a digest of the source, the headers of ``fast/cuda`` and the compiler.
-    """
-    cxx = os.environ.get("CXX", "c++")
-    headers = "".join(p.read_text() for p in sorted(CUDA_DIR.glob("*.cuh")))
-    key = _digest(source, headers, cxx)
-    if key in _PREPROCESSED:
-        return _PREPROCESSED[key]
-    cached = _cache_dir() / f"pre-{key}.cu"
-    if cached.exists():
-        text = cached.read_text()
-    else:
-        command = [cxx, "-E", "-P", "-x", "c++", "-std=c++17", f"-I{CUDA_DIR}"]
-        command += ["-DGT_CUDA_SIGNATURES=1", "-"]
-        result = subprocess.run(command, input=source, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise SimulatorError(
-                f"preprocessing CUDA source failed ({' '.join(command)}):\n{result.stderr}"
-            )
-        text = result.stdout
-        fd, partial = tempfile.mkstemp(dir=cached.parent, suffix=".partial")
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.replace(partial, cached)
-    _PREPROCESSED[key] = text
-    return text
-
-
-_PREPROCESSED: dict[str, str] = {}
-
-
-def kernel_signatures(source: str, preprocessed: bool = False) -> dict[str, list[tuple[str, str]]]:
-    """The ``extern "C" __global__`` kernels of a .cu source: name -> [(type, name), ...].
-
-    The source is read after the C preprocessor has run (see :func:`preprocess`),
-    so kernels that a macro instantiates per dtype (``GT_FOR_EACH_DTYPE``) are
-    found with their parameter types. Pass ``preprocessed=True`` for text that
-    has already been through it.
-    """
-    text = source if preprocessed else preprocess(source)
-    kernels = {}
-    for match in _KERNEL_PATTERN.finditer(_COMMENT_PATTERN.sub(" ", text)):
-        params = []
-        for param in match.group(2).split(","):
-            param = " ".join(param.replace("__restrict__", " ").split())
-            if not param or param == "void":
-                continue
-            name = re.search(r"(\w+)$", param).group(1)
-            ctype = param[: -len(name)].strip()
-            params.append((ctype, name))
-        kernels[match.group(1)] = params
-    return kernels
 
 
 def _launcher_source(kernels: dict[str, list[tuple[str, str]]]) -> str:
@@ -373,7 +295,7 @@ class Simulator:
     """
 
     def __init__(self) -> None:
-        self.cache = _cache_dir()
+        self.cache = cache_dir()
         self.ffi = FFI()
         self.ffi.cdef(_RUNTIME_CDEF)
         self.runtime_path = _build_runtime(self.cache)
@@ -393,10 +315,9 @@ class Simulator:
 
     def load_source(self, source: str, filename: str = "<source>.cu") -> Module:
         """Compile CUDA source text for the simulator and load it."""
-        header = (CUDA_DIR / "gt_cuda_sim.h").read_text()
-        header += "".join(p.read_text() for p in sorted(CUDA_DIR.glob("*.cuh")))
+        header = (SIMULATOR_DIR / "gt_cuda_sim.h").read_text() + headers_text()
         cxx = os.environ.get("CXX", "c++")
-        key = _digest(source, header, str(self.runtime_path), cxx)
+        key = digest(source, header, str(self.runtime_path), cxx)
         with self._lock:
             if key in self._modules:
                 return self._modules[key]
@@ -421,7 +342,8 @@ class Simulator:
         unit.write_text(text)
         runtime_dir = str(self.runtime_path.parent)
         command = [cxx, "-std=c++17", "-O2", "-fPIC", "-shared", "-pthread"]
-        command += [f"-I{CUDA_DIR}", "-include", "gt_cuda_sim.h", "-x", "c++", str(unit)]
+        command += [f"-I{CUDA_DIR}", f"-I{SIMULATOR_DIR}", "-include", "gt_cuda_sim.h"]
+        command += ["-x", "c++", str(unit)]
         command += ["-x", "none", f"-L{runtime_dir}", "-lgt_cuda_sim_runtime"]
         command += [f"-Wl,-rpath,{runtime_dir}"]
         try:
@@ -435,10 +357,8 @@ class Simulator:
         """Device memory of ``nbytes`` (256-byte aligned); its address as an int.
 
         Raises:
-            glasstorch.cuda._allocator.DeviceOutOfMemory: the arena is full.
+            glasstorch._gpu.driver.DeviceOutOfMemory: the arena is full.
         """
-        from glasstorch.cuda._allocator import DeviceOutOfMemory, format_size
-
         ptr = self.lib.gt_sim_malloc(nbytes)
         if ptr == self.ffi.NULL:
             free, total = self.mem_get_info()
@@ -510,54 +430,3 @@ def get_simulator() -> Simulator:
         if _SIMULATOR is None:
             _SIMULATOR = Simulator()
         return _SIMULATOR
-
-
-class SimulatorDevice:
-    """The simulator as a :class:`glasstorch.cuda._allocator.Device` for the caching allocator.
-
-    Streams are numbered as the allocator wants them: 0 is the default stream,
-    :meth:`new_stream` hands out the next number.
-    """
-
-    def __init__(self, sim: Simulator | None = None, index: int = 0) -> None:
-        self.sim = sim if sim is not None else get_simulator()
-        self.index = index
-        self.streams: dict[int, Stream] = {0: self.sim.default_stream}
-
-    def new_stream(self) -> int:
-        """Create a stream; return its number."""
-        number = len(self.streams)
-        self.streams[number] = Stream(self.sim)
-        return number
-
-    def raw_malloc(self, nbytes: int) -> int:
-        """Arena memory; raises DeviceOutOfMemory when the arena is full."""
-        return self.sim.malloc(nbytes)
-
-    def raw_free(self, ptr: int) -> None:
-        """Give arena memory back."""
-        self.sim.free(ptr)
-
-    def new_event(self) -> Event:
-        """A simulator event."""
-        return Event(self.sim)
-
-    def record_event(self, event: Event, stream: int) -> None:
-        """Record ``event`` on stream number ``stream``."""
-        event.record(self.streams[stream])
-
-    def query_event(self, event: Event) -> bool:
-        """Whether ``event`` completed."""
-        return event.query()
-
-    def synchronize_event(self, event: Event) -> None:
-        """Wait for ``event``."""
-        event.synchronize()
-
-    def total_memory(self) -> int:
-        """The arena's size."""
-        return self.sim.mem_get_info()[1]
-
-    def free_memory(self) -> int:
-        """The arena's free bytes."""
-        return self.sim.mem_get_info()[0]

@@ -1,4 +1,4 @@
-"""The CUDA simulator as a driver: the device interface over ``glasstorch.fast.cuda_sim``.
+"""The CUDA simulator as a driver: the device interface over the simulator of this folder.
 
 The simulator compiles the ``.cu`` files of ``fast/cuda`` with the host C++
 compiler and runs them on the CPU with CUDA's execution model; each stream is
@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from glasstorch.cuda._driver import Driver
+from glasstorch._gpu.driver import Driver
+
+from .simulator import Event, Stream, get_simulator
 
 
 class SimulatorDriver(Driver):
@@ -26,8 +28,6 @@ class SimulatorDriver(Driver):
     max_grid = 64
 
     def __init__(self) -> None:
-        from glasstorch.fast.cuda_sim import get_simulator
-
         self.sim = get_simulator()
         self.ffi = self.sim.ffi
         self.lib = self.sim.lib
@@ -92,8 +92,6 @@ class SimulatorDriver(Driver):
 
     # ---- streams
     def create_stream(self, priority: int = 0) -> Any:
-        from glasstorch.fast.cuda_sim import Stream
-
         return Stream(self.sim)  # the simulator has no priorities: accepted, not used
 
     def default_stream(self) -> Any:
@@ -113,8 +111,6 @@ class SimulatorDriver(Driver):
 
     # ---- events
     def create_event(self, enable_timing: bool = False) -> Any:
-        from glasstorch.fast.cuda_sim import Event
-
         return Event(self.sim)  # every simulator event times, by the host clock
 
     def event_record(self, event: Any, stream: Any) -> None:

@@ -1,4 +1,4 @@
-// examples.cu - two small kernels to read first: fill and a binary-op table over
+// examples.cu - the test kernels to read first: fill and a binary-op table over
 // contiguous float32 arrays. (glasstorch's own elementwise kernels, for every
 // dtype and any strides, are in elementwise.cu; these are the simulator's
 // first examples and its tests' subjects.)
@@ -12,7 +12,7 @@
 // neighbouring threads touch neighbouring elements (coalesced accesses).
 
 // The binary-op table: one code per operation, shared with the Python driver
-// (glasstorch.fast.cuda_sim.BINARY_OPS). The op is the same for every thread,
+// (shared_tests/cuda_support.py binds the codes by name). The op is the same for every thread,
 // so the switch never diverges within a warp.
 #define GT_BINARY_OPS(X) \
     X(0, add, a + b)     \

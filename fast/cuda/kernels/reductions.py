@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from glasstorch._kernels import REDUCE_OPS, Strided
+from glasstorch._kernels import Strided
 
-#: Contract op name -> reduce.cu's code (same order).
-REDUCE_CODES = {name: code for code, name in enumerate(REDUCE_OPS)}
+from ..sources import op_codes
+from .slices import SliceKernels
+
+#: Contract op name -> reduce.cu's code (its ``GT_REDUCE_<NAME>`` lines), bound by name.
+REDUCE_CODES = op_codes("reduce.cu", "GT_REDUCE")
 
 
 def _threads_for(n_inner: int) -> int:
@@ -21,8 +24,9 @@ def _threads_for(n_inner: int) -> int:
     return threads
 
 
-class ReductionKernels:
-    """reduce on the device."""
+class ReductionKernels(SliceKernels):
+    """reduce on the device; softmax, arg_reduce and cumsum along one dimension
+    come from :class:`~glasstorch.fast.cuda.kernels.slices.SliceKernels`."""
 
     def reduce(self, op: str, out: Strided, a: Strided, dims: tuple[int, ...]) -> None:
         """Reduce ``a`` over ``dims`` into the keepdim-shaped ``out``."""

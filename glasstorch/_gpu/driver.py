@@ -1,35 +1,40 @@
-"""The device interface: what glasstorch needs from a GPU runtime, and how one is chosen.
+"""The device interface: what glasstorch needs from a GPU runtime.
 
 A *driver* is a small object with the operations a GPU runtime offers
 (CUDA's runtime API in miniature): allocate and free device memory, copy
 host-to-device, device-to-host and device-to-device, set memory, load a
 ``.cu`` file and launch one of its kernels with a grid, a block and arguments
 on a stream, create, synchronize and wait on streams, record, query,
-synchronize and time events. Two drivers implement it:
+synchronize and time events. Two drivers implement it, beside the kernels
+they run (the fast tier's ``fast/cuda/``):
 
-* :class:`~glasstorch.cuda._sim_driver.SimulatorDriver`: the CUDA simulator
-  (``fast/cuda/gt_cuda_sim.h``), which runs the very same ``.cu`` sources on
-  the CPU, one worker thread per stream;
-* :class:`~glasstorch.cuda._cupy_driver.CupyDriver`: a real NVIDIA GPU through
-  CuPy (NVRTC compiles the sources; memory comes from ``cudaMalloc``).
+* the CUDA simulator's (``fast/cuda/simulator/``), which runs the very same
+  ``.cu`` sources on the CPU, one worker thread per stream;
+* CuPy's (``fast/cuda/cupy_driver.py``): a real NVIDIA GPU (NVRTC compiles
+  the sources; memory comes from ``cudaMalloc``).
 
 Everything above the driver (the caching allocator, ``DeviceBuffer``, the
 kernels' launch helpers, ``glasstorch.cuda``'s streams and events) is written
-once against this interface.
+once against this interface. What the kernels take from the driver they are
+built with (the current stream, device memory from the caching allocator, the
+trace hooks) is implemented once, here in the base class, over this
+process's runtime state (:mod:`glasstorch._gpu.runtime`).
 
-Selection: ``GLASSTORCH_CUDA=auto|cupy|simulator|off``, read once when
-glasstorch is imported (:func:`select_driver`). ``auto`` (the default) takes a
-GPU through CuPy when there is one and otherwise runs without CUDA, so
-``torch.cuda.is_available()`` is False, as PyTorch's is on such a machine.
+Which driver runs is chosen once, when glasstorch is imported, from
+``GLASSTORCH_CUDA`` (:func:`glasstorch._tier.select_driver`).
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-#: The values GLASSTORCH_CUDA accepts.
-CHOICES = ("auto", "cupy", "simulator", "off")
+import numpy as np
+
+from glasstorch._gpu import runtime, trace
+from glasstorch._gpu.allocator import DeviceOutOfMemory, format_size
+from glasstorch._gpu.buffers import DeviceBuffer, device_empty
+
+__all__ = ["DeviceBuffer", "DeviceOutOfMemory", "Driver", "format_size"]
 
 
 class Driver:
@@ -157,56 +162,27 @@ class Driver:
         """Milliseconds between two completed events."""
         raise NotImplementedError
 
+    # ---- what kernels take from the driver (the same for every driver)
+    #: The observers of device work (:data:`glasstorch._gpu.trace.observers`,
+    #: the same list): a kernel tests it before each launch and copy.
+    observers: list = trace.observers
 
-def _cupy_status() -> str | None:
-    """None when CuPy is installed and sees a GPU; otherwise why not."""
-    try:
-        import cupy
-    except ImportError as error:
-        return f"CuPy is not installed ({error})"
-    try:
-        count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as error:  # noqa: BLE001 - any CUDA failure means "no usable GPU"
-        return f"CuPy finds no usable CUDA device ({error})"
-    return None if count > 0 else "CuPy finds no CUDA device"
+    def current_stream(self) -> Any:
+        """This thread's current ``glasstorch.cuda.Stream`` (its ``handle`` is this
+        driver's stream, its ``number`` the allocator's)."""
+        return runtime.current_stream()
 
+    def device_empty(self, numel: int, dtype: Any) -> DeviceBuffer:
+        """A new buffer of ``numel`` elements of NumPy ``dtype`` from the caching
+        allocator, on the current stream."""
+        return device_empty(numel, np.dtype(dtype))
 
-def select_driver(choice: str | None = None) -> Driver | None:
-    """The driver ``GLASSTORCH_CUDA`` asks for, or None for no CUDA at all.
-
-    Args:
-        choice: ``auto``, ``cupy``, ``simulator`` or ``off``; default: the
-            environment variable ``GLASSTORCH_CUDA`` (``auto`` when unset).
-
-    Raises:
-        ValueError: an unknown value.
-        RuntimeError: ``cupy`` where CuPy or a GPU is missing.
-    """
-    if choice is None:
-        choice = os.environ.get("GLASSTORCH_CUDA", "auto")
-    choice = choice.strip().lower() or "auto"
-    if choice not in CHOICES:
-        raise ValueError(
-            f"GLASSTORCH_CUDA={choice!r} is not a CUDA driver; use one of {', '.join(CHOICES)} "
-            "(auto: a GPU through CuPy if there is one, else no CUDA; simulator: the CUDA "
-            "simulator, on any machine with a C compiler; off: no CUDA)"
-        )
-    if choice == "off":
-        return None
-    if choice == "simulator":
-        from glasstorch.cuda._sim_driver import SimulatorDriver
-
-        return SimulatorDriver()
-    problem = _cupy_status()
-    if problem is None:
-        from glasstorch.cuda._cupy_driver import CupyDriver
-
-        return CupyDriver()
-    if choice == "cupy":
-        raise RuntimeError(
-            f"GLASSTORCH_CUDA=cupy needs CuPy and an NVIDIA GPU, but {problem}. Install CuPy "
-            "for your CUDA version (pip install 'glasstorch[cuda]' or cupy-cuda12x) on a machine "
-            "with a GPU, or use GLASSTORCH_CUDA=simulator to run the CUDA kernels on the CPU, "
-            "or GLASSTORCH_CUDA=off."
-        )
-    return None  # auto without a GPU: no CUDA, as PyTorch on such a machine
+    def traced(self, kind: str, name: str, stream: Any, queue) -> None:
+        """Run ``queue()`` (which queues work on ``stream``) between two timing
+        events, and tell every observer (see :mod:`glasstorch._gpu.trace`)."""
+        start, end = trace.make_timing_event(), trace.make_timing_event()
+        start.record(stream)
+        queue()
+        end.record(stream)
+        for observer in list(trace.observers):
+            observer(kind, name, stream, start, end)
