@@ -149,3 +149,8 @@ def contiguous_raw(tensor: Tensor) -> Tensor:
 def default_float() -> _dtype.dtype:
     """The default floating dtype (float32 unless changed)."""
     return _dtype.get_default_dtype()
+
+
+def floating(x: Tensor) -> Tensor:
+    """``x`` itself if floating, else converted to the default float dtype."""
+    return x if x.dtype.is_floating_point else x.to(default_float())
