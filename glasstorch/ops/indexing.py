@@ -106,7 +106,7 @@ class Gather(Function):
     def forward(ctx, a, dim, index):
         ctx.input_shape, ctx.dim = a.shape, dim
         ctx.save_for_backward(index)
-        out = empty_tensor(index.shape, a.dtype)
+        out = empty_tensor(index.shape, a.dtype, device=a.device)
         bad = kernels.gather(out._strided(), a._strided(), dim, index._strided())
         _out_of_bounds(bad, dim, a.shape[dim] if a.dim() else 1)
         return out
@@ -533,7 +533,7 @@ def _slice_shape(input: Tensor, dim: int, index: Tensor) -> tuple[int, ...]:
 def nonzero(input: Tensor, *, as_tuple: bool = False):
     """Indices of nonzero elements: an ``(n, ndim)`` int64 tensor, or a tuple of columns."""
     count = int((input != 0).sum().item())
-    out = empty_tensor((count, input.dim()), _dtype.int64)
+    out = empty_tensor((count, input.dim()), _dtype.int64, device=input.device)
     kernels.nonzero(out._strided(), input._strided())
     if as_tuple:
         if input.dim() == 0:
@@ -756,7 +756,7 @@ class Index(Function):
         ctx.input_shape = view.shape
         ctx.save_for_backward(positions)
         flat = contiguous_raw(view).reshape(-1)
-        out = empty_tensor((positions.numel(),), view.dtype)
+        out = empty_tensor((positions.numel(),), view.dtype, device=view.device)
         flat_positions = contiguous_raw(positions).reshape(-1)
         bad = kernels.index_select(out._strided(), flat._strided(), 0, flat_positions._strided())
         _out_of_bounds(bad, 0, flat.numel(), IndexError)  # only if the index changed meanwhile

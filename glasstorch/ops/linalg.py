@@ -36,13 +36,13 @@ def compute_matmul(a: Tensor, b: Tensor) -> Tensor:
     """The product of two tensors of at least 2 dims, batch dims broadcast (no autograd)."""
     if a.dim() == 2 and b.dim() == 2 and a.dtype is b.dtype:
         # Two matrices of one dtype, the common case: no batch to broadcast.
-        out = empty_tensor((a._shape[0], b._shape[1]), a.dtype)
+        out = empty_tensor((a._shape[0], b._shape[1]), a.dtype, device=a.device)
         kernels.matmul(out._strided(), a._strided(), b._strided())
         return out
     dtype = _dtype.promote_types(a.dtype, b.dtype)
     a, b = cast(a, dtype), cast(b, dtype)
     batch = broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
-    out = empty_tensor(tuple(batch) + (a.shape[-2], b.shape[-1]), dtype)
+    out = empty_tensor(tuple(batch) + (a.shape[-2], b.shape[-1]), dtype, device=a.device)
     kernels.matmul(out._strided(), _batched_view(a, batch), _batched_view(b, batch))
     return out
 

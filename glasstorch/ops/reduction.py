@@ -47,7 +47,7 @@ def compute_reduce(op: str, a: Tensor, dims, keepdim: bool, dtype=None) -> Tenso
     out_dtype = a.dtype
     if op in ("all", "any") and a.dtype is not _dtype.uint8:
         out_dtype = _dtype.bool_  # uint8 stays uint8, as in PyTorch
-    out = empty_tensor(_keepdim_shape(a.shape, dims), out_dtype)
+    out = empty_tensor(_keepdim_shape(a.shape, dims), out_dtype, device=a.device)
     kernels.reduce(op, out._strided(), a._strided(), tuple(dims))
     return _drop_dims(out, dims, keepdim)
 
@@ -116,7 +116,7 @@ class Mean(Function):
         count = numel([a.shape[d] for d in dims])
         ctx.count = count
         total = compute_reduce("sum", a, dims, keepdim, dtype)
-        out = empty_tensor(total.shape, total.dtype)
+        out = empty_tensor(total.shape, total.dtype, device=total.device)
         from glasstorch.ops.core import strided_as
         from glasstorch.tensor import wrap_scalar
 
@@ -317,8 +317,8 @@ class MaxDim(Function):
     def forward(cls, ctx, a, dim, keepdim):
         ctx.input_shape, ctx.dim, ctx.keepdim = a.shape, dim, keepdim
         shape = _keepdim_shape(a.shape, (dim,))
-        values = empty_tensor(shape, a.dtype)
-        indices = empty_tensor(shape, _dtype.int64)
+        values = empty_tensor(shape, a.dtype, device=a.device)
+        indices = empty_tensor(shape, _dtype.int64, device=a.device)
         kernels.arg_reduce(cls.op, values._strided(), indices._strided(), a._strided(), dim)
         values, indices = _drop_dims(values, (dim,), keepdim), _drop_dims(indices, (dim,), keepdim)
         ctx.save_for_backward(indices)
@@ -619,7 +619,7 @@ class Softmax(Function):
     @classmethod
     def forward(cls, ctx, a, dim):
         ctx.dim = dim
-        out = empty_tensor(a.shape, a.dtype)
+        out = empty_tensor(a.shape, a.dtype, device=a.device)
         kernels.softmax(out._strided(), a._strided(), dim, cls.log)
         ctx.save_for_backward(out)
         return out

@@ -33,7 +33,7 @@ class Cumsum(Function):
     def forward(ctx, a, dim, dtype):
         ctx.dim = dim
         a = cast(a, dtype)
-        out = empty_tensor(a.shape, a.dtype)
+        out = empty_tensor(a.shape, a.dtype, device=a.device)
         if a.dim() == 0:  # the running sum of one number is that number (in ``dtype``)
             kernels.copy(out._strided(), a._strided())
         else:

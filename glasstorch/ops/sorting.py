@@ -39,8 +39,8 @@ topk_result = type(
 
 def _sorted_raw(a: Tensor, dim: int, descending: bool) -> tuple[Tensor, Tensor]:
     """Values and indices of ``a`` sorted along ``dim`` (no autograd)."""
-    values = empty_tensor(a._shape, a.dtype)
-    indices = empty_tensor(a._shape, _dtype.int64)
+    values = empty_tensor(a._shape, a.dtype, device=a.device)
+    indices = empty_tensor(a._shape, _dtype.int64, device=a.device)
     kernels.sort(values._strided(), indices._strided(), a._strided(), dim, descending)
     return values, indices
 

@@ -17,9 +17,7 @@ import math
 
 from glasstorch import _dtype
 from glasstorch._shape import broadcast_shapes
-from glasstorch.autograd import function as _function
 from glasstorch.autograd.function import Function
-from glasstorch.autograd.grad_mode import _state as _grad_state
 from glasstorch.ops import inplace
 from glasstorch.ops.core import (
     as_operand,
@@ -39,6 +37,7 @@ from glasstorch.ops.pointwise.compute import (
     compute_add_scaled,
     compute_binary,
     compute_unary,
+    fast_path_when_unrecorded,
     float_result_dtype,
     ones_like_scalar,
 )
@@ -52,7 +51,6 @@ from glasstorch.ops.pointwise.in_place import (
 from glasstorch.ops.pointwise.selection import where
 from glasstorch.ops.pointwise.unary import reciprocal, signbit, trunc
 from glasstorch.tensor import Tensor
-
 
 # ------------------------------------------------------------ binary Functions
 
@@ -288,37 +286,12 @@ def _check_integer_divisor(a, b) -> None:
 # ------------------------------------------------------------- public binary
 
 
-def _records_nothing(a: Tensor, b) -> bool:
-    """Whether ``a op b`` would record nothing: no autograd node (grad mode off,
-    or no operand requiring grad) and no profiler span. Then the Function
-    machinery has nothing to do."""
-    if _function.profiler_hook is not None:
-        return False
-    return not _grad_state.enabled or not (
-        a._requires_grad or (isinstance(b, Tensor) and b._requires_grad)
-    )
-
-
+@fast_path_when_unrecorded("add")
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other``, with broadcasting and type promotion."""
-    if alpha == 1 and isinstance(input, Tensor) and _records_nothing(input, other):
-        # Shortcut: with no graph to record, ``Add.apply`` would only call
-        # ``compute_binary``; calling it directly saves the context and the
-        # grad-mode switch (a large part of a small tensor's cost).
-        return compute_binary("add", input, other)
     if not isinstance(input, Tensor) and alpha == 1:
         input, other = other, input  # 2 + x is recorded as x + 2, as in PyTorch
     return Add.apply(input, other, alpha)
-
-
-def sub(input, other, *, alpha=1) -> Tensor:
-    """``input - alpha * other``."""
-    _check_bool_sub(input, other)
-    if not isinstance(input, Tensor):
-        return Rsub.apply(other, input)
-    if alpha == 1 and _records_nothing(input, other):
-        return compute_binary("sub", input, other)  # shortcut: as in add
-    return Sub.apply(input, other, alpha)
 
 
 def _check_bool_sub(a, b) -> None:
@@ -337,12 +310,20 @@ def _check_bool_sub(a, b) -> None:
         )
 
 
+@fast_path_when_unrecorded("sub", check=_check_bool_sub)
+def sub(input, other, *, alpha=1) -> Tensor:
+    """``input - alpha * other``."""
+    _check_bool_sub(input, other)
+    if not isinstance(input, Tensor):
+        return Rsub.apply(other, input)
+    return Sub.apply(input, other, alpha)
+
+
+@fast_path_when_unrecorded("mul")
 def mul(input, other) -> Tensor:
     """``input * other``."""
     if not isinstance(input, Tensor):
         input, other = other, input  # 2 * x is recorded as x * 2, as in PyTorch
-    if isinstance(input, Tensor) and _records_nothing(input, other):
-        return compute_binary("mul", input, other)  # shortcut: as in add
     return Mul.apply(input, other)
 
 

@@ -6,12 +6,14 @@ Functions share live here too.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from glasstorch import _dtype
 from glasstorch._kernels import BOOL_RESULT_OPS
 from glasstorch._shape import row_major_strides
 from glasstorch._tier import cuda_active, kernels
+from glasstorch.autograd.function import records_nothing
 from glasstorch.ops import inplace
 from glasstorch.ops.core import (
     as_operand,
@@ -29,8 +31,10 @@ def compute_binary(op: str, a, b, dtype=None, out=None) -> Tensor:
     """Run the binary kernel ``op`` on two operands (tensors or numbers), no autograd.
 
     Promotes to the common dtype (or ``dtype`` when given), broadcasts both
-    operands to the common shape and allocates the output, or writes into
-    ``out`` (a tensor of that shape) and returns it: see :func:`_write_result`.
+    operands to the common shape and allocates the output on their common
+    device, or writes into ``out`` (a tensor of that shape) and returns it: see
+    :func:`_write_result`. (Speed: two row-major tensors of one shape and dtype
+    skip these steps, see :func:`_binary_same_layout`.)
     """
     if (
         out is None
@@ -41,19 +45,10 @@ def compute_binary(op: str, a, b, dtype=None, out=None) -> Tensor:
         and a._shape == b._shape
         and a._stride == b._stride == row_major_strides(a._shape)
     ):
-        # The common case, taken first: nothing to promote, broadcast or lay out.
-        # Shortcut: contiguity is read off by comparing the strides with the
-        # (cached) row-major strides, which is cheaper than is_contiguous()'s loop
-        # (a size-1 dimension with another stride takes the general path below).
-        if cuda_active:
-            common_device(a, b)
-        out = _same_layout_as(a, _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype)
-        kernels.binary(op, out._strided(), a._strided(), b._strided())
-        return out
+        return _binary_same_layout(op, a, b)
     check_tensor_or_number(a, "input")
     check_tensor_or_number(b, "other")
-    if cuda_active:
-        common_device(a, b)
+    device = common_device(a, b)
     dtype = dtype or _dtype.result_type(a, b)
     result_dtype = _dtype.bool_ if op in BOOL_RESULT_OPS else dtype
     if _in_pieces(out, result_dtype):
@@ -62,9 +57,25 @@ def compute_binary(op: str, a, b, dtype=None, out=None) -> Tensor:
     shape = broadcast(a, b)
     strides = output_strides(shape, a, b)
     a, b = as_operand(a, dtype), as_operand(b, dtype)
-    result = _result_tensor(out, shape, result_dtype, strides)
+    result = _result_tensor(out, shape, result_dtype, strides, device)
     kernels.binary(op, result._strided(), strided_as(a, shape), strided_as(b, shape))
     return _write_result(result, out)
+
+
+def _binary_same_layout(op: str, a: Tensor, b: Tensor) -> Tensor:
+    """:func:`compute_binary` for two row-major tensors of one shape and dtype,
+    the common case: nothing to promote, broadcast or lay out.
+
+    Shortcut: :func:`compute_binary` recognises the case by comparing the
+    strides with the (cached) row-major strides, which is cheaper than
+    ``is_contiguous()``'s loop (a size-1 dimension with another stride takes the
+    general path).
+    """
+    if cuda_active:
+        common_device(a, b)
+    out = _same_layout_as(a, _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype)
+    kernels.binary(op, out._strided(), a._strided(), b._strided())
+    return out
 
 
 def compute_add_scaled(a, b: Tensor, alpha, dtype, out=None) -> Tensor:
@@ -77,7 +88,7 @@ def compute_add_scaled(a, b: Tensor, alpha, dtype, out=None) -> Tensor:
     strides = output_strides(shape, a, b)
     a, b = as_operand(a, dtype), as_operand(b, dtype)
     alpha = float(alpha) if dtype.is_floating_point else int(alpha)
-    result = _result_tensor(out, shape, dtype, strides)
+    result = _result_tensor(out, shape, dtype, strides, common_device(a, b))
     kernels.add_scaled(result._strided(), strided_as(a, shape), strided_as(b, shape), alpha)
     return _write_result(result, out)
 
@@ -93,12 +104,12 @@ def _in_pieces(out, dtype) -> bool:
     return out is not None and out.dtype is not dtype and out.numel() > inplace.PIECE
 
 
-def _result_tensor(out, shape, dtype, strides=None) -> Tensor:
+def _result_tensor(out, shape, dtype, strides, device) -> Tensor:
     """Where a kernel writes: ``out`` itself when it has the result's dtype (the
-    caller made sure it has the result's shape), else a new tensor."""
+    caller made sure it has the result's shape), else a new tensor on ``device``."""
     if out is not None and out.dtype is dtype:
         return out
-    return empty_tensor(shape, dtype, strides)
+    return empty_tensor(shape, dtype, strides, device=device)
 
 
 def _write_result(result: Tensor, out) -> Tensor:
@@ -136,7 +147,8 @@ def compute_unary(op: str, a: Tensor, dtype=None, out=None) -> Tensor:
         return out
     if dtype is not None:
         a = cast(a, dtype)
-    result = _result_tensor(out, a.shape, out_dtype, output_strides(a.shape, a))
+    strides = output_strides(a.shape, a)
+    result = _result_tensor(out, a.shape, out_dtype, strides, a.device)
     kernels.unary(op, result._strided(), a._strided())
     return _write_result(result, out)
 
@@ -194,3 +206,29 @@ def _check_both_tensors(name: str, input, other) -> None:
                 f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
                 f"not {type(value).__name__}"
             )
+
+
+def fast_path_when_unrecorded(op: str, check=None):
+    """Decorate the public binary op ``op`` (``add``, ``sub``, ``mul``) with a
+    shortcut, taken when its Function would record nothing.
+
+    The op's own body is the plain meaning (``Add.apply(input, other, alpha)``).
+    Speed: with no graph to record (:func:`~glasstorch.autograd.function.records_nothing`),
+    ``apply`` would only call ``forward``, which calls :func:`compute_binary`;
+    calling it directly saves the context and the grad-mode switch, a large part
+    of a small tensor's cost. The shortcut is taken for a tensor ``input`` and no
+    keyword arguments; ``check(input, other)`` raises the op's own errors first.
+    """
+
+    def decorate(function):
+        @functools.wraps(function)
+        def op_or_fast_path(input, other, **options):
+            if not options and isinstance(input, Tensor) and records_nothing(input, other):
+                if check is not None:
+                    check(input, other)
+                return compute_binary(op, input, other)
+            return function(input, other, **options)
+
+        return op_or_fast_path
+
+    return decorate

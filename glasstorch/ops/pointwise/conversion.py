@@ -36,7 +36,7 @@ class Clone(Function):
     def forward(ctx, a):
         from glasstorch._shape import dense_strides
 
-        out = empty_tensor(a.shape, a.dtype, dense_strides(a.shape, a.stride()))
+        out = empty_tensor(a.shape, a.dtype, dense_strides(a.shape, a.stride()), device=a.device)
         kernels.copy(out._strided(), a._strided())
         return out
 

@@ -233,11 +233,11 @@ class Where(Function):
     @staticmethod
     def forward(ctx, condition, a, b):
         ctx.save_for_backward(condition)
-        common_device(condition, a, b)
+        device = common_device(condition, a, b)
         dtype = _dtype.result_type(a, b)
         shape = broadcast(condition, a, b)
         a, b = as_operand(a, dtype), as_operand(b, dtype)
-        out = empty_tensor(shape, dtype)
+        out = empty_tensor(shape, dtype, device=device)
         kernels.where(
             out._strided(),
             strided_as(condition, shape),
@@ -289,7 +289,7 @@ class MaskedFill(Function):
         # In place, where() reads each element of a before it writes the same place.
         out = destination(cls, ctx, a)
         if out is None:
-            out = empty_tensor(a.shape, a.dtype)
+            out = empty_tensor(a.shape, a.dtype, device=a.device)
         filler = as_operand(value, a.dtype)
         kernels.where(
             out._strided(), strided_as(mask, shape), strided_as(filler, shape), a._strided()
