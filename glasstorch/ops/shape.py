@@ -20,7 +20,7 @@ from glasstorch._shape import normalize_dim
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.ops import inplace
-from glasstorch.ops.creation import arange, zeros
+from glasstorch.ops.creation import arange, ones, tensor, zeros
 from glasstorch.ops.indexing import flip
 from glasstorch.ops.pointwise.selection import masked_fill
 from glasstorch.ops.views import cat, permute, stack
@@ -622,8 +622,6 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, ou
         input = input.reshape(1)
     dim = dim % input.dim()
     if isinstance(repeats, (list, tuple)):
-        from glasstorch.ops.creation import tensor
-
         repeats = tensor(repeats, dtype=_dtype.int64)
     if not isinstance(repeats, Tensor):
         return _repeat_each(input, int(repeats), dim, output_size)
@@ -703,8 +701,6 @@ def _interleave_index(counts: Tensor, total: int) -> Tensor:
     a total too large for memory fails there, with PyTorch's error, before
     any other work.
     """
-    from glasstorch.ops.creation import ones, zeros
-
     marks = zeros((total,), dtype=_dtype.int64, device=counts.device)
     starts = counts.cumsum(0) - counts
     starts = starts[starts < total]

@@ -62,8 +62,6 @@ class Sort(Function):
 
     @staticmethod
     def backward(ctx, grad, grad_indices):
-        from glasstorch.ops.creation import zeros
-
         (indices,) = ctx.saved_tensors
         input_grad = zeros(ctx.input_shape, dtype=grad.dtype, device=grad.device)
         return input_grad.scatter(ctx.dim, indices, grad), None, None, None
@@ -430,8 +428,6 @@ def _unique_dim(input: Tensor, dim: int, return_inverse, return_counts, consecut
 
 
 def _long(values: list[int], like: Tensor) -> Tensor:
-    from glasstorch.ops.creation import tensor
-
     return tensor(values, dtype=_dtype.int64, device=like.device)
 
 

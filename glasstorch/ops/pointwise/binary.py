@@ -230,10 +230,6 @@ class RPow(Function):
             return None, zeros_like(grad)
         return None, grad * out * log_base
 
-        # -- end solution
-
-        # -- end solution
-
 
 class Remainder(Function):
     backward_name = "RemainderBackward0"

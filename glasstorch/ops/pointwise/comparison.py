@@ -12,7 +12,7 @@ from glasstorch.ops.core import (
     default_float,
     is_number,
 )
-from glasstorch.ops.creation import ones, zeros
+from glasstorch.ops.creation import ones, tensor, zeros
 from glasstorch.ops.pointwise.compute import _check_both_tensors, compute_binary, compute_unary
 from glasstorch.ops.pointwise.in_place import kernel_inplace
 from glasstorch.tensor import Tensor
@@ -20,8 +20,6 @@ from glasstorch.tensor import Tensor
 
 def as_tensor_like(number, other) -> Tensor:
     """A number as a 0-d tensor, for ``number op tensor`` written the other way round."""
-    from glasstorch.ops.creation import tensor
-
     return tensor(number, dtype=_dtype.scalar_dtype(number)) if is_number(number) else number
 
 

@@ -11,7 +11,7 @@ import math
 
 from glasstorch import _dtype
 from glasstorch._kernels import BOOL_RESULT_OPS
-from glasstorch._shape import row_major_strides
+from glasstorch._shape import contiguous_strides, dense_strides, row_major_strides
 from glasstorch._tier import cuda_active, kernels
 from glasstorch.autograd.function import records_nothing
 from glasstorch.ops import inplace
@@ -24,7 +24,7 @@ from glasstorch.ops.core import (
     default_float,
     strided_as,
 )
-from glasstorch.tensor import Storage, Tensor, empty_tensor
+from glasstorch.tensor import Storage, Tensor, empty_tensor, wrap_scalar
 
 
 def compute_binary(op: str, a, b, dtype=None, out=None) -> Tensor:
@@ -157,8 +157,6 @@ def output_strides(shape, *operands):
     """Strides for an elementwise result: those of the first operand with the
     result's shape if it is dense (so ``x.t() + 1`` stays transposed, as in
     PyTorch), row-major otherwise."""
-    from glasstorch._shape import contiguous_strides, dense_strides
-
     shape = tuple(shape)
     for operand in operands:
         if isinstance(operand, Tensor) and operand._shape == shape:
@@ -179,15 +177,11 @@ def _needs(ctx, i: int) -> bool:
 
 def ones_like_scalar(a: Tensor) -> Tensor:
     """A 0-d tensor holding 1 in ``a``'s dtype (for masking formulas)."""
-    from glasstorch.tensor import wrap_scalar
-
     return wrap_scalar(1, a.dtype)
 
 
 def ones_like_bool(a: Tensor) -> Tensor:
     """A 0-d True (broadcasts against ``a``)."""
-    from glasstorch.tensor import wrap_scalar
-
     return wrap_scalar(True, _dtype.bool_)
 
 

@@ -357,6 +357,7 @@ class Maximum(Function):
         # -- solution: autograd/pointwise
         a, b = ctx.saved_tensors
         return _extreme_gradients(grad, a, b, a_loses=a < b, b_loses=a > b)
+        # -- end solution
 
 
 class Minimum(Function):
@@ -372,6 +373,7 @@ class Minimum(Function):
         # -- solution: autograd/pointwise
         a, b = ctx.saved_tensors
         return _extreme_gradients(grad, a, b, a_loses=a > b, b_loses=a < b)
+        # -- end solution
 
 
 def maximum(input: Tensor, other: Tensor) -> Tensor:
