@@ -381,8 +381,8 @@ class Function:
 
 def records_nothing(input, other) -> bool:
     """Whether ``Function.apply`` on the operands ``input`` (a tensor) and
-    ``other`` would record nothing: no node (grad mode is off, or neither
-    operand requires grad) and no profiler span.
+    ``other`` (a tensor, a number or None) would record nothing: no node (grad
+    mode is off, or neither operand requires grad) and no profiler span.
 
     Then ``apply`` would only run ``forward``, so a caller may compute the
     values directly (see ``glasstorch.ops.pointwise.compute.fast_path_when_unrecorded``).
