@@ -439,3 +439,49 @@ from glasstorch.utils.dlpack import from_dlpack  # noqa: E402
 # glasstorch.multiprocessing (torch.multiprocessing, which registers the
 # pickling rules that send tensors as shared memory) is imported with
 # utils.data, whose DataLoader uses it.
+
+
+#: The public names, one list: what ``from glasstorch import *`` gives.
+__all__ = [
+    "abs", "accelerator", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "all",
+    "allclose", "amax", "amin", "aminmax", "amp", "any", "arange", "arctan2", "argmax",
+    "argmin", "argsort", "argwhere", "as_strided", "as_tensor", "atan2", "autocast", "autograd",
+    "backends", "baddbmm", "bernoulli", "bfloat16", "bincount", "bitwise_and", "bitwise_not",
+    "bitwise_or", "bitwise_xor", "block_diag", "bmm", "bool", "BoolTensor", "broadcast_shapes",
+    "broadcast_to", "bucketize", "ByteTensor", "can_cast", "cartesian_prod", "cat", "cdist",
+    "ceil", "chunk", "clamp", "clamp_max", "clamp_min", "clip", "clone", "column_stack",
+    "compile", "concat", "concatenate", "copysign", "corrcoef", "cos", "cosine_similarity",
+    "count_nonzero", "cov", "cross", "cuda", "cummax", "cummin", "cumprod", "cumsum",
+    "datasets", "default_generator", "deg2rad", "device", "devices", "diag", "diag_embed",
+    "diagonal", "diff", "dist", "distributions", "div", "dot", "double", "DoubleTensor",
+    "dstack", "dtype", "e", "einsum", "empty", "empty_like", "enable_grad", "eq", "equal",
+    "erf", "exp", "expm1", "eye", "finfo", "flatten", "flip", "fliplr", "flipud", "float",
+    "float16", "float32", "float64", "FloatTensor", "floor", "floor_divide", "fmod", "frac",
+    "from_dlpack", "from_numpy", "full", "full_like", "gather", "ge", "Generator", "ger",
+    "get_default_device", "get_default_dtype", "get_float32_matmul_precision",
+    "get_num_threads", "get_rng_state", "greater", "greater_equal", "gt", "half", "heaviside",
+    "histc", "hstack", "hypot", "iinfo", "index_add", "index_copy", "index_put", "index_select",
+    "inf", "inference_mode", "initial_seed", "inner", "int", "int32", "int64", "IntTensor",
+    "is_floating_point", "is_grad_enabled", "is_inference_mode_enabled", "is_tensor", "isclose",
+    "isfinite", "isinf", "isnan", "kron", "le", "lerp", "less", "less_equal", "linalg",
+    "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax", "logaddexp",
+    "logcumsumexp", "logical_and", "logical_not", "logical_or", "logical_xor", "logit",
+    "logsumexp", "long", "LongTensor", "lt", "manual_seed", "masked_fill", "masked_select",
+    "matmul", "max", "maximum", "mean", "median", "meshgrid", "min", "minimum", "mm",
+    "moveaxis", "movedim", "msort", "mul", "multinomial", "multiprocessing", "mv", "nan",
+    "nan_to_num", "nan_to_num_", "nanmean", "nanmedian", "nanquantile", "nansum", "narrow",
+    "ne", "neg", "negative", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel",
+    "ones", "ones_like", "optim", "outer", "permute", "pi", "pow", "prod", "profiler",
+    "promote_types", "quantile", "rad2deg", "rand", "rand_like", "randint", "randint_like",
+    "randn", "randn_like", "random", "randperm", "ravel", "reciprocal", "relu", "remainder",
+    "repeat_interleave", "reshape", "result_type", "roll", "rot90", "round", "rsqrt", "save",
+    "scatter", "scatter_add", "searchsorted", "seed", "select", "serialization",
+    "set_default_device", "set_default_dtype", "set_float32_matmul_precision",
+    "set_grad_enabled", "set_num_threads", "set_rng_state", "sgn", "sigmoid", "sign", "signbit",
+    "sin", "Size", "softmax", "sort", "split", "sqrt", "square", "squeeze", "stack", "std",
+    "std_mean", "sub", "sum", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tanh",
+    "Tensor", "tensor", "tensor_split", "tier", "tile", "topk", "trace", "transpose", "tril",
+    "tril_indices", "triu", "triu_indices", "true_divide", "trunc", "uint8", "unbind",
+    "unflatten", "unique", "unique_consecutive", "unsqueeze", "utils", "var", "var_mean",
+    "vdot", "vstack", "where", "xlogy", "zeros", "zeros_like"
+]  # fmt: skip
