@@ -250,3 +250,57 @@ def check_scalar_fits(value, d: dtype) -> None:
 
 def _overflow_message(d: dtype) -> str:
     return f"value cannot be converted to type {_C_TYPE_NAMES[d.name]} without overflow"
+
+
+class finfo:  # noqa: N801 - PyTorch's name
+    """Machine limits of a floating dtype: ``torch.finfo(torch.float32).eps``.
+
+    Attributes:
+        bits, eps, max, min, tiny (= smallest_normal), resolution, dtype.
+    """
+
+    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002 - PyTorch's name
+        type = get_default_dtype() if type is None else type
+        if not type.is_floating_point:
+            raise TypeError(
+                f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle '{type}'"
+            )
+        info = np.finfo(type.numpy)
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = float(info.resolution)
+        self.dtype = type.name
+
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+            f"dtype={self.dtype})"
+        )
+
+
+class iinfo:  # noqa: N801 - PyTorch's name
+    """Machine limits of an integer dtype: ``torch.iinfo(torch.int64).max``.
+
+    Attributes:
+        bits, max, min, dtype.
+    """
+
+    def __init__(self, type: dtype) -> None:  # noqa: A002 - PyTorch's name
+        if type.is_floating_point or type is bool_:
+            raise TypeError(
+                f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{type}'"
+            )
+        info = np.iinfo(type.numpy)
+        self.bits, self.max, self.min, self.dtype = (
+            int(info.bits),
+            int(info.max),
+            int(info.min),
+            type.name,
+        )
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

@@ -3,7 +3,8 @@
 ``vector_norm`` is one Function (PyTorch's node ``LinalgVectorNormBackward0``)
 whose derivative is written out for each order, so the gradient at the zero
 vector is 0, as PyTorch's, rather than the NaN that ``sqrt(sum(x * x))``
-would give. Matrix norms are built from it and from ``sum`` and ``amax``.
+would give; ``dist`` is the norm of a difference. Matrix norms are built
+from it and from ``sum`` and ``amax``.
 The matrix norms that need singular values (``ord=2``, ``-2``, ``"nuc"``)
 are not available yet.
 """
@@ -15,6 +16,7 @@ import math
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled
 from glasstorch.ops.creation import zeros_like
+from glasstorch.ops.linalg import linalg_cross
 from glasstorch.ops.reduction import _dims_arg
 from glasstorch.tensor import Tensor
 
@@ -173,6 +175,15 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
 
     Both inputs must have the same number of dimensions, and ``dim`` size 3.
     """
-    from glasstorch.ops.more_math import linalg_cross
-
     return linalg_cross(input, other, dim=dim)
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """The ``p``-norm of ``input - other`` (broadcast), as a 0-d tensor."""
+    difference = input - other
+    if not difference.dtype.is_floating_point:
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. Got "
+            f"{difference.dtype.title} instead."
+        )
+    return vector_norm(difference, p)

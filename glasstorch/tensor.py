@@ -583,7 +583,7 @@ class Tensor:
         simulator and CUDA stage the source, so it is safe to reuse at once);
         a device-to-host copy always waits, so the values can be read.
         """
-        from glasstorch.ops.pointwise import to_dtype
+        from glasstorch.ops.pointwise.conversion import to_dtype
 
         copy = kwargs.pop("copy", False)
         dtype, target, non_blocking = parse_to(args, kwargs)

@@ -1,6 +1,6 @@
 """The CUDA tier's kernels, one contract call at a time, against the CPU tier.
 
-Each test runs a kernel of ``glasstorch.fast.cuda_kernels`` on device buffers
+Each test runs a kernel of ``glasstorch.fast.cuda.kernels`` on device buffers
 (under ``GLASSTORCH_CUDA=simulator``: the very ``.cu`` source, compiled for the
 CPU) and the same kernel of the CPU tier under test on NumPy buffers, and
 compares the outputs: bit for bit where every tier computes the same

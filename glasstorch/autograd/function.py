@@ -379,6 +379,21 @@ class Function:
                 span.__exit__(None, None, None)
 
 
+def records_nothing(input, other) -> bool:
+    """Whether ``Function.apply`` on the operands ``input`` (a tensor) and
+    ``other`` (a tensor, a number or None) would record nothing: no node (grad
+    mode is off, or neither operand requires grad) and no profiler span.
+
+    Then ``apply`` would only run ``forward``, so a caller may compute the
+    values directly (see ``glasstorch.ops.pointwise.compute.fast_path_when_unrecorded``).
+    """
+    if profiler_hook is not None:
+        return False
+    return not _grad_state.enabled or not (
+        input._requires_grad or (isinstance(other, Tensor) and other._requires_grad)
+    )
+
+
 class UnrecordedContext:
     """The ``ctx`` that ``forward`` receives when nothing is recorded.
 

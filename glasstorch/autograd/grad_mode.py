@@ -102,3 +102,65 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
     def __call__(self, fn):
         _set_enabled(self._previous)  # as a decorator, creating it changes nothing
         return super().__call__(fn)
+
+
+#: How many inference_mode blocks are open (is_inference_mode_enabled reads it).
+_inference_depth = 0
+
+
+class inference_mode(_GradModeContext):  # noqa: N801 - PyTorch's name
+    """Context manager and decorator for code that only evaluates: no graph is recorded.
+
+    In glasstorch it is :class:`no_grad` (PyTorch also skips some bookkeeping
+    for "inference tensors" and refuses to use them in autograd later; here the
+    tensors made inside are ordinary tensors that simply have no history).
+
+    Args:
+        mode: ``False`` makes it do nothing. Default: ``True``.
+
+    Example::
+
+        >>> with torch.inference_mode():
+        ...     y = model(x)
+        >>> y.requires_grad
+        False
+    """
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # used as a bare decorator: @torch.inference_mode
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True) -> None:
+        self._inference = bool(mode)
+        super().__init__(False)
+
+    def __enter__(self):
+        global _inference_depth
+        self._previous = is_grad_enabled()
+        if self._inference:
+            _inference_depth += 1
+            return super().__enter__()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        global _inference_depth
+        if self._inference:
+            _inference_depth -= 1
+            super().__exit__(*exc_info)
+
+    def __call__(self, fn):
+        """Use as a decorator: ``@torch.inference_mode()`` runs ``fn`` inside it."""
+        mode = self._inference
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether code runs inside :class:`inference_mode`."""
+    return _inference_depth > 0

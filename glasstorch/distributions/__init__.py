@@ -170,7 +170,7 @@ class Normal(Distribution):
 
 
 def _tiny(t: Tensor) -> float:
-    from glasstorch.ops.composites import finfo
+    from glasstorch._dtype import finfo
 
     return finfo(t.dtype).tiny
 

@@ -108,7 +108,7 @@ def cast(tensor: Tensor, dtype) -> Tensor:
     """``tensor`` converted to ``dtype`` by the copy kernel (itself if already so)."""
     if tensor.dtype is dtype:
         return tensor
-    out = empty_tensor(tensor._shape, dtype)
+    out = empty_tensor(tensor._shape, dtype, device=tensor.device)
     kernels.copy(out._strided(), tensor._strided())
     return out
 
@@ -136,7 +136,7 @@ def broadcast(*values) -> tuple[int, ...]:
 
 def contiguous_copy(tensor: Tensor) -> Tensor:
     """A fresh contiguous copy of ``tensor``'s values."""
-    out = empty_tensor(tensor._shape, tensor.dtype)
+    out = empty_tensor(tensor._shape, tensor.dtype, device=tensor.device)
     kernels.copy(out._strided(), tensor._strided())
     return out
 
@@ -149,3 +149,8 @@ def contiguous_raw(tensor: Tensor) -> Tensor:
 def default_float() -> _dtype.dtype:
     """The default floating dtype (float32 unless changed)."""
     return _dtype.get_default_dtype()
+
+
+def floating(x: Tensor) -> Tensor:
+    """``x`` itself if floating, else converted to the default float dtype."""
+    return x if x.dtype.is_floating_point else x.to(default_float())

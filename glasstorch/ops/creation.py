@@ -615,3 +615,9 @@ def randint_like(input: Tensor, low, high=None, *, dtype=None, generator=None, *
     return randint(
         low, high, tuple(input.shape), dtype=dtype or input.dtype, generator=generator, **kwargs
     )
+
+
+def as_tensor_on(value, like: Tensor) -> Tensor:
+    """``value`` itself if it is a tensor, else a number made a 0-d tensor on
+    ``like``'s device (with PyTorch's scalar dtype)."""
+    return value if isinstance(value, Tensor) else tensor(value, device=like.device)

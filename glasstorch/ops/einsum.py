@@ -25,7 +25,7 @@ Every step is a differentiable operation, so gradients need no code here.
 
 from __future__ import annotations
 
-from glasstorch.ops.shaping import diagonal
+from glasstorch.ops.shape import diagonal
 from glasstorch.tensor import Tensor
 
 #: Labels for the dims an ellipsis covers: characters no equation can contain.

@@ -1,4 +1,5 @@
-"""Indexing: ``x[...]`` reads and writes, gather/scatter, index_select/index_add.
+"""Indexing: ``x[...]`` reads and writes, gather/scatter, index_select/index_add,
+index_fill, take_along_dim.
 
 ``x[key]`` is done in two steps. *Basic* indexing (ints, slices, ``None``,
 ``...``) only makes a view: new shape, strides and offset. *Advanced* indexing
@@ -11,6 +12,8 @@ Writing (``x[key] = value``) is the same computation in reverse with
 
 from __future__ import annotations
 
+import builtins
+
 from glasstorch import _dtype
 from glasstorch._dispatch import MIXED_DEVICES
 from glasstorch._shape import broadcast_shapes, contiguous_strides, normalize_dim, normalize_dims
@@ -21,10 +24,12 @@ from glasstorch.ops import inplace
 from glasstorch.ops.core import (
     cast,
     check_same_device,
+    common_device,
     contiguous_copy,
     contiguous_raw,
     is_number,
 )
+from glasstorch.ops.creation import arange, ones, zeros
 from glasstorch.ops.inplace import destination
 from glasstorch.tensor import Tensor, empty_tensor
 
@@ -101,7 +106,7 @@ class Gather(Function):
     def forward(ctx, a, dim, index):
         ctx.input_shape, ctx.dim = a.shape, dim
         ctx.save_for_backward(index)
-        out = empty_tensor(index.shape, a.dtype)
+        out = empty_tensor(index.shape, a.dtype, device=a.device)
         bad = kernels.gather(out._strided(), a._strided(), dim, index._strided())
         _out_of_bounds(bad, dim, a.shape[dim] if a.dim() else 1)
         return out
@@ -528,7 +533,7 @@ def _slice_shape(input: Tensor, dim: int, index: Tensor) -> tuple[int, ...]:
 def nonzero(input: Tensor, *, as_tuple: bool = False):
     """Indices of nonzero elements: an ``(n, ndim)`` int64 tensor, or a tuple of columns."""
     count = int((input != 0).sum().item())
-    out = empty_tensor((count, input.dim()), _dtype.int64)
+    out = empty_tensor((count, input.dim()), _dtype.int64, device=input.device)
     kernels.nonzero(out._strided(), input._strided())
     if as_tuple:
         if input.dim() == 0:
@@ -751,7 +756,7 @@ class Index(Function):
         ctx.input_shape = view.shape
         ctx.save_for_backward(positions)
         flat = contiguous_raw(view).reshape(-1)
-        out = empty_tensor((positions.numel(),), view.dtype)
+        out = empty_tensor((positions.numel(),), view.dtype, device=view.device)
         flat_positions = contiguous_raw(positions).reshape(-1)
         bad = kernels.index_select(out._strided(), flat._strided(), 0, flat_positions._strided())
         _out_of_bounds(bad, 0, flat.numel(), IndexError)  # only if the index changed meanwhile
@@ -1007,3 +1012,135 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     check_same_device("wrapper_CUDA__masked_select", self=input, mask=mask)
     shape = broadcast_shapes(tuple(input.shape), tuple(mask.shape))
     return input.expand(shape)[mask.expand(shape)]
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """``input`` with the slices at ``index`` along ``dim`` set to ``value``."""
+    if index.dtype is not _dtype.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    common_device(input, index.reshape(-1))  # PyTorch broadcasts the index over input's dims
+    dim = normalize_dim(dim, builtins.max(input.dim(), 1))
+    length = input.shape[dim] if input.dim() else 1
+    hit = zeros((length,), dtype=_dtype.bool_, device=input.device)
+    hit = hit.index_put((index.reshape(-1),), ones((), dtype=_dtype.bool_, device=input.device))
+    shape = [1] * input.dim()
+    if input.dim():
+        shape[dim] = length
+    return input.masked_fill(hit.reshape(shape), value)
+
+
+class IndexFill(Function):
+    """``x.index_fill_(dim, index, value)``: each slice at ``index`` filled by the fill
+    kernel, straight into x; its gradient is the incoming one with those slices zero."""
+
+    backward_name = "IndexFillBackward0"
+    in_place = True
+
+    @classmethod
+    def forward(cls, ctx, a, dim, positions, index, value):
+        ctx.dim, ctx.index = dim, index
+        out = inplace.destination(cls, ctx, a)
+        value = out.dtype.to_python(value)
+        for position in positions:
+            kernels.fill(_index_slice(out, dim, position)._strided(), value)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return index_fill(grad, ctx.dim, ctx.index, 0), None, None, None, None
+
+
+def _index_slice(input: Tensor, dim: int, position: int) -> Tensor:
+    """``input.select(dim, position)`` as a bare view (no autograd); a 0-d input itself."""
+    if input.dim() == 0:
+        return input
+    shape, strides = list(input._shape), list(input._stride)
+    offset = input._offset + position * strides.pop(dim)
+    shape.pop(dim)
+    return Tensor._make(input._storage, tuple(shape), tuple(strides), offset, input.dtype)
+
+
+def index_fill_(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """In-place :func:`index_fill`: the fill kernel on each slice, nothing the size of ``input``.
+
+    A value that is a tensor requiring grad takes the plain path (computing
+    :func:`index_fill` and copying it back), which gives it its gradient.
+    """
+    normalize_dim(dim, builtins.max(input.dim(), 1))
+    if isinstance(value, Tensor) and (value.requires_grad or value.dim() != 0):
+        return inplace.apply_inplace(input, lambda: index_fill(input, dim, index, value), (index,))
+    if index.dtype is not _dtype.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if index.dim() > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    common_device(input, index.reshape(-1))
+    dim = normalize_dim(dim, builtins.max(input.dim(), 1))
+    size = input.shape[dim] if input.dim() else 1
+    positions = []
+    for position in index.reshape(-1).tolist():
+        if not -size <= position < size:
+            raise IndexError(
+                f"index {position} is out of bounds for dimension {dim} with size {size}"
+            )
+        positions.append(position % size)
+    number = value.item() if isinstance(value, Tensor) else value
+    _dtype.check_scalar_fits(number, input.dtype)  # PyTorch's overflow error (3e38 into int64)
+    function = IndexFill
+    return inplace.write_inplace(
+        input, lambda: function.apply(input, dim, positions, index, number), None, (index,)
+    )
+
+
+def fill_diagonal_(input: Tensor, fill_value, wrap: bool = False) -> Tensor:
+    """Set the main diagonal (``input[i, i, ...]``) to ``fill_value``, in place.
+
+    With ``wrap``, a tall matrix's diagonal starts again every ``cols + 1`` rows,
+    as in NumPy.
+    """
+    if input.dim() < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if input.dim() > 2 and len(set(input.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    inplace.check_inplace(input)  # before a view of it is made (a leaf's own message)
+    rows, cols = input.shape[0], input.shape[1]
+    strides = input.stride()
+    if input.dim() == 2 and (not wrap or rows <= cols):
+        # The diagonal is one strided view: fill_ writes it, and a view of a
+        # tensor with history gets CopySlices, as in PyTorch.
+        length = builtins.min(rows, cols)
+        view = input.as_strided((length,), (strides[0] + strides[1],), input.storage_offset())
+        view.fill_(fill_value)
+        return input
+    if input.dim() > 2:
+        view = input.as_strided((rows,), (builtins.sum(strides),), input.storage_offset())
+        view.fill_(fill_value)
+        return input
+    if input.dim() == 2:
+        step = cols + 1
+        limit = input.numel() if wrap else builtins.min(rows, cols) * cols
+    else:
+        n = input.shape[0]
+        step = sum(n**k for k in range(input.dim()))
+        limit = input.numel()
+    flat = arange(input.numel(), device=input.device).reshape(input.shape)
+    mask = ((flat % step) == 0) & (flat < limit)
+    return input.masked_fill_(mask, fill_value)
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """``input`` gathered at ``indices`` along ``dim`` (the other dimensions broadcast).
+
+    Without ``dim`` both are flattened. The partner of ``argsort``/``argmax`` with
+    ``keepdim=True``: ``take_along_dim(x, x.argmax(1, keepdim=True), 1)``.
+    """
+    from glasstorch._shape import broadcast_shapes
+
+    if dim is None:
+        return input.reshape(-1).gather(0, indices.reshape(-1))
+    dim = dim % input.dim()
+    shape_in, shape_ix = list(input.shape), list(indices.shape)
+    shape_in[dim] = shape_ix[dim] = 1
+    common = list(broadcast_shapes(tuple(shape_in), tuple(shape_ix)))
+    input = input.expand(common[:dim] + [input.shape[dim]] + common[dim + 1 :])
+    indices = indices.expand(common[:dim] + [indices.shape[dim]] + common[dim + 1 :])
+    return input.gather(dim, indices)

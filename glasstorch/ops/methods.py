@@ -11,9 +11,22 @@ from __future__ import annotations
 import functools
 
 from glasstorch import _dtype
+from glasstorch import linalg as glasstorch_linalg
 from glasstorch._shape import normalize_dim
 from glasstorch.autograd.function import Function
-from glasstorch.ops import creation, indexing, inplace, linalg, pointwise, reduction, views
+from glasstorch.ops import (
+    creation,
+    indexing,
+    inplace,
+    linalg,
+    pointwise,
+    reduction,
+    sampling,
+    scan,
+    shape,
+    sorting,
+    views,
+)
 from glasstorch.tensor import Tensor
 
 #: In-place indexed writes whose first argument is a dim.
@@ -198,6 +211,32 @@ _METHODS = {
     "equal": pointwise.equal,
     "allclose": pointwise.allclose,
     "isclose": pointwise.isclose,
+    "erf": pointwise.erf,
+    "greater_equal": pointwise.greater_equal,
+    "less_equal": pointwise.less_equal,
+    "not_equal": pointwise.not_equal,
+    "isinf": pointwise.isinf,
+    "isfinite": pointwise.isfinite,
+    "nan_to_num": pointwise.nan_to_num,
+    "log2": pointwise.log2,
+    "log10": pointwise.log10,
+    "frac": pointwise.frac,
+    "sgn": pointwise.sgn,
+    "signbit": pointwise.signbit,
+    "deg2rad": pointwise.deg2rad,
+    "rad2deg": pointwise.rad2deg,
+    "logit": pointwise.logit,
+    "atan2": pointwise.atan2,
+    "arctan2": pointwise.atan2,
+    "logaddexp": pointwise.logaddexp,
+    "hypot": pointwise.hypot,
+    "copysign": pointwise.copysign,
+    "fmod": pointwise.fmod,
+    "xlogy": pointwise.xlogy,
+    "heaviside": pointwise.heaviside,
+    "addcmul": pointwise.addcmul,
+    "addcdiv": pointwise.addcdiv,
+    "lerp": pointwise.lerp,
     # reductions
     "sum": reduction.sum,
     "mean": reduction.mean,
@@ -213,10 +252,20 @@ _METHODS = {
     "logsumexp": reduction.logsumexp,
     "all": reduction.all,
     "any": reduction.any,
-    "cumsum": reduction.cumsum,
     "softmax": reduction.softmax,
     "log_softmax": reduction.log_softmax,
     "count_nonzero": reduction.count_nonzero,
+    "aminmax": reduction.aminmax,
+    "nansum": reduction.nansum,
+    "nanmean": reduction.nanmean,
+    "norm": glasstorch_linalg.tensor_norm,
+    # scans
+    "cumsum": scan.cumsum,
+    "cumprod": scan.cumprod,
+    "cummax": scan.cummax,
+    "cummin": scan.cummin,
+    "logcumsumexp": scan.logcumsumexp,
+    "diff": scan.diff,
     # views and joins
     "view": views.view,
     "view_as": views.view_as,
@@ -244,6 +293,23 @@ _METHODS = {
     "as_strided": views.as_strided,
     "sum_to_size": views.sum_to_size,
     "_slice": views.slice_dim,
+    # other shape ops
+    "movedim": shape.movedim,
+    "moveaxis": shape.movedim,
+    "unfold": shape.unfold,
+    "tensor_split": shape.tensor_split,
+    "rot90": shape.rot90,
+    "fliplr": shape.fliplr,
+    "flipud": shape.flipud,
+    "tril": shape.tril,
+    "triu": shape.triu,
+    "diagonal": shape.diagonal,
+    "diag": shape.diag,
+    "diag_embed": shape.diag_embed,
+    "repeat": shape.repeat,
+    "tile": shape.tile,
+    "roll": shape.roll,
+    "repeat_interleave": shape.repeat_interleave,
     # indexing
     "gather": indexing.gather,
     "scatter": indexing.scatter,
@@ -257,16 +323,51 @@ _METHODS = {
     "flip": indexing.flip,
     "take": indexing.take,
     "masked_select": indexing.masked_select,
+    "index_fill": indexing.index_fill,
+    "take_along_dim": indexing.take_along_dim,
+    # order statistics
+    "sort": sorting.sort,
+    "argsort": sorting.argsort,
+    "msort": sorting.msort,
+    "topk": sorting.topk,
+    "median": sorting.median,
+    "nanmedian": sorting.nanmedian,
+    "quantile": sorting.quantile,
+    "nanquantile": sorting.nanquantile,
+    "unique": sorting.unique,
+    "unique_consecutive": sorting.unique_consecutive,
+    "bincount": sorting.bincount,
+    "histc": sorting.histc,
+    # sampling
+    "multinomial": sampling.multinomial,
+    "bernoulli": sampling.bernoulli,
     # linear algebra
     "matmul": linalg.matmul,
     "mm": linalg.mm,
     "bmm": linalg.bmm,
     "mv": linalg.mv,
     "dot": linalg.dot,
+    "addmm": linalg.addmm,
+    "baddbmm": linalg.baddbmm,
+    "addmv": linalg.addmv,
+    "addbmm": linalg.addbmm,
+    "vdot": linalg.vdot,
+    "inner": linalg.inner,
+    "outer": linalg.outer,
+    "ger": linalg.outer,
+    "trace": linalg.trace,
+    "kron": linalg.kron,
+    "cross": linalg.cross,
+    "dist": glasstorch_linalg.dist,
+    "cov": linalg.cov,
+    "corrcoef": linalg.corrcoef,
     # in place, with no out-of-place twin
     "copy_": inplace.copy_,
     "fill_": inplace.fill_,
     "zero_": inplace.zero_,
+    "bernoulli_": sampling.bernoulli_,
+    "index_fill_": indexing.index_fill_,
+    "fill_diagonal_": indexing.fill_diagonal_,
 }
 for _name, _function in _METHODS.items():
     setattr(Tensor, _name, _function)
@@ -346,6 +447,32 @@ Tensor.masked_fill_ = pointwise.masked_fill_
 Tensor.scatter_, Tensor.scatter_add_ = indexing.scatter_, indexing.scatter_add_
 Tensor.index_add_, Tensor.index_copy_ = indexing.index_add_, indexing.index_copy_
 Tensor.index_put_ = indexing.index_put_
+# The composed elementwise ops write their values in place piece by piece
+# (see pointwise.in_place.write_composed); tril_/triu_ fill the other triangle.
+_COMPOSED_INPLACE = {
+    "addcdiv_": pointwise.addcdiv_,
+    "addcmul_": pointwise.addcmul_,
+    "arctan2_": pointwise.arctan2_,
+    "atan2_": pointwise.atan2_,
+    "copysign_": pointwise.copysign_,
+    "deg2rad_": pointwise.deg2rad_,
+    "fmod_": pointwise.fmod_,
+    "frac_": pointwise.frac_,
+    "heaviside_": pointwise.heaviside_,
+    "hypot_": pointwise.hypot_,
+    "lerp_": pointwise.lerp_,
+    "log10_": pointwise.log10_,
+    "log2_": pointwise.log2_,
+    "logit_": pointwise.logit_,
+    "nan_to_num_": pointwise.nan_to_num_,
+    "rad2deg_": pointwise.rad2deg_,
+    "sgn_": pointwise.sgn_,
+    "xlogy_": pointwise.xlogy_,
+    "tril_": shape.tril_,
+    "triu_": shape.triu_,
+}
+for _name, _function in _COMPOSED_INPLACE.items():
+    setattr(Tensor, _name, _function)
 
 
 # The random kernels write into ``self`` itself, element i of its row-major
@@ -377,21 +504,10 @@ Tensor.mT = property(views.mT, doc="The last two dimensions transposed.")
 Tensor.is_nonzero = lambda self: bool(self)
 
 
-# ------------------------------------------------- hardening: API gaps filled
-# Methods PyTorch has for functions glasstorch already provides: ``erf``, the
-# ``*_equal`` spellings, and the in-place comparison, logical and bitwise ops.
+# --------------------------------------- in-place comparison, logical and bitwise ops
 # An in-place op keeps ``self``'s dtype: ``x.ge_(y)`` writes 1.0/0.0 into a
 # float ``x``, and a result that cannot be cast back (``int.bitwise_and_(float)``)
 # raises as every in-place op does.
-
-_MORE_METHODS = {
-    "erf": pointwise.erf,
-    "greater_equal": pointwise.greater_equal,
-    "less_equal": pointwise.less_equal,
-    "not_equal": pointwise.not_equal,
-}
-for _name, _function in _MORE_METHODS.items():
-    setattr(Tensor, _name, _function)
 
 
 def _invert(self) -> Tensor:
@@ -569,8 +685,8 @@ def _running_inplace(function, name: str):
 
     def method(self, dim: int, *, dtype=None) -> Tensor:
         normalize_dim(dim, self.dim())  # a bad dim is named before the dtype
-        reduction.check_inplace_dtype(self, dtype)
-        reduction.check_running_dtype(self, self.dtype, name)
+        scan.check_inplace_dtype(self, dtype)
+        scan.check_running_dtype(self, self.dtype, name)
         return inplace.apply_inplace(self, lambda: function(self, dim, dtype=self.dtype))
 
     method.__name__ = name + "_"
@@ -578,7 +694,8 @@ def _running_inplace(function, name: str):
     return method
 
 
-Tensor.cumsum_ = _running_inplace(reduction.cumsum, "cumsum")
+Tensor.cumsum_ = _running_inplace(scan.cumsum, "cumsum")
+Tensor.cumprod_ = _running_inplace(scan.cumprod, "cumprod")
 
 
 # ----------------------------------------------------- new_* constructors
@@ -646,3 +763,44 @@ Tensor.new_ones = _new_ones
 Tensor.new_empty = _new_empty
 Tensor.new_full = _new_full
 Tensor.new_tensor = _new_tensor
+
+
+# ------------------------------------------------------ size, type and transposes
+def _nbytes(self: Tensor) -> int:
+    """Bytes the elements take: ``numel() * element_size()``."""
+    return self.numel() * self.dtype.itemsize
+
+
+def _conjugate_transpose(self: Tensor) -> Tensor:
+    """``x.H``: the (conjugate) transpose of a matrix; real tensors have no conjugate."""
+    if self.dim() not in (0, 2):
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
+        )
+    return self.t() if self.dim() == 2 else self
+
+
+_LEGACY_NAMES = {f"torch.{d.legacy_name}": d for d in _dtype.ALL_DTYPES}
+
+
+def _with_legacy_type_names(type_method):
+    """``x.type("torch.FloatTensor")``: a legacy type name is a dtype too."""
+
+    def type(self, dtype=None, non_blocking: bool = False, **kwargs):  # noqa: A001
+        if isinstance(dtype, str):
+            if dtype not in _LEGACY_NAMES:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = _LEGACY_NAMES[dtype]
+        return type_method(self, dtype)
+
+    type.__doc__ = type_method.__doc__
+    return type
+
+
+Tensor.nbytes = property(_nbytes, doc=_nbytes.__doc__)
+Tensor.itemsize = property(lambda self: self.dtype.itemsize, doc="Bytes per element.")
+Tensor.H = property(_conjugate_transpose, doc=_conjugate_transpose.__doc__)
+Tensor.mH = property(
+    lambda self: self.transpose(-2, -1), doc="The last two dimensions transposed (conjugated)."
+)
+Tensor.type = _with_legacy_type_names(Tensor.type)

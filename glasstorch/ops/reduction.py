@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, prod, max/min, var/std, logsumexp, all/any, cumsum, softmax.
+"""Reductions: sum, mean, prod, max/min, aminmax, var/std (and their _mean forms),
+nansum/nanmean, logsumexp, all/any, count_nonzero, softmax.
 
 A reduction kernel writes into an output with the *keepdim* shape (size 1 along
 the reduced dims); without ``keepdim`` the frontend then views it without those
@@ -18,6 +19,8 @@ from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled
 from glasstorch.ops.core import cast, default_float
+from glasstorch.ops.pointwise.comparison import isnan
+from glasstorch.ops.pointwise.selection import where
 from glasstorch.tensor import Tensor, empty_tensor
 
 # ------------------------------------------------------------------ helpers
@@ -44,7 +47,7 @@ def compute_reduce(op: str, a: Tensor, dims, keepdim: bool, dtype=None) -> Tenso
     out_dtype = a.dtype
     if op in ("all", "any") and a.dtype is not _dtype.uint8:
         out_dtype = _dtype.bool_  # uint8 stays uint8, as in PyTorch
-    out = empty_tensor(_keepdim_shape(a.shape, dims), out_dtype)
+    out = empty_tensor(_keepdim_shape(a.shape, dims), out_dtype, device=a.device)
     kernels.reduce(op, out._strided(), a._strided(), tuple(dims))
     return _drop_dims(out, dims, keepdim)
 
@@ -113,7 +116,7 @@ class Mean(Function):
         count = numel([a.shape[d] for d in dims])
         ctx.count = count
         total = compute_reduce("sum", a, dims, keepdim, dtype)
-        out = empty_tensor(total.shape, total.dtype)
+        out = empty_tensor(total.shape, total.dtype, device=total.device)
         from glasstorch.ops.core import strided_as
         from glasstorch.tensor import wrap_scalar
 
@@ -314,8 +317,8 @@ class MaxDim(Function):
     def forward(cls, ctx, a, dim, keepdim):
         ctx.input_shape, ctx.dim, ctx.keepdim = a.shape, dim, keepdim
         shape = _keepdim_shape(a.shape, (dim,))
-        values = empty_tensor(shape, a.dtype)
-        indices = empty_tensor(shape, _dtype.int64)
+        values = empty_tensor(shape, a.dtype, device=a.device)
+        indices = empty_tensor(shape, _dtype.int64, device=a.device)
         kernels.arg_reduce(cls.op, values._strided(), indices._strided(), a._strided(), dim)
         values, indices = _drop_dims(values, (dim,), keepdim), _drop_dims(indices, (dim,), keepdim)
         ctx.save_for_backward(indices)
@@ -606,57 +609,6 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
     return sum((input != 0), dim)
 
 
-class Cumsum(Function):
-    backward_name = "CumsumBackward0"
-
-    @staticmethod
-    def forward(ctx, a, dim, dtype):
-        ctx.dim = dim
-        a = cast(a, dtype)
-        out = empty_tensor(a.shape, a.dtype)
-        if a.dim() == 0:  # the running sum of one number is that number (in ``dtype``)
-            kernels.copy(out._strided(), a._strided())
-        else:
-            kernels.cumsum(out._strided(), a._strided(), dim)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        if grad.dim() == 0:
-            return grad, None, None
-        # Each input feeds every later output: reverse, running-sum, reverse back.
-        return grad.flip(ctx.dim).cumsum(ctx.dim).flip(ctx.dim), None, None
-
-
-def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """Running sum along ``dim``, in ``dtype`` (integers and bool accumulate in int64).
-
-    A 0-d tensor accepts dim 0 or -1 and gives its value, converted like the rest.
-    """
-    dim, dtype = normalize_dim(dim, input.dim()), _sum_dtype(input, dtype)
-    check_running_dtype(input, dtype, "cumsum")
-    return Cumsum.apply(input, dim, dtype)
-
-
-def check_running_dtype(input: Tensor, dtype, name: str) -> None:
-    """Refuse a running sum or product (``name``) computed in bool, as PyTorch does.
-
-    PyTorch has no bool kernel for them; it needs none for a 0-d or an empty
-    input, whose result is a copy.
-    """
-    if dtype is _dtype.bool_ and input.dim() > 0 and input.numel() > 0:
-        raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
-
-
-def check_inplace_dtype(input: Tensor, dtype) -> None:
-    """An in-place running op writes ``input``'s dtype: another ``dtype`` is an error."""
-    if dtype is not None and dtype is not input.dtype:
-        raise RuntimeError(
-            f"Bad in-place call: input tensor dtype {input.dtype.c_name} and output tensor "
-            f"dtype {dtype.c_name} should match"
-        )
-
-
 # ------------------------------------------------------------------ softmax
 
 
@@ -667,7 +619,7 @@ class Softmax(Function):
     @classmethod
     def forward(cls, ctx, a, dim):
         ctx.dim = dim
-        out = empty_tensor(a.shape, a.dtype)
+        out = empty_tensor(a.shape, a.dtype, device=a.device)
         kernels.softmax(out._strided(), a._strided(), dim, cls.log)
         ctx.save_for_backward(out)
         return out
@@ -721,3 +673,81 @@ def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     if input.dim() == 0:
         return input * 0
     return LogSoftmax.apply(input, dim)
+
+
+def _minmax_repr(self) -> str:
+    return f"torch.return_types.aminmax(\nmin={self.min!r},\nmax={self.max!r})"
+
+
+#: ``(min, max)``, printed like PyTorch's ``torch.return_types.aminmax``.
+_MinMax = type(
+    "aminmax",
+    (namedtuple("aminmax", ["min", "max"]),),
+    {"__slots__": (), "__repr__": _minmax_repr},
+)
+
+
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False):
+    """The smallest and largest elements, ``(min, max)``, of all of ``input`` or along ``dim``."""
+    if input.numel() == 0 or (dim is not None and input.dim() and input.shape[dim] == 0):
+        raise RuntimeError(
+            "aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+            "identity."
+        )
+    if dim is None:
+        low, high = input.amin(), input.amax()
+        if keepdim:
+            shape = (1,) * input.dim()
+            low, high = low.reshape(shape), high.reshape(shape)
+        return _MinMax(low, high)
+    if input.dim() == 0:
+        normalize_dim(dim, 1)
+        return _MinMax(input.clone(), input.clone())
+    return _MinMax(input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim))
+
+
+def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """:func:`sum` with NaN counted as zero."""
+    if dim is not None:  # PyTorch names a repeated dim before a bad one here
+        normalize_dims(dim, builtins.max(input.dim(), 1), repeats_first=True)
+    if input.dtype.is_floating_point:
+        input = where(isnan(input), 0.0, input)
+    if dim is None:
+        return (
+            input.sum(dtype=dtype)
+            if not keepdim
+            else input.sum(tuple(range(input.dim())), keepdim=True, dtype=dtype)
+        )
+    return input.sum(dim, keepdim=keepdim, dtype=dtype)
+
+
+def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """:func:`mean` of the elements that are not NaN (NaN where there are none)."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            "nanmean(): expected input to have floating point or complex dtype but got "
+            f"{input.dtype.title}"
+        )
+    count = nansum((~isnan(input)).to(input.dtype), dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+def std_mean(input: Tensor, dim=None, *, correction=1, keepdim: bool = False):
+    """``(std, mean)`` over ``dim`` (all dims if None), in one call."""
+    return (
+        input.std(dim, correction=correction, keepdim=keepdim),
+        input.mean(dim, keepdim=keepdim) if dim is not None else input.mean(),
+    )
+
+
+def var_mean(input: Tensor, dim=None, *, correction=1, keepdim: bool = False):
+    """``(var, mean)`` over ``dim`` (all dims if None), in one call."""
+    return (
+        input.var(dim, correction=correction, keepdim=keepdim),
+        input.mean(dim, keepdim=keepdim) if dim is not None else input.mean(),
+    )
+
+
+def named_result(name: str, fields: list[str]):
+    """A named tuple printed as PyTorch's ``torch.return_types.<name>``."""
+    return type(name, (_ValuesIndices, namedtuple(name, fields)), {"__slots__": ()})

@@ -23,9 +23,7 @@ from glasstorch._shape import (
     view_strides,
 )
 from glasstorch._tier import kernels
-from glasstorch.autograd import function as _function
-from glasstorch.autograd.function import Function
-from glasstorch.autograd.grad_mode import _state as _grad_state
+from glasstorch.autograd.function import Function, records_nothing
 from glasstorch.ops.core import cast
 from glasstorch.tensor import Tensor, empty_tensor
 
@@ -434,7 +432,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
             f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
             f"dimension {dim}"
         )
-    if not (input._requires_grad and _grad_state.enabled) and _function.profiler_hook is None:
+    if records_nothing(input, None):
         # Shortcut: no graph (and no profiler span) to record, so Select.apply
         # would only call forward.
         return _selected(input, dim, index % size)

@@ -374,7 +374,7 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 def _check_lambda(input: Tensor, lambd: float) -> None:
     if lambd < 0:
-        from glasstorch.ops.composites import finfo
+        from glasstorch._dtype import finfo
 
         top = finfo(input.dtype).max
         raise RuntimeError(

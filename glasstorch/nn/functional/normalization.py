@@ -228,7 +228,7 @@ def rms_norm(
     normalized_shape = tuple(normalized_shape)
     _check_normalized_shape(input, normalized_shape)
     if eps is None:
-        from glasstorch.ops.composites import finfo
+        from glasstorch._dtype import finfo
 
         eps = finfo(input.dtype).eps
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
