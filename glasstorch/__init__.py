@@ -432,6 +432,7 @@ def numel(input: Tensor) -> _builtins.int:
 
 # The training stack, imported last: these packages build on everything above.
 from glasstorch import datasets, nn, optim, profiler, utils  # noqa: E402
+from glasstorch.autograd import profiler as _autograd_profiler  # noqa: E402, F401 (its old name)
 from glasstorch.nn.functional import cosine_similarity  # noqa: E402
 from glasstorch.serialization import load, save  # noqa: E402
 from glasstorch.utils.dlpack import from_dlpack  # noqa: E402

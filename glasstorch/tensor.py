@@ -704,7 +704,7 @@ _CHECKED_NUMEL = 2**59
 
 
 def empty_tensor(
-    shape: Sequence[int], dtype, strides: Sequence[int] | None = None, device=None
+    shape: Sequence[int], dtype, strides: Sequence[int] | None = None, *, device
 ) -> Tensor:
     """Allocate an uninitialised tensor (no autograd) on ``device``: the frontend's malloc.
 
@@ -719,17 +719,17 @@ def empty_tensor(
     if shape and (min(shape) < 0 or count >= _CHECKED_NUMEL or len(shape) > MAX_DIMS):
         count = check_storage_bytes(shape, dtype.itemsize)  # raises PyTorch's error
     strides = row_major_strides(shape) if strides is None else tuple(strides)
-    return Tensor._make(_new_storage(count, dtype.numpy, device), shape, strides, 0, dtype)
+    return Tensor._make(new_storage(count, dtype.numpy, device), shape, strides, 0, dtype)
 
 
-def _new_storage(count: int, numpy_dtype, where) -> Storage:
-    """A storage of ``count`` elements on device ``where`` (None: the CPU).
+def new_storage(count: int, numpy_dtype, where) -> Storage:
+    """A storage of ``count`` elements on device ``where``.
 
     Device memory comes from the dispatcher, the only kernel object that knows
     two devices (``kernels`` is the dispatcher whenever a CUDA device exists,
     and ``where`` can only be a CUDA device then).
     """
-    if where is None or str(where) == "cpu":
+    if where is CPU or getattr(where, "type", where) == "cpu":
         try:
             return Storage(kernels.allocate(count, numpy_dtype))
         except MemoryError:
@@ -764,7 +764,7 @@ def storage_to_device(storage: Storage) -> Storage:
     if storage.device.type == "cuda":
         return storage
     host = storage.buffer
-    out = _new_storage(host.size, host.dtype, CUDA0)
+    out = new_storage(host.size, host.dtype, CUDA0)
     kernels.copy(Strided(out.buffer, (host.size,), (1,), 0), Strided(host, (host.size,), (1,), 0))
     return out
 

@@ -1463,7 +1463,7 @@ def main(argv: list[str] | None = None) -> int:
     known = None
     if not args.show_known:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from test_fuzz_differential import is_known
+        from fuzz_findings import is_known
 
         known = is_known
     report = run_fuzz(

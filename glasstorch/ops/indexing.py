@@ -560,22 +560,6 @@ def flip(input: Tensor, dims) -> Tensor:
     return out if out is not input else input.clone()
 
 
-def geometry_positions(shape, strides, offset: int, device=None) -> Tensor:
-    """An int64 tensor of ``shape``: the buffer position of each element of a view.
-
-    The same sum as the kernels' index math, offset + sum(index * stride), done
-    with tensor arithmetic: one broadcast ``arange * stride`` per dimension.
-    """
-    from glasstorch.ops.creation import arange, full
-
-    positions = full(tuple(shape), offset, dtype=_dtype.int64, device=device)
-    for d, (size, stride) in enumerate(zip(shape, strides)):
-        along = [1] * len(shape)
-        along[d] = size
-        positions = positions + arange(size, device=device).reshape(along) * stride
-    return positions
-
-
 # ----------------------------------------------------------- x[key] parsing
 
 

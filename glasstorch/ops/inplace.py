@@ -38,7 +38,7 @@ from glasstorch._shape import is_expandable_to
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function, SavedTensor
 from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
-from glasstorch.ops.core import as_operand, is_number, strided_as
+from glasstorch.ops.core import is_number, strided_as
 from glasstorch.ops.creation import zeros_like
 from glasstorch.tensor import Tensor
 
@@ -405,72 +405,12 @@ def elementwise_function(name: str, compute, derivative, *, keep_self=False, kee
     )
 
 
-# ------------------------------------------ speed trick: one kernel call, no autograd
-
-
-def binary_inplace(op: str, target: Tensor, other, compute, alpha=1) -> Tensor:
-    """``target.<op>_(other, alpha=alpha)`` for ``op`` one of ``add``, ``sub``,
-    ``mul``, ``div`` (``alpha`` only for ``add`` and ``sub``).
-
-    The result is written into ``target`` by the Function's in-place variant
-    (:func:`write_inplace`); ``compute()``, the out-of-place op, is the plain
-    path (:func:`apply_inplace`), taken where the other operand is on
-    another device or does not broadcast to ``target``'s shape (it raises or
-    moves a CPU scalar, as PyTorch does).
-
-    Speed trick (one kernel call): for a small tensor (an optimizer's step
-    counter, a batch norm's running mean) the Function machinery costs
-    several times the arithmetic. When no history is recorded and the
-    result has the target's dtype, the elementwise kernel is called straight
-    away: it reads each element before it writes the same place. The checks
-    and the version bump are the same.
-    """
-    if alpha != 1 or not _writes_directly(op, target, other):
-        if not broadcasts_into(target, other):
-            return apply_inplace(target, compute, (other,))
-        from glasstorch.ops import pointwise
-
-        function, dtype = pointwise.in_place_arithmetic(op, target, other)
-        arguments = (target, other, alpha) if op in ("add", "sub") else (target, other)
-        return write_inplace(target, lambda: function.apply(*arguments), dtype, (other,))
-    check_inplace(target)
-    check_no_partial_overlap(target, (other,))
-    operand = as_operand(other, target.dtype)
-    view = target._strided()
-    kernels.binary(op, view, view, strided_as(operand, target._shape))
-    target._bump_version()
-    return target
-
-
 def broadcasts_into(target: Tensor, other) -> bool:
     """Whether ``other`` is a number, or a tensor on ``target``'s device that
     broadcasts to ``target``'s shape."""
     if not isinstance(other, Tensor):
         return is_number(other)
     return other.device == target.device and is_expandable_to(other._shape, target._shape)
-
-
-def _writes_directly(op: str, target: Tensor, other) -> bool:
-    """Whether :func:`binary_inplace` may run the kernel into ``target``."""
-    other_is_tensor = isinstance(other, Tensor)
-    if not (other_is_tensor or is_number(other)):
-        return False
-    if is_grad_enabled() and (target._requires_grad or (other_is_tensor and other._requires_grad)):
-        return False  # history to record
-    if other_is_tensor and (
-        other.device != target.device or not is_expandable_to(other._shape, target._shape)
-    ):
-        return False  # the plain path raises, or moves a CPU scalar, as PyTorch does
-    dtype = target.dtype
-    if op == "div" and not dtype.is_floating_point:
-        return False  # true division gives floats
-    if op == "sub" and (
-        dtype is _dtype.bool_
-        or isinstance(other, bool)
-        or (other_is_tensor and other.dtype is _dtype.bool_)
-    ):
-        return False  # subtracting bools is an error, raised by the plain path
-    return _dtype.result_type(target, other) is dtype
 
 
 def _keep_originals(node, target: Tensor) -> None:

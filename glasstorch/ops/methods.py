@@ -33,7 +33,7 @@ from glasstorch.tensor import Tensor
 _DIM_FIRST = {"scatter", "scatter_add", "index_add", "index_copy", "index_fill"}
 
 
-#: In-place arithmetic written straight into the tensor by inplace.binary_inplace
+#: In-place arithmetic written straight into the tensor by pointwise.binary_inplace
 #: (with one operand, and add/sub's alpha), and the kernel op each runs.
 _DIRECT_BINARY = {
     "add_": "add",
@@ -72,7 +72,7 @@ def _inplace(function, name: str):
             and (not kwargs or (alpha_ok and kwargs.keys() == {"alpha"}))
         ):
             other = args[0]
-            return inplace.binary_inplace(
+            return pointwise.binary_inplace(
                 direct_op, self, other, lambda: function(self, other, **kwargs), **kwargs
             )
         if unary is not None and not args and not kwargs:

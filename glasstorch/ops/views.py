@@ -633,7 +633,6 @@ class AsStrided(Function):
     @staticmethod
     def backward(ctx, grad):
         from glasstorch.ops.creation import zeros
-        from glasstorch.ops.indexing import geometry_positions
 
         shape, strides, offset = ctx.geometry
         flat = zeros(numel(ctx.input_shape), dtype=grad.dtype, device=grad.device)
@@ -805,3 +804,19 @@ def sum_to_size(input: Tensor, *size) -> Tensor:
     dims += [lead + i for i, s in enumerate(size) if s == 1 and input.shape[lead + i] != 1]
     out = input.sum(dims, keepdim=True) if dims else input
     return out.view(size) if lead else out
+
+
+def geometry_positions(shape, strides, offset: int, device=None) -> Tensor:
+    """An int64 tensor of ``shape``: the buffer position of each element of a view.
+
+    The same sum as the kernels' index math, offset + sum(index * stride), done
+    with tensor arithmetic: one broadcast ``arange * stride`` per dimension.
+    """
+    from glasstorch.ops.creation import arange, full
+
+    positions = full(tuple(shape), offset, dtype=_dtype.int64, device=device)
+    for d, (size, stride) in enumerate(zip(shape, strides)):
+        along = [1] * len(shape)
+        along[d] = size
+        positions = positions + arange(size, device=device).reshape(along) * stride
+    return positions

@@ -52,6 +52,3 @@ __all__ = [
     "supported_activities",
     "tensorboard_trace_handler",
 ]
-
-# torch.autograd.profiler, PyTorch's older name for record_function and the events.
-from glasstorch.autograd import profiler as _autograd_profiler  # noqa: E402, F401

@@ -24,11 +24,12 @@ import json
 import os
 import threading
 
-from glasstorch.profiler._events import DeviceType, FunctionEvent
+from glasstorch.profiler._record import DeviceType
 
 
-def chrome_trace(events: list[FunctionEvent]) -> dict:
-    """The events as a Chrome trace document (a dict ready for ``json.dump``)."""
+def chrome_trace(events: list) -> dict:
+    """The events (:class:`~glasstorch.profiler.FunctionEvent`) as a Chrome trace document
+    (a dict ready for ``json.dump``)."""
     pid = os.getpid()
     trace: list[dict] = []
     host_threads: set[int] = set()
@@ -62,7 +63,7 @@ def chrome_trace(events: list[FunctionEvent]) -> dict:
     }
 
 
-def _flow(kernel: FunctionEvent, pid: int) -> list[dict]:
+def _flow(kernel, pid: int) -> list[dict]:
     """The arrow from the launch on the host to the start of ``kernel`` on its stream."""
     launch = kernel.launch
     flow = {"id": kernel.id, "cat": "ac2g", "name": "ac2g"}
@@ -112,7 +113,7 @@ def _metadata(pid: int, threads: set[int], tracks: set[tuple[int, int]]) -> list
     return out
 
 
-def write_chrome_trace(events: list[FunctionEvent], path: str | os.PathLike) -> None:
+def write_chrome_trace(events: list, path: str | os.PathLike) -> None:
     """Write :func:`chrome_trace` of ``events`` to ``path`` as JSON."""
     with open(path, "w", encoding="utf-8") as file:
         json.dump(chrome_trace(events), file)

@@ -23,19 +23,11 @@ them in PyTorch's layout.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable
 
-from glasstorch.profiler._record import Recorder
+from glasstorch.profiler._record import DeviceType, Recorder
 
 __all__ = ["DeviceType", "EventList", "FunctionEvent", "FunctionEventAvg", "Interval"]
-
-
-class DeviceType(enum.Enum):
-    """Where an event ran: on the host (``CPU``) or on a GPU (``CUDA``)."""
-
-    CPU = 0
-    CUDA = 1
 
 
 class Interval:

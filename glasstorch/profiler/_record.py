@@ -23,6 +23,7 @@ kernels and runs ahead, the device runs them later.
 
 from __future__ import annotations
 
+import enum
 import itertools
 import threading
 import time
@@ -33,6 +34,13 @@ from glasstorch.autograd import function as _function
 from glasstorch.profiler._names import operation_name
 
 _now_ns = time.perf_counter_ns
+
+
+class DeviceType(enum.Enum):
+    """Where an event ran: on the host (``CPU``) or on a GPU (``CUDA``)."""
+
+    CPU = 0
+    CUDA = 1
 
 
 class Span:

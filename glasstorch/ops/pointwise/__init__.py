@@ -31,6 +31,7 @@ from glasstorch.ops.pointwise.binary import (
     arctan2_,
     atan2,
     atan2_,
+    binary_inplace,
     copysign,
     copysign_,
     div,

@@ -7,11 +7,10 @@ Functions share live here too.
 from __future__ import annotations
 
 import functools
-import math
 
 from glasstorch import _dtype
 from glasstorch._kernels import BOOL_RESULT_OPS
-from glasstorch._shape import contiguous_strides, dense_strides, row_major_strides
+from glasstorch._shape import contiguous_strides, dense_strides, numel, row_major_strides
 from glasstorch._tier import cuda_active, kernels
 from glasstorch.autograd.function import records_nothing
 from glasstorch.ops import inplace
@@ -24,7 +23,7 @@ from glasstorch.ops.core import (
     default_float,
     strided_as,
 )
-from glasstorch.tensor import Storage, Tensor, empty_tensor, wrap_scalar
+from glasstorch.tensor import CPU, Tensor, empty_tensor, new_storage, wrap_scalar
 
 
 def compute_binary(op: str, a, b, dtype=None, out=None) -> Tensor:
@@ -71,9 +70,8 @@ def _binary_same_layout(op: str, a: Tensor, b: Tensor) -> Tensor:
     ``is_contiguous()``'s loop (a size-1 dimension with another stride takes the
     general path).
     """
-    if cuda_active:
-        common_device(a, b)
-    out = _same_layout_as(a, _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype)
+    device = common_device(a, b) if cuda_active else CPU
+    out = _same_layout_as(a, _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype, device)
     kernels.binary(op, out._strided(), a._strided(), b._strided())
     return out
 
@@ -127,14 +125,14 @@ def _write_result(result: Tensor, out) -> Tensor:
     return out
 
 
-def _same_layout_as(a: Tensor, dtype) -> Tensor:
-    """A new row-major tensor of ``a``'s shape, for a row-major ``a``.
+def _same_layout_as(a: Tensor, dtype, device) -> Tensor:
+    """A new row-major tensor of ``a``'s shape on ``device``, for a row-major ``a``.
 
     Shortcut: what :func:`empty_tensor` would check and compute (the size
     limits, the strides) is known from ``a`` already: ``a`` exists, so its
     shape passed those checks, and its strides are the row-major ones.
     """
-    storage = Storage(kernels.allocate(math.prod(a._shape), dtype.numpy))
+    storage = new_storage(numel(a._shape), dtype.numpy, device)
     return Tensor._make(storage, a._shape, a._stride, 0, dtype)
 
 

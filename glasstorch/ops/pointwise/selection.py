@@ -261,9 +261,7 @@ def where(condition: Tensor, input=None, other=None):
     With only ``condition``, returns ``condition.nonzero(as_tuple=True)``.
     """
     if input is None and other is None:
-        from glasstorch.ops.indexing import nonzero
-
-        return nonzero(condition, as_tuple=True)
+        return condition.nonzero(as_tuple=True)
     if condition.dtype is not _dtype.bool_:
         raise RuntimeError(
             f"where expected condition to be a boolean tensor, but got a tensor with dtype "
