@@ -128,7 +128,7 @@ def _with_cuda(cpu: Kernels, driver) -> Kernels:
         return cpu
     from glasstorch._dispatch import make_dispatcher
 
-    return make_dispatcher(cpu, importlib.import_module(CUDA_TIER).make_kernels(driver))
+    return make_dispatcher(cpu, importlib.import_module(CUDA_TIER).make_kernels(driver, cpu))
 
 
 tier: str = os.environ.get("GLASSTORCH_TIER", DEFAULT_TIER).strip().lower() or DEFAULT_TIER

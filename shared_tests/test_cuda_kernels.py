@@ -48,9 +48,10 @@ def test_the_cuda_tier_implements_the_whole_contract():
 def cuda():
     """The CUDA tier's kernel object over the active driver."""
     from glasstorch._gpu import runtime
+    from glasstorch._tier import cpu_kernels
     from glasstorch.fast.cuda.kernels import make_kernels
 
-    return make_kernels(runtime.driver)
+    return make_kernels(runtime.driver, cpu_kernels)
 
 
 @pytest.fixture(scope="module")

@@ -45,8 +45,8 @@ def cupy_problem() -> str | None:
     return None if count > 0 else "CuPy finds no CUDA device"
 
 
-def make_kernels(driver):
-    """The kernel contract on the device of ``driver``."""
+def make_kernels(driver, host):
+    """The kernel contract on the device of ``driver``, over the CPU tier ``host``."""
     from .kernels import make_kernels as make_cuda_kernels
 
-    return make_cuda_kernels(driver)
+    return make_cuda_kernels(driver, host)

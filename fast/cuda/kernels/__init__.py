@@ -53,6 +53,7 @@ CudaKernels = compose(
 CudaKernels.__module__ = __name__
 
 
-def make_kernels(driver) -> CudaKernels:
-    """The CUDA kernels over ``driver`` (a :class:`glasstorch._gpu.driver.Driver`)."""
-    return CudaKernels(driver)
+def make_kernels(driver, host) -> CudaKernels:
+    """The CUDA kernels over ``driver`` (a :class:`glasstorch._gpu.driver.Driver`);
+    ``host`` is the CPU tier's kernel object (the host side of copies)."""
+    return CudaKernels(driver, host)

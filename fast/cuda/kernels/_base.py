@@ -58,8 +58,12 @@ class CudaKernelsBase(Kernels):
     #: What :meth:`scratch_int64` fills a new scratch buffer with: "nothing found".
     SENTINEL = (1 << 63) - 1
 
-    def __init__(self, driver) -> None:
+    def __init__(self, driver, host: Kernels) -> None:
         self.driver = driver
+        #: The CPU tier's kernels: the host side of a copy between host and
+        #: device, and the host's rules for converting values (a float into an
+        #: integer tensor), so both devices convert alike.
+        self.host = host
         #: The grid cap of :meth:`launch`: :data:`MAX_GRID`, or less where the
         #: driver says more blocks only cost (the simulator runs one block at a
         #: time per stream, and starting a block's threads is its main cost).

@@ -64,10 +64,8 @@ class ElementwiseKernels:
         if kind != "f" and isinstance(value, float):
             # A float into an integer or bool tensor (NaN, infinities and values out of
             # range included): converted on the host with the CPU tiers' rules, as copy is.
-            from glasstorch._tier import cpu_kernels
-
             one = np.empty(1, dtype=out.buffer.dtype)
-            cpu_kernels.fill(Strided(one, (1,), (1,), 0), value)
+            self.host.fill(Strided(one, (1,), (1,), 0), value)
             value = one[0].item()
         if kind == "f":
             fvalue, ivalue = float(value), 0
@@ -115,14 +113,12 @@ class ElementwiseKernels:
         """Host to device: gather the host view into one contiguous array of
         out's dtype (NumPy does the conversion with the CPU tier's rules), one
         transfer, then a device copy when out is not contiguous."""
-        from glasstorch._tier import cpu_kernels
-
         n = _numel(out.shape)
         if n == 0:
             return
         host = np.empty(n, dtype=out.buffer.dtype)
         staging = Strided(host, out.shape, _row_major(out.shape), 0)
-        cpu_kernels.copy(staging, src)
+        self.host.copy(staging, src)
         if _is_contiguous(out):
             self.copy_to_device(self.ptr(out), host)
             return
@@ -133,8 +129,6 @@ class ElementwiseKernels:
     def _copy_to_host(self, out: Strided, src: Strided) -> None:
         """Device to host: make src contiguous on the device if needed, one transfer
         (which waits for the stream), then the CPU tier lays it out into ``out``."""
-        from glasstorch._tier import cpu_kernels
-
         n = _numel(src.shape)
         if n == 0:
             return
@@ -145,7 +139,7 @@ class ElementwiseKernels:
             src = dense
         host = np.empty(n, dtype=src.buffer.dtype)
         self.copy_to_host(host, self.ptr(src))
-        cpu_kernels.copy(out, Strided(host, src.shape, _row_major(src.shape), 0))
+        self.host.copy(out, Strided(host, src.shape, _row_major(src.shape), 0))
 
     def unary(self, op: str, out: Strided, a: Strided) -> None:
         """``out[i] = op(a[i])`` for ``op`` in ``UNARY_OPS``."""
