@@ -8,7 +8,6 @@ Every public name is imported below, one block per family of operations.
 
 from __future__ import annotations
 
-import builtins as _builtins
 from math import e, inf, nan, pi
 
 from glasstorch import (
@@ -19,8 +18,13 @@ from glasstorch import (
     autograd,
     backends,
     cuda,
+    datasets,
     distributions,
     linalg,
+    nn,
+    optim,
+    profiler,
+    utils,
 )
 from glasstorch._dtype import (
     bfloat16,
@@ -39,16 +43,35 @@ from glasstorch._dtype import (
     set_default_dtype,
     uint8,
 )
+from glasstorch._dtype import (  # noqa: A004 - PyTorch's names shadow builtins on purpose
+    bool_ as bool,
+)
 from glasstorch._dtype import (
-    bool_ as bool,  # noqa: A004 - PyTorch's names shadow builtins on purpose
+    float16 as half,
+)
+from glasstorch._dtype import (
+    float32 as float,
+)
+from glasstorch._dtype import (
+    float64 as double,
+)
+from glasstorch._dtype import (
+    int32 as int,
+)
+from glasstorch._dtype import (
+    int64 as long,
 )
 from glasstorch._shape import broadcast_shapes
+from glasstorch._tier import get_num_threads, set_num_threads
 from glasstorch.amp import autocast
 from glasstorch.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from glasstorch.autograd import profiler as _autograd_profiler  # noqa: F401 (its old name)
 from glasstorch.autograd.grad_mode import inference_mode, is_inference_mode_enabled
+from glasstorch.compiler import compile  # noqa: A004 - PyTorch's name
 from glasstorch.devices import get_default_device, set_default_device
 from glasstorch.linalg import dist
 from glasstorch.linalg import tensor_norm as norm
+from glasstorch.nn.functional import cosine_similarity
 
 # Methods are attached to Tensor by this import.
 from glasstorch.ops import methods as _methods  # noqa: F401  (isort: keep after tensor)
@@ -118,12 +141,14 @@ from glasstorch.ops.linalg import (
     cross,
     dot,
     ger,
+    get_float32_matmul_precision,
     inner,
     kron,
     matmul,
     mm,
     mv,
     outer,
+    set_float32_matmul_precision,
     trace,
     vdot,
 )
@@ -216,6 +241,7 @@ from glasstorch.ops.pointwise import (
     where,
     xlogy,
 )
+from glasstorch.ops.properties import is_floating_point, is_tensor, numel
 
 # Reductions.
 from glasstorch.ops.reduction import (
@@ -339,17 +365,12 @@ from glasstorch.random import (
     seed,
     set_rng_state,
 )
+from glasstorch.serialization import load, save
 from glasstorch.tensor import Size, Tensor, device
+from glasstorch.utils.dlpack import from_dlpack
 
 #: The active tier's name: ``"reference"`` or ``"fast"``.
 tier: str = _tier.tier
-
-# PyTorch's aliases for dtypes.
-float = float32  # noqa: A001
-double = float64
-half = float16
-long = int64
-int = int32  # noqa: A001
 
 __version__ = "0.1.0"
 
@@ -361,81 +382,6 @@ for _name in _out.KEEPDIMS_METHODS:
 for _name in _out.AXIS_FUNCTIONS:
     globals()[_name] = _out.accepts_keepdims(globals()[_name])
 
-
-_float32_matmul_precision = "highest"
-
-
-def set_float32_matmul_precision(precision: str) -> None:
-    """Record the float32 matmul precision (``"highest"``, ``"high"`` or ``"medium"``).
-
-    PyTorch may then use TensorFloat-32 or bfloat16 inside float32 matrix
-    products; glasstorch always computes them in float32, whatever is set.
-    """
-    global _float32_matmul_precision
-    if precision not in ("highest", "high", "medium"):
-        raise RuntimeError(f"Invalid float32 matmul precision: {precision}")
-    _float32_matmul_precision = precision
-
-
-def get_float32_matmul_precision() -> str:
-    """The precision last set by :func:`set_float32_matmul_precision` (``"highest"`` at start)."""
-    return _float32_matmul_precision
-
-
-def compile(model=None, **options):  # noqa: A001 - PyTorch's name
-    """Return ``model`` itself: glasstorch has no compiler, so it runs the code as written.
-
-    PyTorch's ``torch.compile`` traces a module or function and generates fused
-    kernels; the result computes the same function. Programs that call it (as
-    nanoGPT does) run here eagerly. Used as ``@torch.compile(...)`` with options
-    only, it returns a decorator that does the same.
-    """
-    if model is None:
-        return lambda function: function
-    return model
-
-
-def set_num_threads(int: _builtins.int) -> None:  # noqa: A002 - PyTorch's argument name
-    """Let each operation use up to ``int`` threads (the fast tier's OpenMP pool).
-
-    As in PyTorch, the setting applies to operations started from the calling
-    thread. The reference tier always computes in one thread; it remembers the
-    number, so that :func:`get_num_threads` reads it back.
-    """
-    value = int
-    if isinstance(value, _builtins.bool) or not isinstance(value, _builtins.int):
-        raise RuntimeError(f"set_num_threads expects an int, but got {type(value).__name__}")
-    if value < 1:
-        raise RuntimeError("set_num_threads expects a positive integer")
-    _tier.kernels.set_num_threads(value)
-
-
-def get_num_threads() -> _builtins.int:
-    """How many threads each operation may use (see :func:`set_num_threads`)."""
-    return _tier.kernels.get_num_threads()
-
-
-def is_tensor(obj) -> _builtins.bool:
-    """Whether ``obj`` is a glasstorch Tensor."""
-    return isinstance(obj, Tensor)
-
-
-def is_floating_point(input: Tensor) -> _builtins.bool:
-    """Whether ``input`` has a floating-point dtype."""
-    return input.dtype.is_floating_point
-
-
-def numel(input: Tensor) -> _builtins.int:
-    """Number of elements of ``input``."""
-    return input.numel()
-
-
-# The training stack, imported last: these packages build on everything above.
-from glasstorch import datasets, nn, optim, profiler, utils  # noqa: E402
-from glasstorch.autograd import profiler as _autograd_profiler  # noqa: E402, F401 (its old name)
-from glasstorch.nn.functional import cosine_similarity  # noqa: E402
-from glasstorch.serialization import load, save  # noqa: E402
-from glasstorch.utils.dlpack import from_dlpack  # noqa: E402
 
 # glasstorch.multiprocessing (torch.multiprocessing, which registers the
 # pickling rules that send tensors as shared memory) is imported with

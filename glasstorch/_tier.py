@@ -11,6 +11,7 @@ both. Every tensor operation calls through ``kernels``.
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import os
 
@@ -138,3 +139,26 @@ _gpu_runtime.install(select_driver())
 kernels: Kernels = _with_cuda(cpu_kernels, _gpu_runtime.driver)
 #: Whether a CUDA driver is active (``kernels`` is then a dispatcher).
 cuda_active: bool = kernels is not cpu_kernels
+
+
+# ------------------------------------------------- the CPU tier's threads
+
+
+def set_num_threads(int: int) -> None:  # noqa: A002 - PyTorch's argument name
+    """Let each operation use up to ``int`` threads (the fast tier's OpenMP pool).
+
+    As in PyTorch, the setting applies to operations started from the calling
+    thread. The reference tier always computes in one thread; it remembers the
+    number, so that :func:`get_num_threads` reads it back.
+    """
+    value = int
+    if isinstance(value, builtins.bool) or not isinstance(value, builtins.int):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(value).__name__}")
+    if value < 1:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    kernels.set_num_threads(value)
+
+
+def get_num_threads() -> int:
+    """How many threads each operation may use (see :func:`set_num_threads`)."""
+    return kernels.get_num_threads()

@@ -511,3 +511,25 @@ def cdist(
     positive = powered > 0
     safe = where(positive, powered, 1.0)
     return where(positive, safe.pow(1.0 / p), 0.0)
+
+
+# ----------------------------------------------- float32 matmul precision
+
+_float32_matmul_precision = "highest"
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Record the float32 matmul precision (``"highest"``, ``"high"`` or ``"medium"``).
+
+    PyTorch may then use TensorFloat-32 or bfloat16 inside float32 matrix
+    products; glasstorch always computes them in float32, whatever is set.
+    """
+    global _float32_matmul_precision
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"Invalid float32 matmul precision: {precision}")
+    _float32_matmul_precision = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """The precision last set by :func:`set_float32_matmul_precision` (``"highest"`` at start)."""
+    return _float32_matmul_precision
