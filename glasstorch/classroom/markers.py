@@ -27,14 +27,15 @@ A region holds the plain meaning only. A faster path for some inputs (a fused
 node, a kernel called directly) is a *speed trick*: a block of its own, in the
 same function, tagged with the task it serves::
 
-    def linear(input, weight, bias=None):
-        # -- speed trick: nn/layers
-        # One fused node instead of a product and an add.
-        if input.dim() == 2 and bias is not None:
-            return Addmm.apply(bias, input, weight)
+    def norm(values):
+        \"\"\"The Euclidean norm of ``values``.\"\"\"
+        # -- speed trick: basics/norm
+        # NumPy's loop in C instead of a Python loop, for an array.
+        if isinstance(values, np.ndarray):
+            return float(np.linalg.norm(values))
         # -- end speed trick
-        # -- solution: nn/layers
-        return input.matmul(weight.t()) + bias
+        # -- solution: basics/norm
+        ...  # the loop above, for any sequence
         # -- end solution
 
 A release that stubs the task removes the speed trick entirely, markers
