@@ -37,7 +37,13 @@ from glasstorch.classroom.check import check, sync  # noqa: E402
 from glasstorch.classroom.course import CourseError, load_course, parse_course  # noqa: E402
 from glasstorch.classroom.grade import grade  # noqa: E402
 from glasstorch.classroom.leaks import find_leaks  # noqa: E402
-from glasstorch.classroom.markers import MarkerError, find_regions, strip_regions  # noqa: E402
+from glasstorch.classroom.markers import (  # noqa: E402
+    SPEED_TRICK,
+    MarkerError,
+    find_regions,
+    find_speed_tricks,
+    strip_regions,
+)
 from glasstorch.classroom.release import (  # noqa: E402
     BuildError,
     build,
@@ -49,6 +55,7 @@ from glasstorch.classroom.release import (  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Written with a join so that this file itself holds no marker line.
 BEGIN, END = "# -- " + "solution:", "# -- " + "end solution"
+TRICK, TRICK_END = "# -- " + "speed trick:", "# -- " + "end speed trick"
 
 
 def _function(tag: str, body: str = "return a + b", name: str = "f") -> str:
@@ -106,6 +113,53 @@ def test_stripping_leaves_valid_python_whose_stub_names_the_task():
     assert kept == source and nothing == []
 
 
+def _tricked(tag: str = "a/b", trick_tag: str | None = None) -> str:
+    """A function whose region ``tag`` has a speed trick right above it."""
+    return (
+        f"def f(a, b):\n    'Add.'\n    {TRICK} {trick_tag or tag}\n    # Integers: one call.\n"
+        "    if type(a) is int:\n        return int.__add__(a, b)\n"
+        f"    {TRICK_END}\n    {BEGIN} {tag}\n    return a + b\n    {END}\n"
+    )
+
+
+def test_a_release_drops_the_speed_trick_and_the_solution_tree_keeps_it():
+    source = _tricked("basics/add")
+    (trick,) = find_speed_tricks(source, "k.py", {"basics/add"})
+    assert (trick.tag, trick.begin, trick.end, trick.kind) == ("basics/add", 3, 7, SPEED_TRICK)
+    assert [r.tag for r in find_regions(source, "k.py")] == ["basics/add"]  # the region alone
+    text, removed = strip_regions(source, "k.py", {"basics/add"}, {"basics/add": "add them"})
+    assert [r.kind for r in removed] == [SPEED_TRICK, "solution"]
+    assert "speed trick" not in text and "int.__add__" not in text  # markers and code gone
+    assert BEGIN in text and END in text
+    namespace = {}
+    exec(compile(text, "k.py", "exec"), namespace)
+    with pytest.raises(NotImplementedError, match="basics/add: add them"):
+        namespace["f"](1, 2)  # the student's code runs, not a fast path around it
+    kept, nothing = strip_regions(source, "k.py", {"other/task"}, {})
+    assert kept == source and nothing == []  # a task this release does not stub keeps its trick
+
+
+@pytest.mark.parametrize(
+    "source, words",
+    [
+        (_tricked().replace(f"    {TRICK_END}\n", ""), "k.py:7: a solution region opens inside the one opened at line 3"),
+        (_tricked().replace(TRICK_END, END), "k.py:7: '# -- end solution' closes the speed trick"),
+        (_tricked().replace(f"{TRICK} a/b", TRICK), "k.py:3: speed trick marker without a tag"),
+        (_tricked(trick_tag="a/zzz"), "k.py:3: tag 'a/zzz' names no task"),
+        (_tricked(trick_tag="A B"), "k.py:3: malformed tag"),
+        (_tricked().replace(TRICK, "# -- speed-trick"), "k.py:3: malformed speed trick marker"),
+        (_tricked().replace(f"{END}\n", f"{END}\n    {TRICK} a/b\n"), "k.py:11: speed trick 'a/b' is never closed"),
+        (_tricked().replace(f"{TRICK_END}\n", f"{TRICK_END}\n    {TRICK_END}\n"), "k.py:8: '# -- end speed trick' without"),
+        (_function("a/b") + f"\n\ndef g(a, b):\n    {TRICK} a/b\n    return a\n    {TRICK_END}\n", "k.py:9: speed trick 'a/b' serves no solution region"),
+        (f"{TRICK} a/b\nx = 1\n{TRICK_END}\n" + _function("a/b"), "k.py:1: speed trick 'a/b' is not inside one function"),
+        (f"def f():\n    {BEGIN} a/b\n    {TRICK} a/b\n    return 1\n    {TRICK_END}\n    {END}\n", "k.py:3: a speed trick opens inside the one opened at line 2"),
+    ],
+)  # fmt: skip
+def test_speed_trick_marker_errors_name_the_file_and_line(source, words):
+    with pytest.raises(MarkerError, match=re.escape(words)):
+        find_regions(source, "k.py", {"a/b"})
+
+
 def test_every_region_of_the_repository_is_valid_and_strips_to_valid_python():
     course = load_course()
     files = [f for f in repository_files(REPO) if is_region_file(f)]
@@ -116,6 +170,15 @@ def test_every_region_of_the_repository_is_valid_and_strips_to_valid_python():
             text, removed = strip_regions(file.read(), path, course.tags(), course.hints())
         ast.parse(text)
         assert removed
+    # nn/layers holds the plain meaning; its fused Addmm path is a speed trick beside it
+    path = "glasstorch/nn/functional/linear.py"
+    with open(os.path.join(REPO, path), encoding="utf-8") as file:
+        source = file.read()
+    assert [t.tag for t in find_speed_tricks(source, path)] == ["nn/layers"]
+    (layers,) = [r for r in regions[path] if r.tag == "nn/layers"]
+    assert "Addmm" not in "".join(source.splitlines(True)[layers.begin : layers.end - 1])
+    text, _ = strip_regions(source, path, {"nn/layers"}, course.hints())
+    assert "Addmm.apply" not in text
 
 
 def test_the_course_has_six_assignments_in_order():
@@ -193,9 +256,17 @@ def test_leak_check_ignores_code_the_library_shares_outside_regions(tmp_path):
 # ------------------------------------------------------------------ a tiny course
 KERNELS = f'''"""Tiny kernels."""
 
+FAST_CALLS = []
+
 
 def add(a, b):
     """a + b."""
+    {TRICK} basics/add
+    # Two integers: one call of int's own addition.
+    if type(a) is int and type(b) is int:
+        FAST_CALLS.append((a, b))
+        return int.__add__(a, b)
+    {TRICK_END}
     {BEGIN} basics/add
     total = a + b
     return total
@@ -217,7 +288,7 @@ def double(values):
 '''
 
 TESTS = """import pytest
-from glasstorch.reference import add, double, scale
+from glasstorch.reference import FAST_CALLS, add, double, scale
 
 pytestmark = pytest.mark.math
 
@@ -244,6 +315,11 @@ def test_untouched():
     assert add.__doc__ == "a + b."
 
 
+def test_add_takes_the_fast_path():
+    add(2, 3)
+    assert FAST_CALLS[-1] == (2, 3)
+
+
 def test_needs_torch():
     torch = pytest.importorskip("torch")  # hidden by the grader, installed or not
     assert torch.tensor(add(1, 2)).item() == 3
@@ -264,6 +340,7 @@ id = "add"
 title = "Adding"
 hint = "add them"
 tests = [{ select = "shared_tests/test_tiny.py::test_add", points = 2 }]
+speed_trick_tests = ["shared_tests/test_tiny.py::test_add_takes_the_fast_path"]
 
 [[assignment.task]]
 id = "scale"
@@ -358,6 +435,10 @@ def test_build_writes_releases_and_autograders(tiny):
     student = tiny["dist"] / "basics" / "student"
     kernels = (student / "reference" / "__init__.py").read_text()
     assert "total = a + b" not in kernels and "value + value" not in kernels  # later ones too
+    # the speed trick of a stubbed task is gone (else it would pass test_add for the student),
+    # and its test is neither graded nor required there
+    assert "speed trick" not in kernels and "int.__add__" not in kernels
+    assert by_id["basics"].speed_trick_tests == 1 and by_id["more"].speed_trick_tests == 0
     assert "secret_expected_value" not in (student / "shared_tests" / "test_tiny.py").read_text()
     assert (student / ".github" / "workflows" / "classroom.yml").read_text().count(
         "python -m glasstorch.classroom check"
@@ -366,6 +447,7 @@ def test_build_writes_releases_and_autograders(tiny):
     assert [t["name"].split("::")[1] for t in manifest["tests"]] == ["test_add", "test_scale"]
     later = (tiny["dist"] / "more" / "student" / "reference" / "__init__.py").read_text()
     assert "total = a + b" in later and "value + value" not in later
+    assert later.count(TRICK) == 1 and "int.__add__" in later  # a solved task keeps its trick
     run = (tiny["dist"] / "basics" / "autograder" / "run_autograder").read_text()
     assert "-m glasstorch.classroom grade" in run and "--assignment basics" in run
     assert (tiny["dist"] / "basics" / "autograder.zip").stat().st_size > 0
@@ -628,6 +710,7 @@ def test_sync_copies_only_the_students_own_work(tiny, tmp_path):
     assert result.copied == ["reference/__init__.py: basics/add"] and not result.conflicts
     assert "return b + a" in text
     assert "return [value * factor for value in values]" in text  # the stub never came over
+    assert text.count(TRICK) == text.count(TRICK_END) == 1  # the solved task's trick, once
     assert "basics/scale" in result.unchanged[0]
     # a second sync changes nothing
     again = sync(str(first), str(second), log=lambda *a: None)
@@ -644,7 +727,8 @@ def test_sync_copies_only_the_students_own_work(tiny, tmp_path):
     # --force takes the earlier repository's
     result = sync(str(first), str(second), force=True, log=lambda *a: None)
     assert result.copied == ["reference/__init__.py: basics/add"]
-    assert "return (a + b)" in (second / "reference" / "__init__.py").read_text()
+    text = (second / "reference" / "__init__.py").read_text()
+    assert "return (a + b)" in text and text.count("int.__add__") == 1
 
 
 # ------------------------------------------------------------------ the command line

@@ -23,6 +23,7 @@ teaching order. The schema, with the defaults::
         { select = "shared_tests/test_tensor_views.py::test_stride", points = 2 },
         { select = "shared_tests/test_x.py", markers = ["views"], hidden = true },
     ]
+    speed_trick_tests = []        # node-id prefixes of tests that check the task's speed trick
 
 A test entry selects the collected tests whose node id starts with ``select``
 (a file, ``file::test_function`` or one parametrised case), optionally only
@@ -36,6 +37,13 @@ that the task's stubs make fail (their first failure is the task's
 ``NotImplementedError``); the others stay ungraded and must keep passing. The
 manifest then lists exactly the tests kept, so grading is as fixed as with
 explicit node ids.
+
+A release that stubs a task leaves its speed tricks out (see
+:mod:`.markers`), so a test that checks the trick itself (that ``linear``
+records one ``AddmmBackward0`` node) cannot pass on a student's plain
+solution. ``speed_trick_tests`` names such tests: the build never grades them
+and does not require them on that release; they must still pass on the
+reference solution like the rest of the scope.
 """
 
 from __future__ import annotations
@@ -71,18 +79,18 @@ class Selection:
 
     def matches(self, nodeid: str, item_markers: set[str]) -> bool:
         """Whether the collected item ``nodeid`` (with its markers) is selected."""
-        if not _starts(nodeid, self.select):
+        if not node_starts(nodeid, self.select):
             return False
         if self.markers and not item_markers.intersection(self.markers):
             return False
-        return not any(_starts(nodeid, prefix) for prefix in self.exclude)
+        return not any(node_starts(nodeid, prefix) for prefix in self.exclude)
 
     @property
     def file(self) -> str:
         return self.select.split("::", 1)[0]
 
 
-def _starts(nodeid: str, prefix: str) -> bool:
+def node_starts(nodeid: str, prefix: str) -> bool:
     """Node-id prefix match on whole parts (``a.py::t`` selects ``a.py::t[1]``, not ``a.py::t2``)."""
     if nodeid == prefix:
         return True
@@ -96,6 +104,11 @@ class Task:
     hint: str
     tests: tuple[Selection, ...]
     assignment: str = ""
+    speed_trick_tests: tuple[str, ...] = ()
+
+    def checks_speed_trick(self, nodeid: str) -> bool:
+        """Whether the test ``nodeid`` checks this task's speed trick (``speed_trick_tests``)."""
+        return any(node_starts(nodeid, prefix) for prefix in self.speed_trick_tests)
 
     @property
     def tag(self) -> str:
@@ -153,6 +166,15 @@ class Course:
         start = self.index(name)
         return {t.tag for a in self.assignments[start:] for t in a.tasks}
 
+    def checks_speed_trick(self, nodeid: str, tags: set[str]) -> bool:
+        """Whether ``nodeid`` checks the speed trick of a task tagged in ``tags``."""
+        return any(
+            task.checks_speed_trick(nodeid)
+            for a in self.assignments
+            for task in a.tasks
+            if task.tag in tags
+        )
+
 
 def load_course(path: str = DEFAULT_COURSE) -> Course:
     """Read and check a course file.
@@ -206,6 +228,11 @@ def parse_course(data: dict, path: str = "<course>") -> Course:
                 raise CourseError(
                     f"{where}, task {task_id!r}: no tests grade it; add 'tests = [...]'"
                 )
+            tricks = task_entry.get("speed_trick_tests", [])
+            if not isinstance(tricks, list) or not all(isinstance(t, str) for t in tricks):
+                raise CourseError(
+                    f"{where}, task {task_id!r}: speed_trick_tests must be a list of test node ids"
+                )
             tasks.append(
                 Task(
                     id=task_id,
@@ -213,6 +240,7 @@ def parse_course(data: dict, path: str = "<course>") -> Course:
                     hint=str(task_entry.get("hint", "")),
                     tests=selections,
                     assignment=name,
+                    speed_trick_tests=tuple(tricks),
                 )
             )
         if not tasks:

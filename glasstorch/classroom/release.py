@@ -3,8 +3,9 @@
 For assignment number *k* of the course the build makes
 
 * ``dist/classroom/<id>/student/``: the repository with the solution regions of
-  assignment *k* **and of every later assignment** replaced by stubs (a student
-  never holds a later assignment's solution), the regions of earlier
+  assignment *k* **and of every later assignment** replaced by stubs and their
+  speed tricks cut out (a student never holds a later assignment's solution,
+  nor a fast path that computes a task without them), the regions of earlier
   assignments solved (the reference solution; ``sync`` puts the student's own
   code there instead), the hidden test functions taken out of the test files,
   the teacher notes taken out of the docs, plus ``classroom.json`` (what
@@ -49,7 +50,7 @@ import time
 import zipfile
 from dataclasses import dataclass, field
 
-from .course import Assignment, Course
+from .course import Assignment, Course, node_starts
 from .grading import RUNNER_NEEDS, local_nodeid, make_package, make_tests_dir, run_tests
 from .leaks import find_leaks
 from .markers import (
@@ -95,6 +96,7 @@ class AssignmentReport:
     scope: int = 0
     excluded: int = 0
     skipped: int = 0
+    speed_trick_tests: int = 0
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
 
@@ -197,9 +199,11 @@ def write_tree(
     hidden: dict[str, set[str]] | None = None,
     only=None,
 ) -> dict[str, str]:
-    """Copy ``files`` from ``root`` to ``dest``, stubbing the regions tagged in ``remove``.
+    """Copy ``files`` from ``root`` to ``dest``, stubbing the regions tagged in ``remove``
+    and cutting out their speed tricks.
 
-    Returns ``tag -> concatenated solution text`` of the regions removed.
+    Returns ``tag -> concatenated solution text`` of the blocks removed (a
+    task's speed trick is its teacher's code too: the leak check looks for it).
     """
     hints, solutions = course.hints(), {}
     for path in files:
@@ -341,7 +345,8 @@ def build(
             f"   {report.tasks} tasks, {report.graded} graded tests ({report.hidden} hidden, "
             f"{report.cases} cases, {report.points:g} points), scope {report.scope} cases "
             f"({report.excluded} left to later assignments, {report.skipped} skipped without "
-            f"the optional dependencies), {report.seconds:.0f} s"
+            f"the optional dependencies, {report.speed_trick_tests} checking speed tricks the "
+            f"release cuts out), {report.seconds:.0f} s"
             + (f", {len(report.problems)} PROBLEM(S)" if report.problems else "")
         )
         for problem in report.problems:
@@ -388,7 +393,19 @@ def build_assignment(
         if trouble:
             raise BuildError(f"collecting the tests on the reference solution failed: {trouble}")
         items = [dict(i, nodeid=f"{SUITE}/{i['nodeid']}") for i in collected.items]
-        graded = resolve_tests(assignment, items, course)
+        # A test of a speed trick this release cuts out is never graded, nor required on it.
+        trick_tests = {
+            i["nodeid"] for i in items if course.checks_speed_trick(i["nodeid"], removed)
+        }
+        for task in assignment.tasks:
+            for prefix in task.speed_trick_tests:
+                if not any(node_starts(i["nodeid"], prefix) for i in items):
+                    report.problems.append(
+                        f"task {task.tag!r}: the speed_trick_tests entry {prefix!r} selects no test"
+                    )
+        graded = resolve_tests(
+            assignment, [i for i in items if i["nodeid"] not in trick_tests], course
+        )
         graded_items = {i for g in graded for i in g["items"]}
         scope = [
             i["nodeid"]
@@ -438,6 +455,7 @@ def build_assignment(
                     )
         kept = [n for n in scope if on_solution.outcome(local_nodeid(n))[0]]
         report.scope, report.skipped = len(kept), len(skipped)
+        report.speed_trick_tests = len(trick_tests.intersection(kept))
         report.excluded = len(scope) - len(kept) - len(skipped)
 
         # only_failing: a test is graded by a task when removing that task alone breaks it.
@@ -518,7 +536,7 @@ def build_assignment(
                     f"of task {entry['task']!r} do not cover what it checks"
                 )
         for nodeid in kept:
-            if nodeid not in graded_items:
+            if nodeid not in graded_items and nodeid not in trick_tests:
                 status, text = on_student.status(local_nodeid(nodeid))
                 if status != "passed":
                     report.problems.append(

@@ -1,7 +1,7 @@
 """``linear`` and ``bilinear``: the affine maps of ``nn.Linear`` and ``nn.Bilinear``.
 
-``linear`` runs as the fused node :class:`glasstorch.nn.fused.linear.Addmm`
-where the dtypes allow, and as ``input @ weight.T + bias`` elsewhere.
+``linear`` means ``input @ weight.T + bias``; where the dtypes allow, a speed
+trick runs it as the one fused node :class:`glasstorch.nn.fused.linear.Addmm`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
           bias: ``(out_features,)``.
         - output: ``(*, out_features)``.
     """
-    # -- solution: nn/layers
+    # -- speed trick: nn/layers
+    # One fused node (Addmm) instead of a product node and an add node.
     if (
         input.dim() >= 2
         and bias is not None
@@ -38,6 +39,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
                 f"and {weight.shape[1]}x{weight.shape[0]})"
             )
         return Addmm.apply(bias, input, weight)
+    # -- end speed trick
+    # -- solution: nn/layers
     output = input.matmul(weight.t())
     return output if bias is None else output + bias
     # -- end solution
