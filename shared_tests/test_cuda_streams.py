@@ -109,7 +109,7 @@ def test_record_stream_keeps_a_block_from_reuse_until_the_stream_is_done():
 
 
 def test_profiler_observers_see_kernels_and_copies():
-    from glasstorch.cuda import _trace
+    from glasstorch._gpu import trace as _trace
 
     seen = []
 

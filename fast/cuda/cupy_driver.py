@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from glasstorch._gpu.driver import DeviceOutOfMemory, Driver
+from glasstorch._shape import is_contiguous
 
 from .sources import CUDA_DIR, headers_fingerprint, kernel_signatures
 
@@ -231,17 +232,8 @@ class CupyDriver(Driver):
         Returns False (the tiled kernel then runs) for other dtypes or a
         non-contiguous output.
         """
-        if out.buffer.dtype.kind != "f" or not _contiguous(out):
+        if out.buffer.dtype.kind != "f" or not is_contiguous(out.shape, out.strides):
             return False
         with self.current_stream().handle:
             self.cupy.matmul(self._array(a), self._array(b), out=self._array(out))
         return True
-
-
-def _contiguous(view) -> bool:
-    expected = 1
-    for size, stride in zip(reversed(view.shape), reversed(view.strides)):
-        if size != 1 and stride != expected:
-            return False
-        expected *= size
-    return True

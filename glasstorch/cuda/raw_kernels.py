@@ -37,15 +37,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from glasstorch.cuda._device import active_driver as _driver
+from glasstorch.cuda.streams import Stream, current_stream
 from glasstorch.tensor import Tensor
 
 __all__ = ["RawKernel", "RawModule"]
-
-
-def _driver():
-    from glasstorch.cuda import _driver as active_driver
-
-    return active_driver()
 
 
 class RawModule:
@@ -121,8 +117,6 @@ class RawKernel:
             shared_mem: bytes of dynamic shared memory (``extern __shared__``).
             stream: a :class:`glasstorch.cuda.Stream` (the current stream if None).
         """
-        from glasstorch.cuda import Stream, current_stream
-
         if shared_mem:
             if _driver().name == "simulator":
                 raise NotImplementedError(

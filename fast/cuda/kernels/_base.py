@@ -116,6 +116,12 @@ class CudaKernelsBase(Kernels):
         buffer = view.buffer
         return buffer.ptr + view.offset * buffer.dtype.itemsize
 
+    @classmethod
+    def ptr_or_null(cls, view: Strided | None) -> int:
+        """:meth:`ptr` of an optional operand, or 0 (a null pointer) when it is absent
+        (a convolution without bias, a batch norm without weight)."""
+        return 0 if view is None else cls.ptr(view)
+
     def meta(self, *views: Strided) -> int:
         """Device address of an int64 array: each view's shape, then its strides.
 

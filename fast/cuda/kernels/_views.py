@@ -11,26 +11,7 @@ kernel to use the linear index as the position (its contiguous fast path).
 from __future__ import annotations
 
 from glasstorch._kernels import Strided
-
-
-def is_contiguous(view: Strided) -> bool:
-    """Whether ``view`` is row-major with no gaps (size-1 dims may have any stride)."""
-    expected = 1
-    for size, stride in zip(reversed(view.shape), reversed(view.strides)):
-        if size == 0:
-            return True
-        if size != 1 and stride != expected:
-            return False
-        expected *= size
-    return True
-
-
-def numel(view: Strided) -> int:
-    """Number of elements of ``view``."""
-    n = 1
-    for size in view.shape:
-        n *= size
-    return n
+from glasstorch._shape import is_contiguous
 
 
 def walk(kernels, *views: Strided) -> tuple[int, int]:
@@ -40,7 +21,8 @@ def walk(kernels, *views: Strided) -> tuple[int, int]:
     by the linear index alone. The views must share a number of dimensions.
     """
     ndim = len(views[0].shape)
-    if ndim == 0 or all(is_contiguous(v) for v in views):
+    # is_contiguous is cached by (shape, strides): this runs on every launch.
+    if ndim == 0 or all(is_contiguous(v.shape, v.strides) for v in views):
         return 0, 0
     return kernels.meta(*views), ndim
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from glasstorch._kernels import Strided
+from glasstorch._shape import numel
 
-from ._views import MAX_ROW_BLOCKS, numel, row_threads
+from ._views import MAX_ROW_BLOCKS, row_threads
 
 #: A (height, width) pair of sizes.
 Pair = tuple[int, int]
@@ -103,9 +104,6 @@ class _Lowering:
 class ConvKernels:
     """conv2d (+ backward), im2col, col2im, pooling (+ backward), batch norm."""
 
-    def _address(self, view: Strided | None) -> int:
-        return self.ptr(view) if view is not None else 0
-
     def _via_gemm(self) -> bool:
         if CONV_VIA_GEMM is not None:
             return CONV_VIA_GEMM
@@ -133,15 +131,15 @@ class ConvKernels:
             )
             if bias is not None:
                 self.launch(
-                    "conv.cu", f"conv2d_add_bias_{self.suffix(out)}", numel(out), self.ptr(out),
-                    self.ptr(bias), numel(out), low.o, low.length,
+                    "conv.cu", f"conv2d_add_bias_{self.suffix(out)}", numel(out.shape),
+                    self.ptr(out), self.ptr(bias), numel(out.shape), low.o, low.length,
                 )  # fmt: skip
             return
         geom = _geometry(input, out, weight.shape[2:], stride, padding, dilation)
         self.launch(
-            "conv.cu", f"conv2d_{self.suffix(out)}", numel(out), self.ptr(out), self.ptr(input),
-            self.ptr(weight), self._address(bias), input.shape[0], input.shape[1],
-            out.shape[1], groups, *geom,
+            "conv.cu", f"conv2d_{self.suffix(out)}", numel(out.shape), self.ptr(out),
+            self.ptr(input), self.ptr(weight), self.ptr_or_null(bias), input.shape[0],
+            input.shape[1], out.shape[1], groups, *geom,
         )  # fmt: skip
 
     def conv2d_backward_input(
@@ -168,7 +166,7 @@ class ConvKernels:
             return
         geom = _geometry(grad_input, grad_output, weight.shape[2:], stride, padding, dilation)
         self.launch(
-            "conv.cu", f"conv2d_backward_input_{self.suffix(grad_input)}", numel(grad_input),
+            "conv.cu", f"conv2d_backward_input_{self.suffix(grad_input)}", numel(grad_input.shape),
             self.ptr(grad_input), self.ptr(grad_output), self.ptr(weight),
             grad_input.shape[0], grad_input.shape[1], grad_output.shape[1], groups, *geom,
         )  # fmt: skip
@@ -206,7 +204,7 @@ class ConvKernels:
         geom = _geometry(input, grad_output, grad_weight.shape[2:], stride, padding, dilation)
         self.launch(
             "conv.cu", f"conv2d_backward_weight_{self.suffix(grad_weight)}",
-            numel(grad_weight), self.ptr(grad_weight), self.ptr(grad_output), self.ptr(input),
+            numel(grad_weight.shape), self.ptr(grad_weight), self.ptr(grad_output), self.ptr(input),
             input.shape[0], input.shape[1], grad_output.shape[1], groups, *geom,
         )  # fmt: skip
 
@@ -226,8 +224,8 @@ class ConvKernels:
         ow = (w + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
         geom = (h, w, oh, ow, kh, kw, *stride, *padding, *dilation)
         self.launch(
-            "conv.cu", f"im2col_{self.suffix(out)}", numel(out), self.ptr(out), self.ptr(input),
-            c, numel(out), *geom,
+            "conv.cu", f"im2col_{self.suffix(out)}", numel(out.shape), self.ptr(out),
+            self.ptr(input), c, numel(out.shape), *geom,
         )  # fmt: skip
 
     def col2im(
@@ -246,8 +244,8 @@ class ConvKernels:
         ow = (w + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
         geom = (h, w, oh, ow, kh, kw, *stride, *padding, *dilation)
         self.launch(
-            "conv.cu", f"col2im_{self.suffix(out)}", numel(out), self.ptr(out),
-            self.ptr(columns), c, numel(out), *geom,
+            "conv.cu", f"col2im_{self.suffix(out)}", numel(out.shape), self.ptr(out),
+            self.ptr(columns), c, numel(out.shape), *geom,
         )  # fmt: skip
 
     # ---------------------------------------------------------------- pooling
@@ -265,7 +263,7 @@ class ConvKernels:
         planes = out.shape[0] * out.shape[1]
         geom = _geometry(input, out, kernel_size, stride, padding, dilation)
         self.launch(
-            "conv.cu", f"max_pool2d_{self.suffix(out)}", numel(out), self.ptr(out),
+            "conv.cu", f"max_pool2d_{self.suffix(out)}", numel(out.shape), self.ptr(out),
             self.ptr(indices), self.ptr(input), planes, *geom,
         )  # fmt: skip
 
@@ -295,7 +293,7 @@ class ConvKernels:
         planes = out.shape[0] * out.shape[1]
         geom = _geometry(input, out, kernel_size, stride, padding, (1, 1))
         self.launch(
-            "conv.cu", f"avg_pool2d_{self.suffix(out)}", numel(out), self.ptr(out),
+            "conv.cu", f"avg_pool2d_{self.suffix(out)}", numel(out.shape), self.ptr(out),
             self.ptr(input), planes, *geom, int(bool(count_include_pad)),
             int(divisor_override or 0),
         )  # fmt: skip
@@ -314,7 +312,7 @@ class ConvKernels:
         planes = grad_input.shape[0] * grad_input.shape[1]
         geom = _geometry(grad_input, grad_output, kernel_size, stride, padding, (1, 1))
         self.launch(
-            "conv.cu", f"avg_pool2d_backward_{self.suffix(grad_input)}", numel(grad_input),
+            "conv.cu", f"avg_pool2d_backward_{self.suffix(grad_input)}", numel(grad_input.shape),
             self.ptr(grad_input), self.ptr(grad_output), planes, *geom,
             int(bool(count_include_pad)), int(divisor_override or 0),
         )  # fmt: skip
@@ -343,9 +341,9 @@ class ConvKernels:
         """``(x - mean) * invstd * weight + bias``, elementwise."""
         n, c, length = input.shape
         self.launch(
-            "conv.cu", f"batch_norm_apply_{self.suffix(input)}", numel(input), self.ptr(out),
+            "conv.cu", f"batch_norm_apply_{self.suffix(input)}", numel(input.shape), self.ptr(out),
             self.ptr(input), self.ptr(mean), _step(mean), self.ptr(invstd), _step(invstd),
-            self._address(weight), _step(weight), self._address(bias), _step(bias), n, c,
+            self.ptr_or_null(weight), _step(weight), self.ptr_or_null(bias), _step(bias), n, c,
             length,
         )  # fmt: skip
 
@@ -369,14 +367,14 @@ class ConvKernels:
         sums = self.driver.device_empty(2 * c, np.float64)
         self.launch_grid(
             "conv.cu", f"batch_norm_sums_{sfx}", min(c, MAX_ROW_BLOCKS), row_threads(n * length),
-            sums.ptr, self._address(grad_weight), _step(grad_weight), self._address(grad_bias),
-            _step(grad_bias), self.ptr(grad_output), self.ptr(input), self.ptr(mean),
-            _step(mean), self.ptr(invstd), _step(invstd), n, c, length,
+            sums.ptr, self.ptr_or_null(grad_weight), _step(grad_weight),
+            self.ptr_or_null(grad_bias), _step(grad_bias), self.ptr(grad_output), self.ptr(input),
+            self.ptr(mean), _step(mean), self.ptr(invstd), _step(invstd), n, c, length,
         )  # fmt: skip
         if grad_input is not None:
             self.launch(
-                "conv.cu", f"batch_norm_grad_input_{sfx}", numel(input), self.ptr(grad_input),
+                "conv.cu", f"batch_norm_grad_input_{sfx}", numel(input.shape), self.ptr(grad_input),
                 sums.ptr, self.ptr(grad_output), self.ptr(input), self.ptr(mean), _step(mean),
-                self.ptr(invstd), _step(invstd), self._address(weight), _step(weight), n, c,
+                self.ptr(invstd), _step(invstd), self.ptr_or_null(weight), _step(weight), n, c,
                 length, int(bool(training)),
             )  # fmt: skip

@@ -13,6 +13,7 @@ import numpy as np
 
 from glasstorch._gpu.driver import DeviceBuffer
 from glasstorch._kernels import BOOL_RESULT_OPS, Strided
+from glasstorch._shape import is_contiguous, numel, row_major_strides
 
 from ..sources import op_codes
 
@@ -23,23 +24,6 @@ BINARY_CODES = op_codes("elementwise.cu", "GT_BINARY_OPS")
 _BITWISE = frozenset({"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"})
 
 _INT64_MIN = -(1 << 63)
-
-
-def _numel(shape) -> int:
-    count = 1
-    for size in shape:
-        count *= size
-    return count
-
-
-def _is_contiguous(view: Strided) -> bool:
-    """Row-major with no gaps (sizes of 1 may have any stride)."""
-    expected = 1
-    for size, stride in zip(reversed(view.shape), reversed(view.strides)):
-        if size != 1 and stride != expected:
-            return False
-        expected *= size
-    return True
 
 
 def _refused(name: str, *views: Strided) -> TypeError:
@@ -53,8 +37,10 @@ class ElementwiseKernels:
     SOURCE = "elementwise.cu"
 
     def _layout(self, *views: Strided) -> tuple[int, int]:
-        """(meta address or 0 when every view is contiguous, ndim) for a launch."""
-        if all(_is_contiguous(v) for v in views):
+        """(meta address or 0 when every view is contiguous, ndim) for a launch.
+
+        ``is_contiguous`` is cached by (shape, strides): it runs on every launch."""
+        if all(is_contiguous(v.shape, v.strides) for v in views):
             return 0, 0
         return self.meta(*views), len(views[0].shape)
 
@@ -78,7 +64,7 @@ class ElementwiseKernels:
             fvalue = 0.0
         meta, ndim = self._layout(out)
         name = f"fill_{self.suffix(out)}"
-        n = _numel(out.shape)
+        n = numel(out.shape)
         self.launch(self.SOURCE, name, n, self.ptr(out), fvalue, ivalue, meta, ndim, n)
 
     def copy(self, out: Strided, src: Strided) -> None:
@@ -95,11 +81,11 @@ class ElementwiseKernels:
             raise TypeError("CUDA copy called with two host buffers")
 
     def _copy_on_device(self, out: Strided, src: Strided) -> None:
-        n = _numel(out.shape)
+        n = numel(out.shape)
         if n == 0:
             return
         same = out.buffer.dtype == src.buffer.dtype
-        if same and _is_contiguous(out) and _is_contiguous(src):
+        if same and is_contiguous(out.shape, out.strides) and is_contiguous(src.shape, src.strides):
             if out.buffer.ptr == src.buffer.ptr and out.offset == src.offset:
                 return  # a view copied onto itself
             nbytes = n * out.buffer.dtype.itemsize
@@ -113,33 +99,33 @@ class ElementwiseKernels:
         """Host to device: gather the host view into one contiguous array of
         out's dtype (NumPy does the conversion with the CPU tier's rules), one
         transfer, then a device copy when out is not contiguous."""
-        n = _numel(out.shape)
+        n = numel(out.shape)
         if n == 0:
             return
         host = np.empty(n, dtype=out.buffer.dtype)
-        staging = Strided(host, out.shape, _row_major(out.shape), 0)
+        staging = Strided(host, out.shape, row_major_strides(out.shape), 0)
         self.host.copy(staging, src)
-        if _is_contiguous(out):
+        if is_contiguous(out.shape, out.strides):
             self.copy_to_device(self.ptr(out), host)
             return
         temp = self.driver.device_empty(n, out.buffer.dtype)
         self.copy_to_device(temp.ptr, host)
-        self._copy_on_device(out, Strided(temp, out.shape, _row_major(out.shape), 0))
+        self._copy_on_device(out, Strided(temp, out.shape, row_major_strides(out.shape), 0))
 
     def _copy_to_host(self, out: Strided, src: Strided) -> None:
         """Device to host: make src contiguous on the device if needed, one transfer
         (which waits for the stream), then the CPU tier lays it out into ``out``."""
-        n = _numel(src.shape)
+        n = numel(src.shape)
         if n == 0:
             return
-        if not _is_contiguous(src):
+        if not is_contiguous(src.shape, src.strides):
             temp = self.driver.device_empty(n, src.buffer.dtype)
-            dense = Strided(temp, src.shape, _row_major(src.shape), 0)
+            dense = Strided(temp, src.shape, row_major_strides(src.shape), 0)
             self._copy_on_device(dense, src)
             src = dense
         host = np.empty(n, dtype=src.buffer.dtype)
         self.copy_to_host(host, self.ptr(src))
-        self.host.copy(out, Strided(host, src.shape, _row_major(src.shape), 0))
+        self.host.copy(out, Strided(host, src.shape, row_major_strides(src.shape), 0))
 
     def unary(self, op: str, out: Strided, a: Strided) -> None:
         """``out[i] = op(a[i])`` for ``op`` in ``UNARY_OPS``."""
@@ -157,13 +143,13 @@ class ElementwiseKernels:
         self.launch(
             self.SOURCE,
             name,
-            _numel(out.shape),
+            numel(out.shape),
             UNARY_CODES[op],
             self.ptr(out),
             self.ptr(a),
             meta,
             ndim,
-            _numel(out.shape),
+            numel(out.shape),
         )
 
     def binary(self, op: str, out: Strided, a: Strided, b: Strided) -> None:
@@ -179,14 +165,14 @@ class ElementwiseKernels:
         self.launch(
             self.SOURCE,
             name,
-            _numel(out.shape),
+            numel(out.shape),
             BINARY_CODES[op],
             self.ptr(out),
             self.ptr(a),
             self.ptr(b),
             meta,
             ndim,
-            _numel(out.shape),
+            numel(out.shape),
         )
 
     def add_scaled(self, out: Strided, a: Strided, b: Strided, alpha) -> None:
@@ -199,7 +185,7 @@ class ElementwiseKernels:
         else:
             falpha, ialpha = 0.0, (int(alpha) - _INT64_MIN) % (1 << 64) + _INT64_MIN
         meta, ndim = self._layout(out, a, b)
-        n = _numel(out.shape)
+        n = numel(out.shape)
         self.launch(
             self.SOURCE,
             f"add_scaled_{self.suffix(out)}",
@@ -223,20 +209,12 @@ class ElementwiseKernels:
         self.launch(
             self.SOURCE,
             f"where_{self.suffix(out)}",
-            _numel(out.shape),
+            numel(out.shape),
             self.ptr(out),
             self.ptr(cond),
             self.ptr(a),
             self.ptr(b),
             meta,
             ndim,
-            _numel(out.shape),
+            numel(out.shape),
         )
-
-
-def _row_major(shape) -> tuple[int, ...]:
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))

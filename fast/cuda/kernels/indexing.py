@@ -14,8 +14,9 @@ helpers here describe the three operands over that shape.
 from __future__ import annotations
 
 from glasstorch._kernels import Strided
+from glasstorch._shape import numel
 
-from ._views import numel, without_dim
+from ._views import without_dim
 
 #: Dtypes whose scatter_add uses the hardware's atomic add (the others use fibers).
 _ATOMIC_ADD = frozenset({"i32", "i64", "f32", "f64"})
@@ -63,7 +64,7 @@ class IndexingKernels:
         return None if position == self.SENTINEL else value
 
     def _gather(self, out: Strided, a: Strided, dim: int, index: Strided, strides) -> int | None:
-        n = numel(out)
+        n = numel(out.shape)
         if n == 0:
             return None
         direct, indirect, idx, dim_stride, limit = _operands(out, a, strides, dim)
@@ -77,7 +78,7 @@ class IndexingKernels:
 
     def _scatter(self, out: Strided, dim: int, index: Strided, src: Strided, accumulate: bool,
                  strides) -> int | None:  # fmt: skip
-        n = numel(src)
+        n = numel(src.shape)
         if n == 0:
             return None
         direct, indirect, idx, dim_stride, limit = _operands(src, out, strides, dim)
@@ -129,7 +130,7 @@ class IndexingKernels:
         Three launches (count per chunk, prefix sum, write), so the rows come
         out in row-major order with no atomics.
         """
-        n = numel(a)
+        n = numel(a.shape)
         if n == 0 or not a.shape or out.shape[0] == 0:
             return  # no rows, or rows of no coordinates (a 0-d ``a``)
         workers = min(n, _NONZERO_WORKERS)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from glasstorch._kernels import Strided
+from glasstorch._shape import numel
 
 TILE = 16  # GT_TILE in matmul.cu
 
@@ -16,9 +17,7 @@ class LinalgKernels:
         m, n = out.shape[-2], out.shape[-1]
         k = a.shape[-1]
         batch_shape = out.shape[:-2]
-        batch = 1
-        for size in batch_shape:
-            batch *= size
+        batch = numel(batch_shape)
         if m == 0 or n == 0 or batch == 0:
             return
         if k == 0:

@@ -7,21 +7,14 @@ from __future__ import annotations
 import numpy as np
 
 from glasstorch._kernels import Strided
+from glasstorch._shape import numel
 
 from ..sources import op_codes
+from ._views import row_threads
 from .slices import SliceKernels
 
 #: Contract op name -> reduce.cu's code (its ``GT_REDUCE_<NAME>`` lines), bound by name.
 REDUCE_CODES = op_codes("reduce.cu", "GT_REDUCE")
-
-
-def _threads_for(n_inner: int) -> int:
-    """A power of two from 32 to 256 covering the row: short rows get small blocks,
-    so no thread sits idle through the tree's barriers."""
-    threads = 32
-    while threads < n_inner and threads < 256:
-        threads *= 2
-    return threads
 
 
 class ReductionKernels(SliceKernels):
@@ -31,16 +24,12 @@ class ReductionKernels(SliceKernels):
     def reduce(self, op: str, out: Strided, a: Strided, dims: tuple[int, ...]) -> None:
         """Reduce ``a`` over ``dims`` into the keepdim-shaped ``out``."""
         ndim = len(a.shape)
-        n_out = 1
-        for size in out.shape:
-            n_out *= size
+        n_out = numel(out.shape)
         if n_out == 0:
             return
         reduced = set(d % ndim for d in dims) if ndim else set()
         inner_shape = tuple(s if d in reduced else 1 for d, s in enumerate(a.shape))
-        n_inner = 1
-        for size in inner_shape:
-            n_inner *= size
+        n_inner = numel(inner_shape)
         boolean = out.buffer.dtype == np.dtype(np.bool_) and a.buffer.dtype != np.dtype(np.bool_)
         if out.buffer.dtype != a.buffer.dtype and not boolean:
             raise TypeError(
@@ -58,7 +47,7 @@ class ReductionKernels(SliceKernels):
             "reduce.cu",
             name,
             grid,
-            _threads_for(n_inner),
+            row_threads(n_inner),
             REDUCE_CODES[op],
             self.ptr(out),
             self.ptr(a),

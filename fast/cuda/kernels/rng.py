@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from glasstorch._kernels import Strided
+from glasstorch._shape import numel
 
-from ._views import numel, walk
+from ._views import walk
 
 _MASK64 = (1 << 64) - 1
 
@@ -30,7 +31,7 @@ class RandomKernels:
 
     def random_uniform(self, out: Strided, seed: int, offset: int, low: float, high: float) -> None:
         """Uniform numbers in ``[low, high)``; ``ceil(numel / 4)`` blocks."""
-        n = numel(out)
+        n = numel(out.shape)
         dtype = out.buffer.dtype
         below, clamp = 0.0, 0
         if dtype.kind == "f":
@@ -45,7 +46,7 @@ class RandomKernels:
 
     def random_normal(self, out: Strided, seed: int, offset: int, mean: float, std: float) -> None:
         """Normal numbers by the Box-Muller transform; ``ceil(numel / 2)`` blocks."""
-        n = numel(out)
+        n = numel(out.shape)
         meta, ndim = walk(self, out)
         self.launch(
             "random.cu", f"random_normal_{self.suffix(out)}", (n + 1) // 2,
@@ -54,7 +55,7 @@ class RandomKernels:
 
     def random_integers(self, out: Strided, seed: int, offset: int, low: int, high: int) -> None:
         """Integers in ``[low, high)``; ``ceil(numel / 2)`` blocks (a span of 2**64 passes as 0)."""
-        n = numel(out)
+        n = numel(out.shape)
         meta, ndim = walk(self, out)
         self.launch(
             "random.cu", f"random_integers_{self.suffix(out)}", (n + 1) // 2,

@@ -10,12 +10,13 @@ thread, which adds in order, as the CPU tiers do.
 from __future__ import annotations
 
 from glasstorch._kernels import Strided
+from glasstorch._shape import numel
 
-from ._views import MAX_ROW_BLOCKS, numel, row_threads, slices_walk
+from ._views import MAX_ROW_BLOCKS, row_threads, slices_walk
 
 
 def _slices(view: Strided, dim: int) -> int:
-    return numel(view) // view.shape[dim] if view.shape[dim] else 0
+    return numel(view.shape) // view.shape[dim] if view.shape[dim] else 0
 
 
 class SliceKernels:

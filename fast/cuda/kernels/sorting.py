@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from glasstorch._kernels import Strided
+from glasstorch._shape import numel
 
-from ._views import MAX_ROW_BLOCKS, numel, slices_walk
+from ._views import MAX_ROW_BLOCKS, slices_walk
 
 #: The longest slice sorted in shared memory (GT_SORT_TILE in sorting.cu).
 SORT_TILE = 1024
@@ -31,7 +32,7 @@ class SortingKernels:
             )
             dim = 0
         n = a.shape[dim]
-        slices = numel(a) // n if n else 0
+        slices = numel(a.shape) // n if n else 0
         if slices == 0:
             return
         sfx = self.suffix(a)

@@ -9,21 +9,19 @@ adds the rows in order. Every view is contiguous (the contract says so).
 from __future__ import annotations
 
 from glasstorch._kernels import Strided
+from glasstorch._shape import numel
 
-from ._views import MAX_ROW_BLOCKS, numel, row_threads
+from ._views import MAX_ROW_BLOCKS, row_threads
 
 
 def _rows(view: Strided) -> tuple[int, int]:
     """``(R, N)`` of a contiguous view whose rows are its last dimension."""
     n = view.shape[-1] if view.shape else 1
-    return (numel(view) // n if n else 0), n
+    return (numel(view.shape) // n if n else 0), n
 
 
 class TransformerKernels:
     """layer_norm, gelu, attention_softmax and their gradients."""
-
-    def _address(self, view: Strided | None) -> int:
-        return self.ptr(view) if view is not None else 0
 
     def _row_launch(self, name: str, view: Strided, rows: int, n: int, *args) -> None:
         """A block per row (at most MAX_ROW_BLOCKS, block-stride beyond)."""
@@ -58,7 +56,7 @@ class TransformerKernels:
             return
         self._row_launch(
             "layer_norm", input, rows, n, self.ptr(out), self.ptr(mean), self.ptr(rstd),
-            self.ptr(input), self._address(weight), self._address(bias), rows, n, float(eps),
+            self.ptr(input), self.ptr_or_null(weight), self.ptr_or_null(bias), rows, n, float(eps),
         )  # fmt: skip
 
     def layer_norm_backward(
@@ -80,20 +78,20 @@ class TransformerKernels:
             self._row_launch(
                 "layer_norm_grad_input", input, rows, n, self.ptr(grad_input),
                 self.ptr(grad_output), self.ptr(input), self.ptr(mean), self.ptr(rstd),
-                self._address(weight), rows, n,
+                self.ptr_or_null(weight), rows, n,
             )  # fmt: skip
         if grad_weight is not None or grad_bias is not None:
             self.launch(
                 "transformer.cu", f"layer_norm_grad_params_{self.suffix(input)}", n,
-                self._address(grad_weight), self._address(grad_bias), self.ptr(grad_output),
+                self.ptr_or_null(grad_weight), self.ptr_or_null(grad_bias), self.ptr(grad_output),
                 self.ptr(input), self.ptr(mean), self.ptr(rstd), rows, n,
             )  # fmt: skip
 
     def gelu(self, out: Strided, input: Strided, approximate: bool) -> None:
         """``x * Phi(x)`` (or its tanh form): a thread per element."""
         self.launch(
-            "transformer.cu", f"gelu_{self.suffix(input)}", numel(input), self.ptr(out),
-            self.ptr(input), numel(input), int(bool(approximate)),
+            "transformer.cu", f"gelu_{self.suffix(input)}", numel(input.shape), self.ptr(out),
+            self.ptr(input), numel(input.shape), int(bool(approximate)),
         )  # fmt: skip
 
     def gelu_backward(
@@ -101,8 +99,8 @@ class TransformerKernels:
     ) -> None:
         """``grad_output * gelu'(input)``: a thread per element."""
         self.launch(
-            "transformer.cu", f"gelu_backward_{self.suffix(input)}", numel(input),
-            self.ptr(grad_input), self.ptr(grad_output), self.ptr(input), numel(input),
+            "transformer.cu", f"gelu_backward_{self.suffix(input)}", numel(input.shape),
+            self.ptr(grad_input), self.ptr(grad_output), self.ptr(input), numel(input.shape),
             int(bool(approximate)),
         )  # fmt: skip
 
