@@ -49,7 +49,8 @@ class Storage:
 
     def __init__(self, buffer, exported: bool = False, device=None):
         self.buffer = buffer
-        self.device = CPU if device is None else device
+        # One of the two device constants, so that "is it on the GPU?" is an identity test.
+        self.device = CPU if device is None or device.type == "cpu" else CUDA0
         self.version = 0
         self.exported = exported
         self.pinned = False  # page-locked host memory (``pin_memory()``)
@@ -288,7 +289,7 @@ class Tensor:
     @property
     def is_cuda(self) -> bool:
         """Whether the tensor lives on a GPU."""
-        return self._storage.device.type == "cuda"
+        return self._storage.device is CUDA0
 
     def get_device(self) -> int:
         """The CUDA device index, or -1 for a CPU tensor."""
@@ -486,7 +487,7 @@ class Tensor:
     def item(self):
         """The value of a one-element tensor as a Python number."""
         self._check_one_element(RuntimeError)
-        if self.is_cuda:  # a device-to-host copy, which waits for the device
+        if self._storage.device is CUDA0:  # a device-to-host copy, which waits for the device
             return self.cpu().item()
         buffer = memoryview(self._storage.buffer)
         return self.dtype.to_python(buffer[self._offset])

@@ -379,7 +379,7 @@ class Function:
                 span.__exit__(None, None, None)
 
 
-def records_nothing(input, other) -> bool:
+def records_nothing(input, other=None) -> bool:
     """Whether ``Function.apply`` on the operands ``input`` (a tensor) and
     ``other`` (a tensor, a number or None) would record nothing: no node (grad
     mode is off, or neither operand requires grad) and no profiler span.
@@ -389,9 +389,11 @@ def records_nothing(input, other) -> bool:
     """
     if profiler_hook is not None:
         return False
-    return not _grad_state.enabled or not (
-        input._requires_grad or (isinstance(other, Tensor) and other._requires_grad)
-    )
+    if not _grad_state.enabled:
+        return True
+    if input._requires_grad:
+        return False
+    return other is None or not (isinstance(other, Tensor) and other._requires_grad)
 
 
 class UnrecordedContext:

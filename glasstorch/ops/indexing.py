@@ -31,6 +31,7 @@ from glasstorch.ops.core import (
 )
 from glasstorch.ops.creation import arange, ones, zeros
 from glasstorch.ops.inplace import destination
+from glasstorch.ops.views import alias, select
 from glasstorch.tensor import Tensor, empty_tensor
 
 # ------------------------------------------------------------ index checks
@@ -796,11 +797,9 @@ def getitem(x: Tensor, key) -> Tensor:
         )
     index = _single_integer(key) if x._shape else None
     if index is not None and -x._shape[0] <= index < x._shape[0]:
-        return x.select(0, index)
+        return select(x, 0, index)
     view, advanced = _apply_basic(x, _normalize_key(key))
     if not advanced:
-        from glasstorch.ops.views import alias
-
         return view if view is not x else alias(x)
     _check_index_devices(x, advanced)
     out_shape, positions = _advanced_plan(view, advanced)

@@ -432,7 +432,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
             f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
             f"dimension {dim}"
         )
-    if records_nothing(input, None):
+    if records_nothing(input):
         # Shortcut: no graph (and no profiler span) to record, so Select.apply
         # would only call forward.
         return _selected(input, dim, index % size)
