@@ -1,13 +1,21 @@
-"""Saving and loading tensors and containers of them: ``glasstorch.save`` / ``glasstorch.load``.
+"""Saving and loading tensors, state dicts and any picklable object: ``glasstorch.save`` / ``load``.
 
 PyTorch's ``torch.save`` pickles the object, and ``torch.load`` unpickles it. Unpickling
-can run any code the file names, which is why ``torch.load`` grew ``weights_only``.
-glasstorch never unpickles: a checkpoint describes its object tree as JSON data, and
-:func:`load` rebuilds only the node kinds listed below. A file naming anything else is
-refused, so loading a file from a stranger can never execute code.
+can run any code the file names, which is why ``torch.load`` grew ``weights_only`` (and,
+since PyTorch 2.6, defaults to ``weights_only=True``). glasstorch goes one step further
+for the files programs save most: a checkpoint of tensors and containers (a state dict,
+an optimizer state) describes its object tree as JSON data, and :func:`load` rebuilds
+only the node kinds listed below, without unpickling at all.
 
-The file format (version 1)
----------------------------
+Any other object (a NumPy array, a whole ``nn.Module``, an ``argparse.Namespace``) is
+pickled, as PyTorch does, with the tensors inside it stored as in JSON checkpoints.
+:func:`load` unpickles it with ``weights_only=False``; with ``weights_only=True``, the
+default, it lets the pickle name only an allow-list of globals (see
+:mod:`glasstorch._weights_only` and :func:`add_safe_globals`) and refuses anything else
+with PyTorch's error, before importing or calling it.
+
+The file format (versions 1 and 2)
+----------------------------------
 A checkpoint is a zip archive whose entries are *stored* (not compressed):
 
 ``manifest.json``
@@ -20,6 +28,10 @@ A checkpoint is a zip archive whose entries are *stored* (not compressed):
 ``storages/<k>``
     The raw bytes of storage ``k``: ``numel`` elements of ``dtype``, little-endian,
     one after another. A storage is saved once however many tensors view it.
+
+``object.pkl`` (version 2 only)
+    The pickled object, when it is not plain data. Version 2 is written only then,
+    so a state dict's file stays version 1 and loads in any glasstorch.
 
 A ``<node>`` is a JSON object with a ``"kind"``:
 
@@ -45,7 +57,16 @@ kind               fields
                    ``shape``, ``stride``, ``offset``, ``requires_grad`` and
                    ``parameter`` (whether it was an ``nn.Parameter``)
 ``tensor_ref``     ``id``: the same tensor *object* as an earlier ``tensor`` node
+``pickle``         ``entry``: ``"object.pkl"``; the root of a version 2 file
 =================  =================================================================
+
+Only exact types are plain data: a ``defaultdict``, a ``bytearray`` or a named tuple
+is pickled (and keeps its type), and so is a container that contains itself or nests
+more than :data:`MAX_DEPTH` deep. NumPy scalars are the one exception: they are saved
+as Python numbers. Inside a pickle, each tensor, dtype and device is written as a
+*persistent id*: the JSON text of its node, which :func:`load` checks and builds as
+above. So tensors keep the guarantees below, and a pickled object shares storages
+and tensor objects just as a JSON tree does.
 
 So, as with ``torch.save``: a tensor keeps its shape, strides and storage offset;
 two tensors that view one storage load back viewing one storage (writes to one show
@@ -64,11 +85,18 @@ file, ...), what the file seems to be.
 Memory is checked before it is spent. A zip entry's directory record declares its
 size; :func:`load` compares that size with what the manifest promises (``numel`` times
 the element size) and with the file's own length *before* reading a byte of the entry,
-then reads exactly that many bytes into the storage's buffer. Entries must be stored
-uncompressed, as :func:`save` writes them, and encrypted ones are refused: a
-compressed entry could inflate a small file into gigabytes (a "zip bomb"). Since all
-the entries together may not claim more bytes than the file holds, loading a file
-never allocates much more than the file's own size.
+then reads exactly that many bytes into the storage's buffer (the pickle entry is
+checked the same way). Entries must be stored uncompressed, as :func:`save` writes
+them, and encrypted ones are refused: a compressed entry could inflate a small file
+into gigabytes (a "zip bomb"). Since all the entries together may not claim more
+bytes than the file holds, loading a file never allocates much more than the file's
+own size. With ``weights_only=True`` this holds for a pickle too: every object it
+builds comes from its own bytes, since no allowed global allocates a size it is told.
+
+On the default path (``weights_only=True``) nothing the file names is ever imported
+or called, except the allowed globals; ``weights_only=False`` unpickles in full, as
+PyTorch does, and is only for files you trust. Either way, a file that is not a
+glasstorch checkpoint (a bare pickle, a PyTorch checkpoint) is never unpickled.
 
 Saving to a path is atomic: the checkpoint is written to a temporary file in the same
 folder, flushed to disk (``fsync``), then moved over the target with ``os.replace``.
@@ -85,10 +113,12 @@ import collections
 import io
 import json
 import os
+import pickle
 import re
 import struct
 import sys
 import tempfile
+import warnings
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -99,6 +129,14 @@ import numpy as np
 from glasstorch import _dtype
 from glasstorch._shape import INT64_MAX, MAX_DIMS, numel
 from glasstorch._tier import cuda_active
+from glasstorch._weights_only import (
+    WeightsUnpickler,
+    add_safe_globals,
+    clear_safe_globals,
+    get_safe_globals,
+    safe_globals,
+    weights_only_message,
+)
 from glasstorch.tensor import (
     Size,
     Storage,
@@ -109,12 +147,24 @@ from glasstorch.tensor import (
     storage_to_host,
 )
 
-__all__ = ["SerializationError", "save", "load"]
+__all__ = [
+    "SerializationError",
+    "add_safe_globals",
+    "clear_safe_globals",
+    "get_safe_globals",
+    "load",
+    "safe_globals",
+    "save",
+]
 
 FORMAT = "glasstorch.save"
-VERSION = 1
+VERSION = 2
 MANIFEST = "manifest.json"
 STORAGE_PREFIX = "storages/"
+#: The entry holding a pickled object (format version 2).
+PICKLE_ENTRY = "object.pkl"
+#: The pickle protocol ``save`` uses unless told otherwise (PyTorch's default).
+DEFAULT_PROTOCOL = 2
 
 #: How deeply containers may nest (a state dict nests 3 or 4 levels). The limit keeps
 #: saving and loading well inside Python's recursion limit.
@@ -153,6 +203,10 @@ class SerializationError(RuntimeError):
 
 
 # ---------------------------------------------------------------------------- saving
+class _NotPlainData(Exception):
+    """Raised by :meth:`_Writer.node` for an object the JSON nodes cannot describe."""
+
+
 class _Writer:
     """Turns an object tree into manifest nodes, collecting the storages it meets."""
 
@@ -164,56 +218,62 @@ class _Writer:
         self._open: set[int] = set()  # containers being written (to refuse cycles)
 
     def node(self, obj: Any) -> dict:
+        """The JSON node for ``obj``; raises :class:`_NotPlainData` if it has none."""
+        kind = type(obj)
         if obj is None:
             return {"kind": "none"}
-        if isinstance(obj, (bool, np.bool_)):
+        if kind is bool or kind is np.bool_:
             return {"kind": "bool", "value": bool(obj)}
-        if isinstance(obj, (int, np.integer)):
+        if kind is int or isinstance(obj, np.integer):
             return {"kind": "int", "value": int(obj)}
-        if isinstance(obj, (float, np.floating)):
+        if kind is float or isinstance(obj, np.floating):
             return {"kind": "float", "value": repr(float(obj))}
-        if isinstance(obj, str):
+        if kind is str:
             return {"kind": "str", "value": obj}
-        if isinstance(obj, (bytes, bytearray)):
-            return {"kind": "bytes", "value": base64.b64encode(bytes(obj)).decode("ascii")}
+        if kind is bytes:
+            return {"kind": "bytes", "value": base64.b64encode(obj).decode("ascii")}
         if isinstance(obj, Tensor):
             return self._tensor(obj)
-        if isinstance(obj, _dtype.dtype):
+        if kind is _dtype.dtype:
             return {"kind": "dtype", "name": obj.name}
-        if isinstance(obj, device):
+        if kind is device:
             return {"kind": "device", "type": obj.type, "index": obj.index}
-        if isinstance(obj, Size):
+        if kind is Size:
             return {"kind": "size", "items": [int(n) for n in obj]}
-        if isinstance(obj, (list, tuple, dict)):
-            if id(obj) in self._open:
-                raise ValueError("glasstorch.save cannot save a container that contains itself")
-            if len(self._open) >= MAX_DEPTH:
-                raise ValueError(
-                    f"glasstorch.save cannot save containers nested more than {MAX_DEPTH} deep"
-                )
+        if kind in (list, tuple, dict, collections.OrderedDict):
+            if id(obj) in self._open or len(self._open) >= MAX_DEPTH:
+                raise _NotPlainData  # a cycle, or deep nesting: pickle keeps both
             self._open.add(id(obj))
             try:
                 return self._container(obj)
             finally:
                 self._open.discard(id(obj))
-        raise TypeError(
-            f"glasstorch.save cannot save an object of type {type(obj).__module__}."
-            f"{type(obj).__qualname__}. It saves tensors, dtypes, devices, None, bool, int, "
-            "float, str, bytes and lists, tuples, dicts and OrderedDicts of these (a "
-            "state_dict, for example), so that loading never has to run code."
-        )
+        raise _NotPlainData
 
     def _container(self, obj) -> dict:
         if isinstance(obj, (list, tuple)):
-            if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-                raise TypeError(
-                    f"glasstorch.save cannot save the named tuple {type(obj).__qualname__}: "
-                    "loading it would mean importing its class. Save tuple(x) or x._asdict()."
-                )
             kind = "list" if isinstance(obj, list) else "tuple"
             return {"kind": kind, "items": [self.node(item) for item in obj]}
         kind = "ordered_dict" if isinstance(obj, collections.OrderedDict) else "dict"
         return {"kind": kind, "items": [[self.node(k), self.node(v)] for k, v in obj.items()]}
+
+    def persistent_id(self, obj: Any) -> str | None:
+        """What the pickler writes instead of a tensor, dtype or device: its JSON node.
+
+        Tensors inside a pickled object are stored like any other (storages shared,
+        views kept), and dtypes and devices stay the library's own objects.
+        """
+        if isinstance(obj, Tensor) or type(obj) in (_dtype.dtype, device):
+            return json.dumps(self.node(obj))
+        return None
+
+    def pickle(self, obj: Any, pickle_module: Any, protocol: int) -> bytes:
+        """``obj`` pickled, each tensor, dtype and device in it written as a persistent id."""
+        stream = io.BytesIO()
+        pickler = pickle_module.Pickler(stream, protocol=protocol)
+        pickler.persistent_id = self.persistent_id
+        pickler.dump(obj)
+        return stream.getvalue()
 
     def _tensor(self, t: Tensor) -> dict:
         if id(t) in self._tensor_ids:
@@ -252,10 +312,20 @@ def _storage_bytes(storage: Storage) -> bytes:
     return buffer.astype(buffer.dtype.newbyteorder("<"), copy=False).tobytes()
 
 
-def _write_checkpoint(obj: Any, stream: BinaryIO) -> None:
-    """Write the zip archive for ``obj`` to an open binary stream."""
+def _write_checkpoint(obj: Any, stream: BinaryIO, pickle_module: Any, protocol: int) -> None:
+    """Write the zip archive for ``obj`` to an open binary stream.
+
+    ``obj`` is described in JSON nodes if it can be (format version 1), or else
+    pickled into the entry :data:`PICKLE_ENTRY` (version 2).
+    """
     writer = _Writer()
-    root = writer.node(obj)
+    pickled = None
+    try:
+        root = writer.node(obj)
+    except _NotPlainData:
+        writer = _Writer()  # start again: the storages met so far are counted anew
+        pickled = writer.pickle(obj, pickle_module, protocol)
+        root = {"kind": "pickle", "entry": PICKLE_ENTRY}
     storages = [
         {
             "dtype": _dtype.from_numpy_dtype(s.buffer.dtype).name,
@@ -266,7 +336,7 @@ def _write_checkpoint(obj: Any, stream: BinaryIO) -> None:
     ]
     manifest = {
         "format": FORMAT,
-        "version": VERSION,
+        "version": 1 if pickled is None else 2,
         "byteorder": "little",
         "storages": storages,
         "root": root,
@@ -275,20 +345,41 @@ def _write_checkpoint(obj: Any, stream: BinaryIO) -> None:
         archive.writestr(
             zipfile.ZipInfo(MANIFEST, _ZIP_DATE), json.dumps(manifest, indent=1).encode("utf-8")
         )
+        if pickled is not None:
+            archive.writestr(zipfile.ZipInfo(PICKLE_ENTRY, _ZIP_DATE), pickled)
         for index, storage in enumerate(writer.storages):
             info = zipfile.ZipInfo(f"{STORAGE_PREFIX}{index}", _ZIP_DATE)
             archive.writestr(info, _storage_bytes(storage))
 
 
-def save(obj: Any, f: FileLike) -> None:
-    """Save ``obj`` (tensors, state dicts, nested containers) to a file.
+def save(
+    obj: Any,
+    f: FileLike,
+    pickle_module: Any = pickle,
+    pickle_protocol: int = DEFAULT_PROTOCOL,
+    _use_new_zipfile_serialization: bool = True,
+    _disable_byteorder_record: bool = False,
+) -> None:
+    """Save ``obj`` to a file: a tensor, a state dict, or any object pickle can save.
 
     Args:
-        obj: a tensor, a number, a string, ``None``, bytes, or a list, tuple, dict or
-            OrderedDict nesting these, such as ``model.state_dict()`` or
-            ``optimizer.state_dict()``. Other types raise ``TypeError``.
+        obj: what to save. Tensors, numbers, strings, ``None``, bytes, dtypes,
+            devices, sizes, and lists, tuples, dicts and OrderedDicts nesting these
+            (``model.state_dict()``, ``optimizer.state_dict()``) are written as data,
+            which :func:`load` rebuilds without unpickling. Anything else (a NumPy
+            array, a whole ``nn.Module``, a class of your own) is pickled, with the
+            tensors inside it stored the same way; loading it back needs
+            ``weights_only=False`` or :func:`add_safe_globals`, as in PyTorch.
         f: a path (``str`` or ``pathlib.Path``) or a binary file object open for
             writing (``io.BytesIO``, ``open(..., "wb")``).
+        pickle_module: the module whose ``Pickler`` pickles objects that are not data.
+        pickle_protocol: the pickle protocol (PyTorch's default, 2).
+        _use_new_zipfile_serialization, _disable_byteorder_record: accepted for
+            PyTorch compatibility; glasstorch has one file format.
+
+    Raises:
+        pickle.PicklingError, AttributeError, TypeError: as pickle raises them, for an
+            object it cannot pickle (a lambda, a local class, an open file).
 
     Saving to a path is atomic: either the new checkpoint is complete at ``f``, or
     the old file (if any) is still there, untouched.
@@ -298,16 +389,22 @@ def save(obj: Any, f: FileLike) -> None:
         >>> glasstorch.save({"weight": glasstorch.ones(2, 3)}, "checkpoint.pt")
         >>> glasstorch.load("checkpoint.pt")["weight"].shape
         torch.Size([2, 3])
+        >>> glasstorch.save(model, "model.pt")  # a whole module: pickled
+        >>> model = glasstorch.load("model.pt", weights_only=False)
     """
+
+    def write(stream):
+        _write_checkpoint(obj, stream, pickle_module, pickle_protocol)
+
     if isinstance(f, (str, os.PathLike)):
-        _save_atomically(obj, os.fspath(f))
+        _save_atomically(write, os.fspath(f))
     elif hasattr(f, "write"):
-        _write_checkpoint(obj, f)
+        write(f)
     else:
         raise TypeError(f"save() expects a path or a writable binary file, got {type(f).__name__}")
 
 
-def _save_atomically(obj: Any, path: str) -> None:
+def _save_atomically(write: Callable[[BinaryIO], None], path: str) -> None:
     """Write to a temporary file beside ``path``, fsync it, then ``os.replace`` it in."""
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
@@ -317,7 +414,7 @@ def _save_atomically(obj: Any, path: str) -> None:
     fd, temp_path = tempfile.mkstemp(dir=folder, prefix=f"{prefix}{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as stream:
-            _write_checkpoint(obj, stream)
+            write(stream)
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temp_path, _new_file_mode(path))
@@ -398,7 +495,7 @@ def load(
     map_location: MapLocation = None,
     pickle_module: Any = None,
     *,
-    weights_only: bool | None = True,
+    weights_only: bool | None = None,
     mmap: bool | None = None,
     **pickle_load_args: Any,
 ) -> Any:
@@ -410,34 +507,58 @@ def load(
         map_location: where to put the storages: ``"cpu"``, a ``glasstorch.device``,
             a dict mapping saved locations to new ones (``{"cuda:0": "cpu"}``), or a
             callable ``fn(storage, location)`` returning a storage (or ``None`` to keep
-            it). Only the CPU exists, so mapping to ``"cuda"`` raises the same error
-            as ``glasstorch.zeros(1, device="cuda")``.
-        pickle_module: must be ``None``: glasstorch never unpickles.
-        weights_only: accepted for PyTorch compatibility. glasstorch's loader is
-            always "weights only": it never unpickles, whatever the value.
+            it). Mapping to ``"cuda"`` without a CUDA device raises PyTorch's error.
+        pickle_module: the module whose ``Unpickler`` unpickles a pickled object
+            (``weights_only=False`` only; ``None`` means :mod:`pickle`).
+        weights_only: ``None`` (the default) means ``True``, or ``False`` when a
+            ``pickle_module`` is given, as in PyTorch 2.6 and later. With ``True``, a
+            pickled object may only name the globals in the allow-list (containers,
+            ``set``, ``complex``, ``Counter``, dtypes, devices, sizes) and those added
+            with :func:`add_safe_globals`; anything else raises PyTorch's
+            ``pickle.UnpicklingError`` "Weights only load failed ...". With ``False``
+            a pickled object is unpickled in full, which can run any code the file
+            names: do it only for files you trust. Files of tensors and containers
+            (state dicts) hold no pickle and load the same either way.
+            The environment variable ``TORCH_FORCE_WEIGHTS_ONLY_LOAD=1`` forces
+            ``True``; ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`` turns the default to
+            ``False`` (with a warning) but not an explicit ``True``.
         mmap: accepted for PyTorch compatibility; the file is always read into memory.
-        pickle_load_args: only ``encoding`` is accepted (and ignored), as PyTorch
-            accepts it for old pickles.
+        pickle_load_args: ``encoding``, ``errors`` and ``fix_imports``, passed to the
+            unpickler when ``weights_only=False`` (ignored, with PyTorch's warning,
+            otherwise).
 
     Raises:
         SerializationError: the file is truncated, corrupt, or not a glasstorch
-            checkpoint (the message says what it seems to be).
+            checkpoint (the message says what it seems to be). A real PyTorch
+            checkpoint or a bare pickle is never read, whatever ``weights_only``.
+        pickle.UnpicklingError: ``weights_only=True`` and the pickled object names a
+            global that is not allowed.
 
     Example::
 
         >>> state = glasstorch.load("checkpoint.pt", map_location="cpu")
+        >>> model = glasstorch.load("model.pt", weights_only=False)  # a whole module
     """
-    unknown = set(pickle_load_args) - {"encoding"}
+    unknown = set(pickle_load_args) - {"encoding", "errors", "fix_imports"}
     if unknown:
         raise TypeError(f"load() got unexpected keyword arguments {sorted(unknown)}")
-    if pickle_module is not None:
-        raise SerializationError("glasstorch.load never unpickles; pickle_module is not supported")
+    weights_only = _weights_only_setting(weights_only, pickle_module)
+    if weights_only:
+        if pickle_module is not None:
+            raise RuntimeError(
+                "Can not safely load weights when explicit pickle_module is specified"
+            )
+        if pickle_load_args:
+            warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=2)
+    elif pickle_module is None:
+        pickle_module = pickle
+    unpickling = _Unpickling(weights_only, pickle_module, pickle_load_args)
     name, data = _read_all(f)
     try:
         archive = _open_archive(data, name)
         with archive:
             manifest = _read_manifest(archive, name, len(data))
-            return _Reader(archive, manifest, name, map_location, len(data)).build()
+            return _Reader(archive, manifest, name, map_location, len(data), unpickling).build()
     except (MemoryError, OverflowError, RecursionError) as error:
         # The checks above should leave nothing this large to build; if something
         # still is, it is reported as a bad file rather than as a crash.
@@ -445,6 +566,49 @@ def load(
             f"{name} could not be loaded: {type(error).__name__} while reading it ({error}); "
             "the file is corrupt or describes more than fits in memory"
         ) from error
+
+
+_TRUE_VALUES = ("1", "y", "yes", "true")
+
+
+def _weights_only_setting(weights_only: bool | None, pickle_module: Any) -> bool:
+    """``weights_only`` as PyTorch resolves it: the default and the environment overrides."""
+    forced = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE_VALUES
+    forced_off = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE_VALUES
+    if forced and forced_off:
+        raise RuntimeError(
+            "Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` "
+            "should be set, but both were set."
+        )
+    if forced:
+        return True
+    if weights_only is not None:
+        return bool(weights_only)
+    if forced_off:
+        warnings.warn(
+            "Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the"
+            "`weights_only` argument was not explicitly passed to `torch.load`, forcing "
+            "weights_only=False.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return False
+    return pickle_module is None
+
+
+class _Unpickling:
+    """How :func:`load` unpickles a pickled object: restricted, or with ``pickle_module``."""
+
+    def __init__(self, weights_only: bool, pickle_module: Any, load_args: dict):
+        self.weights_only = weights_only
+        self.pickle_module = pickle_module
+        self.load_args = load_args
+
+    def unpickler(self, data: bytes) -> pickle.Unpickler:
+        if self.weights_only:
+            return WeightsUnpickler(io.BytesIO(data), encoding="utf-8")
+        args = {"encoding": "utf-8", **self.load_args}
+        return self.pickle_module.Unpickler(io.BytesIO(data), **args)
 
 
 def _read_all(f: FileLike) -> tuple[str, bytes]:
@@ -481,7 +645,8 @@ def _what_is_it(data: bytes) -> str:
     if head[:1] == b"\x80" and len(head) > 1 and 2 <= head[1] <= 5:
         return (
             "looks like a Python pickle (perhaps a legacy torch.save file or a pickled "
-            "object); glasstorch.load never unpickles, because unpickling can run code"
+            "object); glasstorch.load never unpickles a bare pickle, because unpickling "
+            "can run code"
         )
     if head.startswith(b"\x93NUMPY"):
         return "looks like a NumPy .npy file: load it with numpy.load and glasstorch.from_numpy"
@@ -631,9 +796,16 @@ class _Reader:
     """Checks a manifest and rebuilds the object tree it describes."""
 
     def __init__(
-        self, archive: zipfile.ZipFile, manifest: dict, name: str, map_location, file_size: int
+        self,
+        archive: zipfile.ZipFile,
+        manifest: dict,
+        name: str,
+        map_location,
+        file_size: int,
+        unpickling: _Unpickling,
     ):
         self.archive = archive
+        self.unpickling = unpickling
         self.name = name
         self.map_location = map_location
         self.manifest = manifest
@@ -821,6 +993,44 @@ class _Reader:
             raise self.fail("a malformed device node")
         return device(kind, index)
 
+    def _pickle(self, node, depth) -> Any:
+        """Unpickle the object in the entry ``node`` names (checked like a storage's)."""
+        entry = node["entry"]
+        if entry != PICKLE_ENTRY:
+            raise self.fail(f"a pickle node names the entry {_short(entry)}, not {PICKLE_ENTRY!r}")
+        info = _checked_entry(self.archive, entry, self.name, self.file_size)
+        self.bytes_left -= info.file_size
+        if self.bytes_left < 0:
+            raise self.fail(
+                "the entries claim more bytes than the file holds (overlapping entries)"
+            )
+        data = bytearray(info.file_size)
+        _read_entry_into(self.archive, info, memoryview(data), self.name)
+        unpickler = self.unpickling.unpickler(bytes(data))
+        unpickler.persistent_load = lambda pid: self._persistent(pid, depth)
+        if not self.unpickling.weights_only:
+            return unpickler.load()  # the file is trusted: its errors are the caller's
+        try:
+            return unpickler.load()
+        except (SerializationError, MemoryError, RecursionError):
+            raise
+        except pickle.UnpicklingError as error:
+            raise pickle.UnpicklingError(weights_only_message(str(error))) from None
+        except Exception as error:
+            raise self.fail(f"its pickled object could not be rebuilt ({error!r})") from error
+
+    def _persistent(self, pid, depth) -> Any:
+        """A tensor, dtype or device that a pickle refers to by its JSON node."""
+        if not isinstance(pid, str) or len(pid) > _MAX_PERSISTENT_ID:
+            raise self.fail(f"a pickle refers to {_short(pid)}, which is not a node")
+        try:
+            node = json.loads(pid)
+        except ValueError as error:
+            raise self.fail(f"a pickle refers to {_short(pid)}, which is not JSON") from error
+        if not isinstance(node, dict) or node.get("kind") not in _PERSISTENT_KINDS:
+            raise self.fail(f"a pickle refers to {_short(node)}; only {_PERSISTENT_KINDS} may be")
+        return self.node(node, depth + 1)
+
     _BUILDERS: dict[str, Callable[..., Any]] = {
         "none": lambda self, node, depth: None,
         "bool": lambda self, node, depth: self._value(node, (bool,), "bool"),
@@ -839,7 +1049,13 @@ class _Reader:
         "device": _device,
         "tensor": _tensor,
         "tensor_ref": _tensor_ref,
+        "pickle": _pickle,
     }
+
+
+#: The node kinds a pickle may refer to as persistent ids, and the longest id read.
+_PERSISTENT_KINDS = ("tensor", "tensor_ref", "dtype", "device")
+_MAX_PERSISTENT_ID = 1 << 16
 
 
 def _make_parameter(tensor: Tensor, requires_grad: bool) -> Tensor:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import io
 import json
 import os
 import pickle
+import threading
 import zipfile
 
 import numpy as np
@@ -139,7 +141,7 @@ def test_other_zip_files():
         (lambda m: m.update(format="something.else"), "does not name the format"),
         (
             lambda m: m.update(version=99),
-            "format version 99; this glasstorch reads versions up to 1",
+            "format version 99; this glasstorch reads versions up to 2",
         ),
         (lambda m: m.update(version="1"), "version is not an integer"),
         (lambda m: m.update(byteorder="big"), "byte order"),
@@ -200,15 +202,20 @@ def test_deep_nesting_is_refused(depth, message):
         load_bytes(crafted)
 
 
-def test_deep_nesting_is_refused_at_save():
+def test_deep_nesting_is_pickled_at_save():
+    """Deeper than the JSON tree may go, a container is pickled (as torch.save does)."""
     nested = []
     for _ in range(150):
         nested = [nested]
-    with pytest.raises(ValueError, match="nested more than 100 deep"):
-        save(nested, io.BytesIO())
+    data = saved_bytes(nested)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        assert "object.pkl" in archive.namelist()
+    assert load_bytes(data) == nested  # plain lists: weights_only allows them
     deep = []
     for _ in range(90):
         deep = [deep]
+    with zipfile.ZipFile(io.BytesIO(saved_bytes(deep))) as archive:
+        assert archive.namelist() == ["manifest.json"]
     assert load_bytes(saved_bytes(deep)) == deep
 
 
@@ -218,7 +225,7 @@ def test_crafted_manifest_cannot_name_code(monkeypatch):
     monkeypatch.setattr(os, "system", lambda command: calls.append(command))
     for node in (
         {"kind": "object", "module": "os", "name": "system", "args": ["echo pwned"]},
-        {"kind": "pickle", "value": "gASVAAAAAAAAAAAu"},
+        {"kind": "pickled", "value": "gASVAAAAAAAAAAAu"},
         {"kind": "global", "value": "os.system"},
         {"kind": "__reduce__"},
     ):
@@ -248,8 +255,6 @@ def test_pickle_exploit_is_never_unpickled(tmp_path, monkeypatch):
     )
     assert bytes(load_bytes(data).tolist()) == exploit
     assert calls == []
-    with pytest.raises(SerializationError, match="never unpickles"):
-        load_bytes(GOOD, pickle_module=pickle)
 
 
 # ------------------------------------------------------------------ atomicity
@@ -363,3 +368,229 @@ def test_map_location_errors():
         load_bytes(GOOD, map_location=3)
     with pytest.raises(TypeError, match="unexpected keyword"):
         load_bytes(GOOD, weights=True)
+
+
+# ---------------------------------------------------------------- weights_only
+#: The start of every refusal of an unlisted global, in PyTorch's words.
+REFUSED = "Weights only load failed. This file can still be loaded, to do so you have two options"
+
+
+def with_pickle(pickled: bytes) -> bytes:
+    """A version-2 checkpoint whose pickled object is ``pickled`` (crafted by hand)."""
+    return rezip(saved_bytes({1, 2}), lambda e: e.update({"object.pkl": pickled}))
+
+
+def torch_round_trip_error(obj, **kwargs):
+    """The exception ``torch.load`` raises for ``obj`` saved by ``torch.save``."""
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    buffer.seek(0)
+    with pytest.raises(Exception) as info:
+        torch.load(buffer, **kwargs)
+    return info.value
+
+
+class Config:
+    """A class of the test's own, as programs save (``argparse.Namespace`` is another)."""
+
+    def __init__(self, lr):
+        self.lr = lr
+
+
+@pytest.fixture(autouse=True)
+def no_safe_globals_left():
+    serialization.clear_safe_globals()
+    yield
+    serialization.clear_safe_globals()
+
+
+@pytest.mark.parametrize(
+    "make, refused_global",
+    [
+        (
+            lambda: np.arange(3.0),
+            f"{np.ndarray.__reduce_ex__(np.ones(1), 2)[0].__module__}._reconstruct",
+        ),
+        (lambda: argparse.Namespace(lr=0.1), "argparse.Namespace"),
+        (lambda: {"config": Config(0.5)}, f"{__name__}.Config"),
+    ],
+)
+def test_weights_only_refuses_other_globals_with_pytorchs_message(make, refused_global):
+    data = saved_bytes(make())
+    with pytest.raises(pickle.UnpicklingError) as info:
+        load_bytes(data)  # the default is weights_only=True
+    message = str(info.value)
+    assert message.startswith(REFUSED)
+    assert f"Unsupported global: GLOBAL {refused_global} was not an allowed global" in message
+    assert "`torch.serialization.add_safe_globals([" in message
+    assert (
+        "Re-running `torch.load` with `weights_only` set to `False` will likely succeed" in message
+    )
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        load_bytes(data, weights_only=True)
+    if torch is not None:  # the same object saved by PyTorch: the same error, word for word
+        error = torch_round_trip_error(make())
+        assert type(error) is type(info.value) and str(error) == message
+
+
+def test_weights_only_false_unpickles_anything():
+    loaded = load_bytes(
+        saved_bytes({"config": Config(0.5), "a": np.arange(3.0)}), weights_only=False
+    )
+    assert type(loaded["config"]) is Config and loaded["config"].lr == 0.5
+    np.testing.assert_array_equal(loaded["a"], [0.0, 1.0, 2.0])
+
+
+def test_add_safe_globals_and_its_context_manager():
+    data = saved_bytes({"config": Config(0.25), "w": gt.ones(2)})
+    with serialization.safe_globals([Config]):
+        assert serialization.get_safe_globals() == [Config]
+        loaded = load_bytes(data)
+        assert loaded["config"].lr == 0.25 and loaded["w"].tolist() == [1.0, 1.0]
+    assert serialization.get_safe_globals() == []
+    with pytest.raises(pickle.UnpicklingError):
+        load_bytes(data)
+    serialization.add_safe_globals([(Config, f"{__name__}.Config")])  # the (obj, name) form
+    assert load_bytes(data)["config"].lr == 0.25
+    serialization.clear_safe_globals()
+    serialization.add_safe_globals([argparse.Namespace])
+    with pytest.raises(pickle.UnpicklingError, match=f"GLOBAL {__name__}.Config"):
+        load_bytes(data)
+    if torch is not None:  # the same calls on PyTorch's list behave alike
+        torch.serialization.clear_safe_globals()
+        with torch.serialization.safe_globals([Config]):
+            assert torch.serialization.get_safe_globals() == [Config]
+        assert torch.serialization.get_safe_globals() == []
+
+
+def test_a_numpy_array_needs_its_globals_allowed_one_by_one():
+    data = saved_bytes(np.arange(4.0))
+    named = []
+    for _ in range(5):
+        try:
+            loaded = load_bytes(data)
+            break
+        except pickle.UnpicklingError as error:
+            path = str(error).split("GLOBAL ")[1].split(" was not")[0]
+            module, _, name = path.rpartition(".")
+            obj = getattr(__import__(module, fromlist=[name]), name)
+            named.append(path)
+            serialization.add_safe_globals([(obj, path)])
+    np.testing.assert_array_equal(loaded, np.arange(4.0))
+    assert named[0].endswith("multiarray._reconstruct") and "numpy.ndarray" in named
+
+
+@pytest.mark.parametrize("module, name", [("os", "system"), ("posix", "system"), ("sys", "exit")])
+def test_blocked_modules_are_refused_even_when_allowed(monkeypatch, module, name):
+    calls = []
+    monkeypatch.setattr(os, "system", lambda command: calls.append(command))
+    serialization.add_safe_globals([(os.system, f"{module}.{name}")])
+    exploit = f"c{module}\n{name}\n(S'echo pwned'\ntR.".encode()
+    with pytest.raises(pickle.UnpicklingError) as info:
+        load_bytes(with_pickle(exploit))
+    message = str(info.value)
+    assert message.startswith("Weights only load failed. In PyTorch 2.6")
+    assert f"GLOBAL {module}.{name} whose module {module} is blocked" in message
+    assert calls == []
+
+
+def test_weights_only_false_is_a_full_unpickle(monkeypatch):
+    """What PyTorch warns about: weights_only=False runs what a trusted file names."""
+    calls = []
+    monkeypatch.setattr(os, "system", lambda command: calls.append(command))
+    exploit = with_pickle(b"cos\nsystem\n(S'echo pwned'\ntR.")
+    with pytest.raises(pickle.UnpicklingError, match="blocked"):
+        load_bytes(exploit)
+    assert calls == []
+    load_bytes(exploit, weights_only=False)
+    assert calls == ["echo pwned"]
+
+
+def test_memory_asking_globals_are_refused():
+    huge = with_pickle(b"c__builtin__\nbytearray\n(L1000000000000L\ntR.")
+    with pytest.raises(pickle.UnpicklingError, match="bytearray.n. would allocate"):
+        load_bytes(huge)
+    other_codec = with_pickle(b"c_codecs\nencode\n(Vabc\nVutf-16\ntR.")
+    with pytest.raises(pickle.UnpicklingError, match="latin-1"):
+        load_bytes(other_codec)
+
+
+@pytest.mark.parametrize(
+    "pickled, message",
+    [
+        (b"", "could not be rebuilt"),
+        (b"\x80\x02]q\x00(K\x01", "could not be rebuilt"),  # cut short
+        ("abc", "not JSON"),  # a persistent id that is no node
+        ('{"kind": "none"}', "only .*tensor"),
+        ('{"kind": "tensor_ref", "id": 3}', "a reference to tensor 3"),
+        (7, "not a node"),
+    ],
+)
+def test_broken_pickles_are_clear_errors(pickled, message):
+    if not isinstance(pickled, bytes):  # a pickle whose one object is this persistent id
+        stream, target = io.BytesIO(), object()
+        pickler = pickle.Pickler(stream, protocol=2)
+        pickler.persistent_id = lambda obj, pid=pickled: pid if obj is target else None
+        pickler.dump(target)
+        pickled = stream.getvalue()
+    with pytest.raises(SerializationError, match=message):
+        load_bytes(with_pickle(pickled))
+
+
+def test_pickle_entry_is_checked_like_a_storage():
+    def compress(data):
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            entries = {name: archive.read(name) for name in archive.namelist()}
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as archive:
+            for name, content in entries.items():
+                method = zipfile.ZIP_DEFLATED if name == "object.pkl" else zipfile.ZIP_STORED
+                archive.writestr(name, content, compress_type=method)
+        return out.getvalue()
+
+    with pytest.raises(SerializationError, match="'object.pkl' is compressed"):
+        load_bytes(compress(saved_bytes({1, 2})))
+    renamed = edit_manifest(saved_bytes({1, 2}), lambda m: m["root"].update(entry="storages/0"))
+    with pytest.raises(SerializationError, match="names the entry"):
+        load_bytes(renamed)
+
+
+def test_pickle_module_and_weights_only():
+    assert load_bytes(GOOD, pickle_module=pickle)["step"] == 3  # weights_only becomes False
+    message = "Can not safely load weights when explicit pickle_module is specified"
+    with pytest.raises(RuntimeError, match=message):
+        load_bytes(GOOD, pickle_module=pickle, weights_only=True)
+    if torch is not None:
+        with pytest.raises(RuntimeError, match=message):
+            torch.load(io.BytesIO(b""), pickle_module=pickle, weights_only=True)
+
+
+def test_environment_variables_force_the_setting(monkeypatch):
+    data = saved_bytes(argparse.Namespace(lr=0.1))
+    monkeypatch.setenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "1")
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        load_bytes(data, weights_only=False)
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "true")
+    with pytest.raises(RuntimeError, match="Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD`"):
+        load_bytes(data)
+    monkeypatch.delenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD")
+    with pytest.warns(UserWarning, match="forcing weights_only=False"):
+        assert load_bytes(data).lr == 0.1
+    with pytest.raises(pickle.UnpicklingError):
+        load_bytes(data, weights_only=True)  # an explicit True is kept
+
+
+def test_unpicklable_objects_fail_as_pickle_fails():
+    def local():
+        return 0
+
+    for obj in ({"f": lambda: 0}, [local], {"lock": threading.Lock()}):
+        with pytest.raises(Exception) as expected:
+            pickle.dumps(obj, protocol=2)
+        with pytest.raises(Exception) as info:
+            save(obj, io.BytesIO())
+        assert type(info.value) is type(expected.value)
+        if torch is not None:
+            with pytest.raises(Exception) as torch_info:
+                torch.save(obj, io.BytesIO())
+            assert type(info.value) is type(torch_info.value)

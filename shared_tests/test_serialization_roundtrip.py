@@ -224,18 +224,104 @@ def test_deterministic_bytes_and_readable_format():
     assert np.frombuffer(raw, "<f4").tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
-def test_unsupported_objects_are_refused_at_save():
-    with pytest.raises(TypeError, match="cannot save an object of type .*set"):
-        save({1, 2}, io.BytesIO())
-    with pytest.raises(TypeError, match="cannot save an object of type"):
-        save({"f": lambda: 0}, io.BytesIO())
-    Point = collections.namedtuple("Point", "x y")
-    with pytest.raises(TypeError, match="named tuple Point"):
-        save(Point(1, 2), io.BytesIO())
+Point = collections.namedtuple("Point", "x y")
+
+
+class Holder:
+    """An object of the test's own that holds tensors (as a whole model does)."""
+
+    def __init__(self, base):
+        self.base = base
+        self.view = base[1:3]
+        self.same = base
+        self.meta = {"dtype": base.dtype, "device": base.device, "shape": base.shape}
+
+
+def roundtrip_trusted(obj):
+    buffer = io.BytesIO()
+    save(obj, buffer)
+    buffer.seek(0)
+    return load(buffer, weights_only=False)
+
+
+def test_any_picklable_object_round_trips():
+    """torch.save pickles what it cannot describe; load(weights_only=False) gets it back."""
+    array = np.arange(6.0).reshape(2, 3)
     loop = []
     loop.append(loop)
-    with pytest.raises(ValueError, match="contains itself"):
-        save(loop, io.BytesIO())
+    counts = collections.defaultdict(int, {"a": 2})
+    obj = {"array": array, "point": Point(1, 2), "loop": loop, "counts": counts, "w": gt.ones(2)}
+    loaded = roundtrip_trusted(obj)
+    np.testing.assert_array_equal(loaded["array"], array)
+    assert type(loaded["point"]) is Point and loaded["point"] == (1, 2)
+    assert loaded["loop"][0] is loaded["loop"]  # a cycle stays a cycle
+    assert type(loaded["counts"]) is collections.defaultdict and loaded["counts"]["b"] == 0
+    assert loaded["w"].tolist() == [1.0, 1.0] and loaded["w"].device.type == TEST_DEVICE
+    if torch is not None:  # PyTorch saves and loads the same object alike
+        t_obj = {**obj, "w": torch.ones(2)}
+        buffer = io.BytesIO()
+        torch.save(t_obj, buffer)
+        buffer.seek(0)
+        t_loaded = torch.load(buffer, weights_only=False)
+        assert {k: type(v) for k, v in t_loaded.items()} == {
+            k: type(v) for k, v in loaded.items() if k != "w"
+        } | {"w": torch.Tensor}
+
+
+def test_tensors_inside_a_pickled_object_keep_storage_and_identity():
+    holder = roundtrip_trusted(Holder(gt.arange(5.0)))
+    assert type(holder) is Holder and holder.same is holder.base
+    assert holder.view.untyped_storage() is holder.base.untyped_storage()
+    assert holder.view.storage_offset() == 1 and holder.view.tolist() == [1.0, 2.0]
+    holder.base[1] = -1.0
+    assert holder.view[0].item() == -1.0
+    assert holder.meta["dtype"] is gt.float32 and holder.meta["device"] == holder.base.device
+    assert holder.meta["shape"] == (5,) and type(holder.meta["shape"]) is gt.Size
+
+
+def test_weights_only_default_rebuilds_what_pytorch_allows():
+    """set, complex, bytearray, bytes, Counter and OrderedDict need no allow-listing."""
+    values = {
+        "set": {1, 2},
+        "complex": 3 - 4j,
+        "bytearray": bytearray(b"\x00ab"),
+        "counter": collections.Counter("abca"),
+        "frozen": (gt.Size([2, 3]), b"raw"),
+        "tensor": gt.zeros(2),
+    }
+    loaded = roundtrip(values)  # pickled (set is no JSON node), weights_only=True by default
+    for key in ("set", "complex", "bytearray", "counter"):
+        assert loaded[key] == values[key] and type(loaded[key]) is type(values[key])
+    assert loaded["frozen"] == ((2, 3), b"raw") and loaded["tensor"].tolist() == [0.0, 0.0]
+    if torch is not None:
+        buffer = io.BytesIO()
+        torch.save(
+            {**values, "frozen": (torch.Size([2, 3]), b"raw"), "tensor": torch.zeros(2)}, buffer
+        )
+        buffer.seek(0)
+        t_loaded = torch.load(buffer)  # PyTorch's default allows them too
+        assert all(t_loaded[k] == loaded[k] for k in ("set", "complex", "bytearray", "counter"))
+
+
+def test_plain_data_stays_json_and_objects_are_pickled():
+    import json
+    import zipfile
+
+    def manifest_and_names(obj):
+        buffer = io.BytesIO()
+        save(obj, buffer)
+        with zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as archive:
+            return json.loads(archive.read("manifest.json")), archive.namelist()
+
+    manifest, names = manifest_and_names({"w": gt.ones(2), "step": 3})
+    assert manifest["version"] == 1 and "object.pkl" not in names
+    manifest, names = manifest_and_names({"w": gt.ones(2), "ids": {3}})
+    assert manifest["version"] == 2 and manifest["root"] == {
+        "kind": "pickle",
+        "entry": "object.pkl",
+    }
+    assert names == ["manifest.json", "object.pkl", "storages/0"]
+    assert manifest["storages"][0]["numel"] == 2  # the tensor is stored as any other
 
 
 def test_shared_containers_are_fine():
@@ -297,6 +383,50 @@ def test_model_state_dict_round_trip(tmp_path):
         )
         expected = reference(torch.from_numpy(x.cpu().numpy().copy())).detach()
         assert_close(fresh(x).detach(), expected)
+
+
+def test_whole_model_save_and_load(tmp_path):
+    """``torch.save(model, path)`` then ``torch.load(path, weights_only=False)``."""
+    from glasstorch import nn
+
+    gt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+    optimizer = gt.optim.SGD(model.parameters(), lr=0.1)
+    path = tmp_path / "model.pt"
+    save(model, path)
+    loaded = load(path, weights_only=False)
+    assert type(loaded) is nn.Sequential and loaded is not model
+    assert all(isinstance(p, nn.Parameter) and p.requires_grad for p in loaded.parameters())
+    x = gt.randn(5, 4)
+    assert_close(loaded(x).detach(), model(x).detach().cpu().numpy())
+    assert loaded[0].weight.device == model[0].weight.device
+    with pytest.raises(__import__("pickle").UnpicklingError, match="Weights only load failed"):
+        load(path)  # the default refuses the module's class, as PyTorch's does
+    save({"model": model, "optimizer": optimizer}, path)
+    both = load(path, weights_only=False)
+    assert both["optimizer"].param_groups[0]["params"][0] is both["model"][0].weight
+    loss = both["model"](x).sum()
+    loss.backward()
+    both["optimizer"].step()  # the loaded optimizer updates the loaded model's parameters
+    assert not np.allclose(
+        both["model"][0].weight.detach().cpu().numpy(), model[0].weight.detach().cpu().numpy()
+    )
+    if torch is not None:  # the same weights give PyTorch's outputs
+        reference = torch.nn.Sequential(
+            torch.nn.Linear(4, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2)
+        )
+        reference.load_state_dict(
+            {
+                k: torch.from_numpy(v.detach().cpu().numpy().copy())
+                for k, v in loaded.state_dict().items()
+            }
+        )
+        buffer = io.BytesIO()
+        torch.save(reference, buffer)
+        buffer.seek(0)
+        t_loaded = torch.load(buffer, weights_only=False)
+        expected = t_loaded(torch.from_numpy(x.cpu().numpy().copy())).detach()
+        assert_close(loaded(x).detach(), expected)
 
 
 def test_device_tensors_load_on_their_device_or_where_map_location_says(device):
