@@ -519,7 +519,9 @@ def _check_grid_sample(input: Tensor, grid: Tensor) -> None:
             f"grid_sampler(): expected input and grid to be on same device, but input is on "
             f"{input.device} and grid is on {grid.device}"
         )
-    sizes = f"input with sizes {_size_list(input.shape)} and grid with sizes {_size_list(grid.shape)}"
+    sizes = (
+        f"input with sizes {_size_list(input.shape)} and grid with sizes {_size_list(grid.shape)}"
+    )
     if input.shape[0] != grid.shape[0]:
         raise RuntimeError(
             f"grid_sampler(): expected grid and input to have same batch size, but got {sizes}"
@@ -547,9 +549,7 @@ def _check_grid_sample(input: Tensor, grid: Tensor) -> None:
             f"'{input.dtype.title}'"
         )
     if input.dtype != grid.dtype:
-        raise RuntimeError(
-            f"expected scalar type {input.dtype.title} but found {grid.dtype.title}"
-        )
+        raise RuntimeError(f"expected scalar type {input.dtype.title} but found {grid.dtype.title}")
 
 
 def _clip(x: Tensor, limit: int) -> Tensor:
