@@ -105,6 +105,25 @@ def make_functions(T):
             (x,) = ctx.saved_tensors
             return grad * 3 * x.detach() ** 2
 
+    class OnceScaledMul(T.autograd.Function):
+        """out = a * b * k, its backward marked @once_differentiable; it notes the grad mode
+        that backward ran under."""
+
+        grad_mode_in_backward: list = []
+
+        @staticmethod
+        def forward(ctx, a, b, k):
+            ctx.save_for_backward(a, b)
+            ctx.k = k
+            return a * b * k
+
+        @staticmethod
+        @T.autograd.function.once_differentiable
+        def backward(ctx, grad):
+            ctx._forward_cls.grad_mode_in_backward.append(T.is_grad_enabled())
+            a, b = ctx.saved_tensors
+            return grad * b * ctx.k, grad * a * ctx.k, None
+
     class TooFewGrads(T.autograd.Function):
         @staticmethod
         def forward(ctx, a, b):
@@ -342,3 +361,63 @@ def test_gradgradcheck_detects_wrong_second_derivative():
         gt.autograd.gradgradcheck(FN["FirstOrderOnlyCube"].apply, (x,))
     ok = gt.autograd.gradgradcheck(FN["FirstOrderOnlyCube"].apply, (x,), raise_exception=False)
     assert ok is False
+
+
+# -- once_differentiable
+def _once_scaled_mul(T, functions):
+    a = T.tensor([1.0, -2.0, 0.5], dtype=T.float64, requires_grad=True)
+    b = T.tensor([3.0, 4.0, -1.5], dtype=T.float64, requires_grad=True)
+    return a, b, functions["OnceScaledMul"].apply(a, b, 2.0)
+
+
+def test_once_differentiable_backward_runs_under_no_grad():
+    a_values, b_values = np.array([1.0, -2.0, 0.5]), np.array([3.0, 4.0, -1.5])
+    FN["OnceScaledMul"].grad_mode_in_backward.clear()
+    a, b, y = _once_scaled_mul(gt, FN)
+    y.sum().backward()  # y = 2 a b
+    assert FN["OnceScaledMul"].grad_mode_in_backward == [False]
+    assert_close(a.grad, 2.0 * b_values)
+    assert_close(b.grad, 2.0 * a_values)
+    # with create_graph too, backward runs with grad mode off
+    a, b, y = _once_scaled_mul(gt, FN)
+    (ga,) = gt.autograd.grad((y * y).sum(), (a,), create_graph=True)
+    assert FN["OnceScaledMul"].grad_mode_in_backward == [False, False]
+    assert_close(ga, 8.0 * a_values * b_values**2)  # d/da (2 a b)^2
+
+
+def test_once_differentiable_refuses_a_second_derivative():
+    a, b, y = _once_scaled_mul(gt, FN)
+    ga, gb = gt.autograd.grad((y * y).sum(), (a, b), create_graph=True)
+    assert ga.requires_grad and ga.grad_fn is gb.grad_fn
+    assert type(ga.grad_fn).__name__ == "Error"
+    with pytest.raises(
+        RuntimeError,
+        match="differentiate twice a function that was marked with @once_differentiable",
+    ):
+        (ga + gb).sum().backward()
+
+
+@needs_torch
+def test_once_differentiable_like_pytorch():
+    TFN = make_functions(torch)
+    for functions in (FN, TFN):
+        functions["OnceScaledMul"].grad_mode_in_backward.clear()
+    results = {}
+    for T, functions in ((gt, FN), (torch, TFN)):
+        a, b, y = _once_scaled_mul(T, functions)
+        ga, gb = T.autograd.grad((y * y).sum(), (a, b), create_graph=True)
+        # the upstream gradient of a plain sum needs no grad: no error node, as in PyTorch
+        a2, b2, y2 = _once_scaled_mul(T, functions)
+        (plain,) = T.autograd.grad(y2.sum(), (a2,), create_graph=True)
+        results[T] = (ga, gb, type(ga.grad_fn).__name__, plain.requires_grad)
+    ours, theirs = results[gt], results[torch]
+    assert_close(ours[0], theirs[0].detach())
+    assert_close(ours[1], theirs[1].detach())
+    assert ours[2:] == theirs[2:]
+    assert FN["OnceScaledMul"].grad_mode_in_backward == TFN["OnceScaledMul"].grad_mode_in_backward
+    assert_same_error(
+        lambda: (ours[0] + ours[1]).sum().backward(),
+        lambda: (theirs[0] + theirs[1]).sum().backward(),
+        match="^trying to differentiate twice a function that was marked with @once_differentiable$",
+        exc_type=RuntimeError,
+    )

@@ -16,6 +16,7 @@ Function: ``MulBackward0`` for the built-in ``Mul``, ``MyOpBackward`` for a user
 
 from __future__ import annotations
 
+import functools
 import itertools
 import weakref
 
@@ -377,6 +378,74 @@ class Function:
         finally:
             if span is not None:
                 span.__exit__(None, None, None)
+
+
+ONCE_DIFFERENTIABLE_MESSAGE = (
+    "trying to differentiate twice a function that was marked with @once_differentiable"
+)
+
+
+class _DifferentiatedTwice(Function):
+    """The node that :func:`once_differentiable` puts behind the gradients it returns.
+
+    Its forward hands its inputs back unchanged; its backward, reached only
+    when those gradients are differentiated again, raises PyTorch's error.
+    """
+
+    backward_name = "Error"  # PyTorch's node is torch::autograd::Error
+
+    @staticmethod
+    def forward(ctx, *tensors):
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise RuntimeError(ONCE_DIFFERENTIABLE_MESSAGE)
+
+
+def once_differentiable(backward):
+    """Mark a custom :class:`Function`'s ``backward`` as differentiable only once.
+
+    The decorated ``backward`` runs under :class:`no_grad`, so it may use any
+    operation (even ones with no derivative). When a graph of the gradients is
+    being built (``create_graph=True``, and a gradient reaching ``backward``
+    requires grad), the gradients it returns carry a node whose backward raises
+    ``RuntimeError: trying to differentiate twice a function that was marked
+    with @once_differentiable``, instead of silently giving a wrong second
+    derivative.
+
+    Examples::
+
+        class Cube(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x**3
+
+            @staticmethod
+            @once_differentiable
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return 3 * x**2 * grad
+    """
+
+    @functools.wraps(backward)
+    def backward_once(ctx, *grad_outputs):
+        with no_grad():
+            grads = backward(ctx, *grad_outputs)
+        if not is_grad_enabled():
+            return grads
+        if not any(isinstance(g, Tensor) and g._requires_grad for g in grad_outputs):
+            return grads
+        # Detached copies that require grad make the error node's inputs, so
+        # that it is recorded and each returned gradient hangs from it.
+        as_tuple = grads if isinstance(grads, tuple) else (grads,)
+        marked = _DifferentiatedTwice.apply(
+            *[g.detach().requires_grad_() if isinstance(g, Tensor) else g for g in as_tuple]
+        )
+        return marked if isinstance(grads, tuple) else marked[0]
+
+    return backward_once
 
 
 def records_nothing(input, other=None) -> bool:

@@ -120,8 +120,10 @@ from glasstorch.nn.functional.sparse import (
     one_hot,
 )
 from glasstorch.nn.functional.vision import (
+    affine_grid,
     channel_shuffle,
     fold,
+    grid_sample,
     interpolate,
     pad,
     pixel_shuffle,
@@ -139,6 +141,7 @@ __all__ = [
     "adaptive_max_pool1d",
     "adaptive_max_pool2d",
     "adaptive_max_pool3d",
+    "affine_grid",
     "alpha_dropout",
     "avg_pool1d",
     "avg_pool2d",
@@ -170,6 +173,7 @@ __all__ = [
     "gaussian_nll_loss",
     "gelu",
     "glu",
+    "grid_sample",
     "group_norm",
     "gumbel_softmax",
     "hardshrink",
