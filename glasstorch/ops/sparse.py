@@ -412,10 +412,10 @@ def sparse_coo_tensor(
         tensor([[0., 0., 3.],
                 [4., 0., 5.]])
     """
-    values = as_tensor(values, dtype=dtype, device=device)
-    indices = as_tensor(indices, device=values.device)
-    if indices.dtype is not _dtype.int64:
-        indices = indices.to(_dtype.int64)
+    values = as_tensor(values, dtype=dtype)
+    if device is not None:
+        values = values.to(device)
+    indices = as_tensor(indices).to(values.device, _dtype.int64)
     if indices.dim() != 2:
         raise RuntimeError(
             f"indices must be sparse_dim x nnz, but got: {list(indices.shape)} (a 2-D tensor "
