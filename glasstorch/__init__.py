@@ -24,6 +24,7 @@ from glasstorch import (
     nn,
     optim,
     profiler,
+    sparse,
     utils,
 )
 from glasstorch._dtype import (
@@ -331,6 +332,10 @@ from glasstorch.ops.sorting import (
     unique_consecutive,
 )
 
+# Sparse COO tensors (torch.sparse is the glasstorch.sparse package).
+from glasstorch.ops.sparse import sparse_coo_tensor
+from glasstorch.ops.sparse import sparse_mm as spmm
+
 # Views and joins.
 from glasstorch.ops.views import (
     as_strided,
@@ -366,7 +371,7 @@ from glasstorch.random import (
     set_rng_state,
 )
 from glasstorch.serialization import load, save
-from glasstorch.tensor import Size, Tensor, device
+from glasstorch.tensor import Size, Tensor, device, layout, sparse_coo, strided
 from glasstorch.utils.dlpack import from_dlpack
 
 #: The active tier's name: ``"reference"`` or ``"fast"``.
@@ -425,7 +430,8 @@ __all__ = [
     "scatter", "scatter_add", "searchsorted", "seed", "select", "serialization",
     "set_default_device", "set_default_dtype", "set_float32_matmul_precision",
     "set_grad_enabled", "set_num_threads", "set_rng_state", "sgn", "sigmoid", "sign", "signbit",
-    "sin", "Size", "softmax", "sort", "split", "sqrt", "square", "squeeze", "stack", "std",
+    "sin", "Size", "softmax", "sort", "sparse", "sparse_coo", "sparse_coo_tensor", "spmm",
+    "split", "sqrt", "square", "squeeze", "stack", "std", "strided", "layout",
     "std_mean", "sub", "sum", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tanh",
     "Tensor", "tensor", "tensor_split", "tier", "tile", "topk", "trace", "transpose", "tril",
     "tril_indices", "triu", "triu_indices", "true_divide", "trunc", "uint8", "unbind",

@@ -90,8 +90,13 @@ def _render(array, fmt, width: int, indent: int, summarize: bool) -> str:
     return "[" + separator.join(rendered) + "]"
 
 
-def tensor_repr(tensor, prefix: str = "tensor(") -> str:
-    """The text ``repr`` shows for ``tensor``, in PyTorch's format."""
+def tensor_repr(tensor, prefix: str = "tensor(", *, inner_at: int | None = None) -> str:
+    """The text ``repr`` shows for ``tensor``, in PyTorch's format.
+
+    ``inner_at`` prints a part of a sparse tensor (its indices or values) that
+    starts at that column: continuation lines line up under it, and only the
+    size of an empty part follows the values (the sparse tensor names the rest).
+    """
     on_device = tensor.is_cuda
     if on_device:  # printing reads the values: a device-to-host copy, which waits
         host = tensor.detach().cpu()
@@ -100,16 +105,19 @@ def tensor_repr(tensor, prefix: str = "tensor(") -> str:
         array = tensor.detach().numpy()
     suffixes = []
     default_dtypes = ("float32", "int64", "bool")
+    indent = len(prefix) + (inner_at or 0)
     if tensor.numel() == 0:
         body = "[]"
-        if tensor.dim() != 1:
+        if tensor.dim() != 1 or inner_at is not None:
             suffixes.append(f"size={tuple(tensor.shape)}")
     else:
         summarize = tensor.numel() > SUMMARIZE_THRESHOLD
         values = _summarized_values(array, summarize)
         fmt = _formatter(tensor, values)
         width = _column_width(tensor, values, fmt)
-        body = _render(array, fmt, width, len(prefix), summarize)
+        body = _render(array, fmt, width, indent, summarize)
+    if inner_at is not None:
+        return _with_suffixes(prefix + body, suffixes, indent)
     if on_device:
         suffixes.append(f"device='{tensor.device}'")
     if tensor.dtype.name not in default_dtypes or (

@@ -105,6 +105,20 @@ CPU = device("cpu")
 CUDA0 = device("cuda", 0)
 
 
+class layout:  # noqa: N801 - PyTorch's name
+    """How a tensor stores its elements: ``torch.strided`` (dense) or ``torch.sparse_coo``."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+
+
 def parse_to(args: tuple, kwargs: dict):
     """``(dtype, device, non_blocking)`` asked for by ``to(...)`` (None where not given).
 
@@ -193,6 +207,8 @@ class Tensor:
     _accumulator_ref = None  # weak reference to this leaf's AccumulateGrad node
     _kernel_view = None  # the Strided handed to kernels, made on first use
     _flat_kernel_view = None  # a contiguous tensor's 1-D Strided (optimizers), on first use
+    layout = strided  # a dense tensor; glasstorch.ops.sparse.SparseCooTensor says sparse_coo
+    is_sparse = False  # whether the layout is sparse_coo
 
     # ------------------------------------------------------------ construction
     @classmethod

@@ -147,8 +147,17 @@ def _check_dtypes(a: Tensor, b: Tensor, name: str) -> None:
         )
 
 
+def _sparse_product(input: Tensor, other: Tensor) -> Tensor:
+    """A product with a sparse COO operand, written in glasstorch/ops/sparse.py."""
+    from glasstorch.ops.sparse import sparse_matmul
+
+    return sparse_matmul(input, other)
+
+
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
-    """Product of two matrices ``(n, m) @ (m, p) -> (n, p)``."""
+    """Product of two matrices ``(n, m) @ (m, p) -> (n, p)``; one may be sparse COO."""
+    if input.is_sparse or mat2.is_sparse:
+        return _sparse_product(input, mat2)
     if input.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError(f"{'self' if input.dim() != 2 else 'mat2'} must be a matrix")
     if input.shape[1] != mat2.shape[0]:
@@ -207,6 +216,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with PyTorch's rules for 1-D operands and batch broadcasting."""
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         raise TypeError("matmul(): argument 'other' must be Tensor")
+    if input.is_sparse or other.is_sparse:
+        return _sparse_product(input, other)
     if input.dim() == 0 or other.dim() == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {input.dim()}D and "

@@ -25,6 +25,7 @@ from glasstorch.ops import (
     scan,
     shape,
     sorting,
+    sparse,
     views,
 )
 from glasstorch.tensor import Tensor
@@ -368,6 +369,9 @@ _METHODS = {
     "bernoulli_": sampling.bernoulli_,
     "index_fill_": indexing.index_fill_,
     "fill_diagonal_": indexing.fill_diagonal_,
+    # layouts (a sparse COO tensor has its own versions, glasstorch/ops/sparse.py)
+    "to_sparse": sparse.to_sparse,
+    "to_dense": sparse.to_dense,
 }
 for _name, _function in _METHODS.items():
     setattr(Tensor, _name, _function)
