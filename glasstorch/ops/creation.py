@@ -513,11 +513,48 @@ def fill_random(out: Tensor, kind: str, generator: Generator | None, *params) ->
     The generator hands out as many blocks as the kernel will read and moves
     past them, so the next draw continues the stream on every tier alike.
     """
+    gen = _generator(generator)
+    if gen.uses_pytorch_stream and not out.is_cuda:
+        return _fill_from_pytorch_stream(out, kind, gen, *params)
     name, per_block = _RANDOM_KERNELS[kind]
     blocks = -(-out.numel() // per_block)
-    seed, offset = _generator(generator).take_blocks(blocks)
+    seed, offset = gen.take_blocks(blocks)
     getattr(kernels, name)(out._strided(), seed, offset, *params)
     return out
+
+
+def _fill_from_pytorch_stream(out: Tensor, kind: str, gen: Generator, *params) -> Tensor:
+    """Fill the CPU tensor ``out`` with PyTorch's CPU numbers (the "pytorch" stream).
+
+    Element i of ``out``'s row-major order gets the stream's i-th value. (For
+    a non-contiguous ``out``, PyTorch may walk memory order instead; and it
+    draws normals one at a time there, as here.)
+    """
+    from glasstorch import _pytorch_cpu_random as stream
+
+    count, dtype = out.numel(), out.dtype
+    if kind == "uniform":
+        values = stream.uniform(gen, count, _stream_float(dtype), *params)
+    elif kind == "normal":
+        if out.is_contiguous():
+            values = stream.normal(gen, count, _stream_float(dtype), *params)
+        else:  # PyTorch's kernel draws one at a time unless the tensor is contiguous
+            pieces = [stream.normal(gen, 1, _stream_float(dtype), *params) for _ in range(count)]
+            values = np.concatenate(pieces) if pieces else np.zeros(0)
+    elif kind == "integers":
+        wide = dtype in (_dtype.int64, _dtype.float64, _dtype.float32, _dtype.bfloat16)
+        values = stream.integers(gen, count, *params, wide_dtype=wide)
+    else:
+        values = stream.randperm(gen, count)
+    source = from_numpy(np.ascontiguousarray(values).reshape(tuple(out.shape)))
+    kernels.copy(out._strided(), source._strided())
+    return out
+
+
+def _stream_float(dtype) -> np.dtype:
+    """The NumPy dtype PyTorch's stream computes ``dtype``'s values in (float16 and
+    bfloat16 are drawn as float32 here; PyTorch draws them its own way)."""
+    return np.float64 if dtype is _dtype.float64 else np.float32
 
 
 def _size_keyword(kwargs: dict):
@@ -556,15 +593,69 @@ def randn(
     return _finish(out, requires_grad)
 
 
+#: The two forms of randint, as PyTorch's error lists them.
+_RANDINT_FORMS = (
+    " * (int high, tuple of ints size, *, torch.Generator generator, torch.dtype dtype = None, "
+    "torch.device device = None, bool requires_grad = False)\n"
+    " * (int low, int high, tuple of ints size, *, torch.Generator generator, "
+    "torch.dtype dtype = None, torch.device device = None, bool requires_grad = False)\n"
+)
+
+
+def _randint_bounds(args: tuple, keywords: dict) -> tuple[int, int, tuple]:
+    """``(low, high, size)`` from randint's two forms, ``(high, size)`` and
+    ``(low, high, size)``, each argument by position or by name; PyTorch's errors
+    for anything else."""
+    given = len(args) + len(keywords)
+    names = ("high", "size") if given == 2 and "low" not in keywords else ("low", "high", "size")
+    shown = [type(a).__name__ for a in args] + [
+        f"{k}={type(v).__name__}" for k, v in keywords.items()
+    ]
+    invalid = TypeError(
+        f"randint() received an invalid combination of arguments - got ({', '.join(shown)}), "
+        f"but expected one of:\n{_RANDINT_FORMS}"
+    )
+    if len(args) > len(names) or given != len(names) or set(keywords) - set(names):
+        raise invalid
+    values = dict(zip(names, args))
+    for name, value in keywords.items():
+        if name in values:
+            raise TypeError(f"randint(): argument '{name}' given by name and by position")
+        values[name] = value
+    for position, name in enumerate(names, start=1):
+        value = values[name]
+        where = f" (position {position})" if position <= len(args) else ""
+        expected = (tuple, list) if name == "size" else (int, np.integer, Tensor)
+        if len(names) == 3 and not isinstance(value, expected):
+            raise invalid  # PyTorch names the argument only in the two-argument form
+        if name == "size":
+            if not isinstance(value, (tuple, list)):
+                raise TypeError(
+                    f"randint(): argument 'size'{where} must be tuple of ints, "
+                    f"not {type(value).__name__}"
+                )
+        elif isinstance(value, bool) or not isinstance(value, (int, np.integer, Tensor)):
+            raise TypeError(
+                f"randint(): argument '{name}'{where} must be int, not {type(value).__name__}"
+            )
+    return int(values.get("low", 0)), int(values["high"]), tuple(values["size"])
+
+
 def randint(
-    low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False
+    *args, generator=None, dtype=None, device=None, requires_grad=False, **bounds
 ) -> Tensor:
-    """Random integers in ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``."""
-    if size is None:
-        low, high, size = 0, low, high
-    if size is None:
-        raise TypeError("randint() missing required argument 'size'")
-    low, high = int(low), int(high)
+    """Random integers in ``[low, high)``, shaped ``size``.
+
+    The forms of PyTorch: ``randint(high, size)`` and ``randint(low, high, size)``,
+    each argument by position or by name (``randint(10, size=(3,))``); ``size``
+    is a tuple or list of ints. ``dtype`` defaults to int64 (a floating dtype
+    holds the integers as floats).
+
+    Example:
+        >>> torch.randint(10, size=(2, 3)).shape
+        torch.Size([2, 3])
+    """
+    low, high, size = _randint_bounds(args, bounds)
     if not (
         _dtype.INT64_MIN <= low <= _dtype.INT64_MAX and _dtype.INT64_MIN <= high <= _dtype.INT64_MAX
     ):
@@ -581,7 +672,7 @@ def randint(
         if not smallest <= high - 1 <= largest:
             raise RuntimeError(f"to - 1 is out of bounds for {dtype.c_name}")
     out = empty_tensor(_size_arg((size,)), dtype, device=_target_device(device))
-    fill_random(out, "integers", generator, int(low), int(high))
+    fill_random(out, "integers", generator, low, high)
     return _finish(out, requires_grad)
 
 

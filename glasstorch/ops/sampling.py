@@ -12,8 +12,15 @@ tier; the rest is arithmetic on existing operations.
   other in proportion to the remaining probabilities.
 * ``normal`` is ``mean + std * randn``; ``bernoulli`` is ``rand < p``.
 
-These use PyTorch's distributions and error messages, not its random stream:
-the numbers differ from PyTorch's for the same seed.
+With the default Philox stream these use PyTorch's distributions and error
+messages, not its random stream: the numbers differ from PyTorch's for the
+same seed. With the ``"pytorch"`` stream (:func:`glasstorch.random.set_stream`)
+CPU tensors take PyTorch's algorithms and numbers from
+:mod:`glasstorch._pytorch_cpu_random`: ``bernoulli`` compares a float64
+uniform with a number ``p`` (or a uniform of the probabilities' dtype with a
+tensor of them), and ``multinomial`` divides the weights by exponential draws
+(without replacement, or for one sample) or binary-searches the normalised
+running sums (with replacement).
 """
 
 from __future__ import annotations
@@ -21,8 +28,11 @@ from __future__ import annotations
 import builtins
 import math
 
+import numpy as np
+
 from glasstorch import _dtype
-from glasstorch.ops.creation import fill_random, randn
+from glasstorch import _pytorch_cpu_random as pytorch_stream
+from glasstorch.ops.creation import _generator, fill_random, from_numpy, randn
 from glasstorch.ops.sorting import sort
 from glasstorch.tensor import Tensor, empty_tensor
 
@@ -31,6 +41,18 @@ def _uniform(shape, generator, device) -> Tensor:
     """Uniform float64 numbers in ``[0, 1)`` on ``device`` from the generator (no autograd)."""
     out = empty_tensor(tuple(shape), _dtype.float64, device=device)
     return fill_random(out, "uniform", generator, 0.0, 1.0)
+
+
+def _pytorch_stream(generator, device):
+    """The generator, if it draws PyTorch's CPU stream for tensors on ``device``; else None."""
+    gen = _generator(generator)
+    return gen if gen.uses_pytorch_stream and device.type == "cpu" else None
+
+
+def _numpy_of(tensor: Tensor) -> np.ndarray:
+    """A contiguous NumPy copy of a CPU tensor's values (float16 read as float32)."""
+    values = np.ascontiguousarray(tensor.detach().numpy())
+    return values.astype(np.float32) if values.dtype == np.float16 else values
 
 
 def _check_distribution(input: Tensor, num_samples: int, replacement: bool) -> None:
@@ -72,6 +94,9 @@ def multinomial(
         >>> torch.multinomial(torch.tensor([0.1, 0.9]), 4, replacement=True)
     """
     _check_distribution(input, num_samples, replacement)
+    stream = _pytorch_stream(generator, input.device)
+    if stream is not None:
+        return _multinomial_as_pytorch(stream, input.detach(), num_samples, replacement)
     weights = input.detach().to(_dtype.float64)
     rows = weights.reshape(-1, weights.shape[-1])
     if replacement:
@@ -79,6 +104,20 @@ def multinomial(
     else:
         samples = _without_replacement(rows, num_samples, generator)
     return samples.reshape(*input.shape[:-1], num_samples)
+
+
+def _multinomial_as_pytorch(stream, weights: Tensor, num_samples: int, replacement: bool):
+    """PyTorch's CPU multinomial: the weights divided by exponential draws, largest first
+    (without replacement or for one sample); else a binary search per uniform."""
+    if not replacement or num_samples == 1:
+        draws = pytorch_stream.exponential(stream, weights.numel(), _numpy_of(weights).dtype, 1.0)
+        races = weights / from_numpy(draws.reshape(tuple(weights.shape))).to(weights.dtype)
+        if num_samples == 1:
+            return races.argmax(-1, keepdim=True)
+        return races.topk(num_samples).indices
+    rows = _numpy_of(weights).reshape(-1, weights.shape[-1])
+    samples = pytorch_stream.multinomial_with_replacement(stream, rows, num_samples)
+    return from_numpy(samples.reshape(*weights.shape[:-1], num_samples))
 
 
 def _with_replacement(rows: Tensor, num_samples: int, generator) -> Tensor:
@@ -157,6 +196,9 @@ def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
     """
     probabilities = input.detach() if p is None else p
     _check_probabilities(probabilities)
+    stream = _pytorch_stream(generator, input.device)
+    if stream is not None:
+        return _bernoulli_as_pytorch(stream, input, probabilities).to(input.dtype)
     draws = _uniform(input.shape, generator, input.device)
     return (draws < probabilities).to(input.dtype)
 
@@ -166,11 +208,25 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     from glasstorch.ops import inplace
 
     _check_probabilities(p)
+    stream = _pytorch_stream(generator, self.device)
+    if stream is not None:
+        values = _bernoulli_as_pytorch(stream, self, p).to(self.dtype)
+        return inplace.assign_inplace(self, lambda: values)
     if isinstance(p, Tensor) or not self.is_contiguous():
         draws = _uniform(self.shape, generator, self.device)
         values = (draws < p).to(self.dtype)
         return inplace.assign_inplace(self, lambda: values)
     return inplace.write_values(self, lambda: _bernoulli_into(self.view(-1), p, generator))
+
+
+def _bernoulli_as_pytorch(stream, like: Tensor, p) -> Tensor:
+    """A bool tensor shaped like ``like``: PyTorch's CPU ``uniform < p``, the uniform
+    float64 for a number ``p``, of ``p``'s dtype for a tensor of probabilities."""
+    if isinstance(p, Tensor):
+        probabilities = np.broadcast_to(_numpy_of(p.detach()), tuple(like.shape))
+    else:
+        probabilities = np.full(tuple(like.shape), float(p))
+    return from_numpy(np.ascontiguousarray(pytorch_stream.bernoulli(stream, probabilities)))
 
 
 #: Elements drawn at a time by bernoulli_: a multiple of 4 (the uniform kernel's

@@ -3,12 +3,20 @@
 ``dropout(..., inplace=True)`` writes into its input (:func:`dropout_`) and
 keeps a bool mask, a quarter of a float32 input, where PyTorch's CPU kernel
 keeps a float mask the input's size (``MulBackward0`` for both).
+
+Every mask comes from :func:`keep_mask`: ``rand >= p`` from Philox by default;
+with the ``"pytorch"`` stream on the CPU, PyTorch's own draw
+(``bernoulli_(1 - p)``: a float64 uniform ``< 1 - p``), so that a seeded
+PyTorch program drops the same elements. The kept elements are scaled by
+``1 / (1 - p)`` divided in the input's dtype, as PyTorch's ``noise.div_(1 - p)``.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+
+import numpy as np
 
 from glasstorch import _dtype
 from glasstorch._tier import kernels
@@ -20,8 +28,8 @@ from glasstorch.tensor import Tensor, empty_tensor
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
 
-    The mask comes from glasstorch's Philox generator (``torch.manual_seed``
-    makes it repeatable). Outside training, ``input`` is returned unchanged.
+    The mask comes from :func:`keep_mask` (``torch.manual_seed`` makes it
+    repeatable). Outside training, ``input`` is returned unchanged.
     """
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -32,9 +40,33 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if p == 1.0:
         scale = zeros(input.shape, dtype=input.dtype, device=input.device)
     else:
-        keep = rand(input.shape, dtype=input.dtype, device=input.device) >= p
-        scale = keep.to(input.dtype) * (1.0 / (1.0 - p))
+        keep = keep_mask(tuple(input.shape), p, input)
+        scale = keep.to(input.dtype) * kept_scale(p, input.dtype)
     return input * scale
+
+
+def keep_mask(shape: tuple, p: float, like: Tensor) -> Tensor:
+    """The bool mask of kept elements, shaped ``shape``, on ``like``'s device.
+
+    ``rand(shape) >= p`` from Philox; with the ``"pytorch"`` stream on the CPU,
+    PyTorch's ``bernoulli_(1 - p)`` (a float64 uniform ``< 1 - p``).
+    """
+    from glasstorch.ops.creation import _generator
+    from glasstorch.ops.sampling import bernoulli
+
+    if _generator(None).uses_pytorch_stream and not like.is_cuda:
+        return bernoulli(empty_tensor(shape, _dtype.float64, device=like.device), 1.0 - p).to(
+            _dtype.bool_
+        )
+    return rand(shape, dtype=like.dtype, device=like.device) >= p
+
+
+def kept_scale(p: float, dtype) -> float:
+    """``1 / (1 - p)`` as PyTorch's ``noise.div_(1 - p)`` computes it: ``1 - p`` rounded
+    to ``dtype`` first, the quotient rounded to ``dtype`` (a float that dtype holds exactly)."""
+    if dtype is _dtype.float64 or not dtype.is_floating_point:
+        return 1.0 / (1.0 - p)
+    return float(np.float32(1.0) / np.float32(1.0 - p))
 
 
 def _dropout_probability(p: float) -> None:
@@ -52,8 +84,8 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, bat
     if p == 1.0:
         scale = zeros(*mask_shape, dtype=input.dtype, device=input.device)
     else:
-        keep = rand(mask_shape, dtype=input.dtype, device=input.device) >= p
-        scale = keep.to(input.dtype) * (1.0 / (1.0 - p))
+        keep = keep_mask(mask_shape, p, input)
+        scale = keep.to(input.dtype) * kept_scale(p, input.dtype)
     return input.mul_(scale) if inplace else input * scale
 
 
@@ -211,6 +243,8 @@ def dropout_mask(input: Tensor, p: float) -> Tensor:
     from glasstorch.ops.creation import _generator
     from glasstorch.ops.pointwise import compute_binary
 
+    if _generator(None).uses_pytorch_stream and not input.is_cuda:
+        return keep_mask(tuple(input.shape), p, input)
     keep = empty_tensor(tuple(input.shape), _dtype.bool_, device=input.device)
     flat = keep.view(-1)
     count = flat.numel()
@@ -236,7 +270,7 @@ def dropout_(input: Tensor, p: float) -> Tensor:
         keep.fill_(False)
         scale = 0.0
     else:
-        keep, scale = dropout_mask(input, p), 1.0 / (1.0 - p)
+        keep, scale = dropout_mask(input, p), kept_scale(p, input.dtype)
     return inplace_ops.write_inplace(
         input, lambda: DROPOUT_.apply(input, keep, scale), input.dtype, (keep,)
     )
@@ -269,8 +303,8 @@ def dropout2d(
     if p == 1.0:
         scale = full(mask_shape, 0.0, dtype=input.dtype, device=input.device)
     else:
-        keep = rand(mask_shape, dtype=input.dtype, device=input.device) >= p
-        scale = keep.to(input.dtype) * (1.0 / (1.0 - p))
+        keep = keep_mask(mask_shape, p, input)
+        scale = keep.to(input.dtype) * kept_scale(p, input.dtype)
     if inplace:
         return input.mul_(scale)
     return input * scale
