@@ -4,7 +4,8 @@ The tutorials live in ``../tutorials`` (outside the source tree, so they can be
 run on their own); they are copied into ``docs/tutorials/`` here, at config
 time, and executed by myst-nb on every build. The course's table of contents
 on the landing page (``docs/tutorials/_path.md``, included by ``index.md``) is
-written here too, from :data:`CHAPTERS` and the chapters that exist.
+written here too, from :data:`CHAPTERS` and the chapters that exist, and so is
+the API coverage table (``docs/api/coverage.md``, :mod:`glasstorch.coverage`).
 
 The site works offline: MathJax comes from the ``sphinx-mathjax-offline``
 package (MathJax 3, Apache 2.0), which copies it into ``_static/mathjax``, so
@@ -70,8 +71,23 @@ def _write_course_path() -> None:
         path.write_text(text)
 
 
+def _write_coverage_page() -> None:
+    """Write ``docs/api/coverage.md``, the API coverage table, from glasstorch as it is now.
+
+    PyTorch's side comes from the snapshot committed under
+    ``glasstorch/coverage/data``, so the build needs no PyTorch.
+    """
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from glasstorch.coverage.page import write_page
+
+    write_page(DOCS / "api" / "coverage.md")
+
+
 _copy_tutorials()
 _write_course_path()
+_write_coverage_page()
 
 # -- project -------------------------------------------------------------------
 project = "glasstorch"
