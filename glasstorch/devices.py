@@ -7,6 +7,7 @@ refused otherwise with an error that says why.
 
 from __future__ import annotations
 
+from glasstorch._gpu import runtime as _gpu_runtime
 from glasstorch.tensor import CPU, check_device, device
 
 _default = CPU
@@ -30,9 +31,7 @@ def set_default_device(device_spec) -> None:
         _default = CPU
         return
     if device(device_spec).type != "cpu":
-        from glasstorch import cuda
-
-        if not cuda.is_available():
+        if _gpu_runtime.driver is None:  # what glasstorch.cuda.is_available() reads
             raise RuntimeError(
                 f"set_default_device({str(device_spec)!r}): no CUDA device is available "
                 "(glasstorch.cuda.is_available() is False). Use set_default_device('cpu'), "
