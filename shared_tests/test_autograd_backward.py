@@ -457,3 +457,55 @@ def test_a_masked_out_position_gets_zero_gradient_even_when_the_rest_is_nan(name
     assert_close(grad, np.array([[0.0, 0.0], list(softmax)], dtype=np.float32))
     if torch is not None:
         assert_close(grad, grad_of(torch, "cpu"))
+
+
+# ------------------------------------------------------ deprecated spellings
+def test_variable_returns_a_detached_tensor():
+    """Variable(t) is t.detach(): the same memory, no history, requires_grad as asked."""
+    from glasstorch.autograd import Variable
+
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    plain = Variable(y)
+    assert type(plain) is gt.Tensor and plain.grad_fn is None and not plain.requires_grad
+    assert plain.data_ptr() == y.data_ptr()
+    trained = Variable(y, requires_grad=True)
+    assert trained.is_leaf and trained.requires_grad
+    (trained * trained).sum().backward()
+    assert_close(trained.grad, np.array([4.0, 8.0]))
+    assert x.grad is None  # cut from y's graph
+    assert isinstance(gt.zeros(1), Variable)
+    assert tuple(Variable().shape) == (0,)
+
+
+def test_variable_errors_and_warnings_match_torch():
+    from glasstorch.autograd import Variable
+
+    assert_same_error(
+        lambda: Variable([1.0]),
+        lambda: torch.autograd.Variable([1.0]),
+        match="Variable data has to be a tensor, but got list",
+        exc_type=TypeError,
+    )
+    with pytest.warns(UserWarning, match="volatile was removed"):
+        Variable(gt.ones(1), volatile=True)
+
+
+def test_backward_grad_variables_is_grad_tensors():
+    x = leaf([1.0, 2.0])
+    with pytest.warns(FutureWarning, match="`grad_variables` is deprecated"):
+        gt.autograd.backward([x * 3], grad_variables=[gt.ones(2, **F64, device=TEST_DEVICE)])
+    assert_close(x.grad, np.array([3.0, 3.0]))
+    both = gt.ones(2, **F64, device=TEST_DEVICE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same_error(
+            lambda: gt.autograd.backward([x * 3], grad_tensors=[both], grad_variables=[both]),
+            lambda: torch.autograd.backward(
+                [torch.ones(2, requires_grad=True) * 3],
+                grad_tensors=[torch.ones(2)],
+                grad_variables=[torch.ones(2)],
+            ),
+            match="both passed to `backward\\(\\)`",
+            exc_type=RuntimeError,
+        )

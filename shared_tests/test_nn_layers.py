@@ -515,3 +515,15 @@ def test_linear_on_a_batch_is_one_addmm_node_with_correct_gradients(device):
     if torch is not None:
         tensors = [torch.tensor(t.detach().cpu().numpy(), requires_grad=True) for t in (x, w, b)]
         assert type(torch.nn.functional.linear(*tensors).grad_fn).__name__ == "AddmmBackward0"
+
+
+def test_batch_norm_without_bias_keeps_only_the_weight():
+    """bias=False: the output is the normalised input times the weight, nothing added."""
+    bn = gnn.BatchNorm1d(2, bias=False)
+    assert bn.bias is None and [name for name, _ in bn.named_parameters()] == ["weight"]
+    with gt.no_grad():
+        bn.weight.copy_(gt.tensor([2.0, 3.0]))
+    x = np.array([[1.0, 4.0], [3.0, 0.0], [5.0, 2.0]], dtype=np.float32)
+    normalised = (x - x.mean(0)) / np.sqrt(x.var(0) + bn.eps)
+    out = bn(gt.tensor(x, device=TEST_DEVICE))
+    assert_close(out, (normalised * np.array([2.0, 3.0])).astype(np.float32), rtol=1e-5, atol=1e-5)

@@ -508,3 +508,75 @@ def test_named_loss_double_backward_matches_pytorch():
     (g * g).sum().backward()
     (tg * tg).sum().backward()
     assert_close(x.grad, tx.grad)
+
+
+# ------------------------------------------- the legacy size_average/reduce flags
+LEGACY_FLAGS = [
+    ({"size_average": False}, "sum"),
+    ({"size_average": True}, "mean"),
+    ({"reduce": False}, "none"),
+    ({"size_average": False, "reduce": True}, "sum"),
+]
+
+
+def _legacy_cases(lib, F, dtype):
+    """Each loss that takes size_average/reduce, with inputs from ``lib``."""
+    rng = np.random.default_rng(3)
+    x = lib.tensor(rng.normal(size=(4, 3)), dtype=dtype)
+    y = lib.tensor(rng.normal(size=(4, 3)), dtype=dtype)
+    p = lib.tensor(rng.uniform(0.05, 0.95, size=(4, 3)), dtype=dtype)
+    t = lib.tensor(rng.uniform(0, 1, size=(4, 3)), dtype=dtype)
+    labels = lib.tensor([0, 2, 1, 2])
+    logp = F.log_softmax(x, dim=1)
+    return {
+        "mse_loss": lambda **kw: F.mse_loss(x, y, **kw),
+        "l1_loss": lambda **kw: F.l1_loss(x, y, **kw),
+        "smooth_l1_loss": lambda **kw: F.smooth_l1_loss(x, y, **kw),
+        "nll_loss": lambda **kw: F.nll_loss(logp, labels, **kw),
+        "cross_entropy": lambda **kw: F.cross_entropy(x, labels, **kw),
+        "binary_cross_entropy": lambda **kw: F.binary_cross_entropy(p, t, **kw),
+        "binary_cross_entropy_with_logits": (
+            lambda **kw: F.binary_cross_entropy_with_logits(x, t, **kw)
+        ),
+    }
+
+
+LEGACY_LOSSES = [
+    "mse_loss",
+    "l1_loss",
+    "smooth_l1_loss",
+    "nll_loss",
+    "cross_entropy",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+]
+
+
+@pytest.mark.parametrize("name", LEGACY_LOSSES)
+@pytest.mark.parametrize("flags, reduction", LEGACY_FLAGS)
+def test_legacy_flags_mean_their_reduction(name, flags, reduction):
+    """size_average/reduce give what reduction= gives, with PyTorch's deprecation warning."""
+    loss = _legacy_cases(gt, F, gt.float64)[name]
+    with pytest.warns(UserWarning, match=f"please use reduction='{reduction}'"):
+        legacy = loss(**flags)
+    assert_close(legacy, loss(reduction=reduction).cpu().numpy())
+
+
+@needs_torch
+@pytest.mark.parametrize("name", LEGACY_LOSSES)
+@pytest.mark.parametrize("flags, reduction", LEGACY_FLAGS)
+def test_legacy_flags_match_torch(name, flags, reduction):
+    ours = _legacy_cases(gt, F, gt.float64)[name]
+    theirs = _legacy_cases(torch, torch.nn.functional, torch.float64)[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_close(ours(**flags), theirs(**flags))
+
+
+def test_legacy_flags_by_position_as_in_torch():
+    """PyTorch's positional order: nll_loss(input, target, weight, size_average, ...)."""
+    logp = F.log_softmax(gt.tensor([[0.1, 2.0], [1.0, -1.0]], dtype=gt.float64), dim=1)
+    labels = gt.tensor([1, 0])
+    with pytest.warns(UserWarning):
+        summed = F.nll_loss(logp, labels, None, False)
+    assert_close(summed, F.nll_loss(logp, labels, reduction="sum").cpu().numpy())

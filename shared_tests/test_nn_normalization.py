@@ -216,3 +216,19 @@ def test_norm_hook_errors():
         lambda: torch.nn.utils.remove_spectral_norm(torch.nn.Linear(2, 2)),
         match="spectral_norm of 'weight' not found",
     )
+
+
+# -- bias=False: an affine weight without a bias (PyTorch 2.13's keyword)
+@pytest.mark.parametrize(
+    "name, shape",
+    [("BatchNorm1d", (6, 3)), ("BatchNorm2d", (4, 3, 2, 5)), ("InstanceNorm2d", (2, 3, 4, 4))],
+)
+def test_norm_without_bias_matches_pytorch(device, name, shape):
+    tm = getattr(torch.nn, name)(3, affine=True, bias=False)
+    with torch.no_grad():
+        tm.weight.uniform_(0.5, 1.5)
+    gm = copy_weights(getattr(gnn, name)(3, affine=True, bias=False), tm, device)
+    assert [n for n, _ in gm.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    assert list(gm.state_dict()) == list(tm.state_dict())
+    assert repr(gm) == repr(tm)
+    run_both(gm, tm, [values(*shape)])

@@ -251,3 +251,33 @@ def test_eye(args, dtype, device):
     kwargs = {"dtype": gt_dtype(dtype)} if dtype else {}
     expected = np.eye(*args).astype(dtype or "float32")
     assert_close(gt.eye(*args, **kwargs, device=device), expected)
+
+
+def test_as_tensor_of_a_tensor_converts_like_to():
+    x = gt.tensor([1.0, 2.0], requires_grad=True)
+    assert gt.as_tensor(x) is x
+    doubled = gt.as_tensor(x, dtype=gt.float64)
+    assert doubled.dtype == gt.float64
+    doubled.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [("arange", (5,)), ("linspace", (0.0, 1.0, 4)), ("eye", (3,))],
+)
+def test_factories_write_into_out(name, args):
+    out = gt.empty(0)
+    result = getattr(gt, name)(*args, out=out)
+    assert result is out
+    assert_close(out, getattr(gt, name)(*args).to(gt.float32).numpy())
+    if torch is not None:
+        theirs = torch.empty(0)
+        getattr(torch, name)(*args, out=theirs)
+        assert_close(out, theirs)
+
+
+def test_diag_writes_into_out():
+    out = gt.empty(0)
+    assert gt.diag(gt.tensor([1.0, 2.0]), out=out) is out
+    assert_close(out, np.diag([1.0, 2.0]).astype(np.float32))

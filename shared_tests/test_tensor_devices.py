@@ -331,3 +331,20 @@ def test_clip_grad_norm_over_parameters_on_two_devices():
     assert abs(total.item() - 10.0) < 1e-4  # sqrt(6 ** 2 + 8 ** 2)
     assert a.grad.device == gt.device("cuda:0") and b.grad.device == gt.device("cpu")
     assert abs(a.grad.item() - 0.6) < 1e-4 and abs(b.grad.item() - 0.8) < 1e-4
+
+
+@requires_cuda
+def test_as_tensor_moves_to_the_device_asked_for():
+    """as_tensor(t, device=...) is t.to(device): itself where nothing changes, else a copy."""
+    import numpy as np
+
+    host = gt.tensor([1.0, 2.0])
+    moved = gt.as_tensor(host, device="cuda")
+    assert moved.device == gt.device("cuda:0") and moved.tolist() == [1.0, 2.0]
+    assert gt.as_tensor(moved, device="cuda") is moved
+    assert gt.as_tensor(host, device="cpu") is host
+    array = gt.as_tensor(np.array([3.0, 4.0], dtype=np.float32), device="cuda")
+    assert array.device == gt.device("cuda:0") and array.tolist() == [3.0, 4.0]
+    leaf = gt.tensor([1.0, 2.0], requires_grad=True)
+    gt.as_tensor(leaf, device="cuda").sum().backward()  # the copy is recorded
+    assert leaf.grad.tolist() == [1.0, 1.0]

@@ -537,3 +537,14 @@ def test_empty_and_ellipsis_index_keep_strides_of_size_one_dims():
     assert x.stride() == (2, 1)
     assert x[()].stride() == (2, 1)
     assert x[...].stride() == (2, 1)
+
+
+def test_tensor_split_takes_split_size_by_name():
+    """Tensor.split names its size ``split_size``; torch.split names it ``split_size_or_sections``."""
+    x = gt.arange(5)
+    pieces = x.split(split_size=2)
+    assert [p.tolist() for p in pieces] == [[0, 1], [2, 3], [4]]
+    assert [p.tolist() for p in gt.split(x, split_size_or_sections=[1, 4])] == [[0], [1, 2, 3, 4]]
+    if torch is not None:
+        expected = torch.arange(5).split(split_size=2)
+        assert [p.tolist() for p in pieces] == [p.tolist() for p in expected]

@@ -77,3 +77,42 @@ def test_fill_diagonal_errors():
         lambda: torch.zeros(2, 3, 4).fill_diagonal_(1),
         match="all dimensions of input must be of equal length",
     )
+
+
+# ------------------------------------------------------------------ resize_
+@pytest.mark.views
+def test_resize_keeps_values_and_makes_strides_contiguous():
+    x = gt.arange(6.0)
+    assert x.resize_(2, 2) is x
+    assert tuple(x.shape) == (2, 2) and x.stride() == (2, 1)
+    assert_close(x, np.array([[0.0, 1.0], [2.0, 3.0]], dtype=np.float32))
+    x.resize_((3, 3))  # grows: the first six values stay
+    assert tuple(x.shape) == (3, 3)
+    assert_close(x.flatten()[:6], np.arange(6.0, dtype=np.float32))
+    tail = gt.arange(6.0)[2:]
+    tail.resize_(2)  # from the view's own offset
+    assert_close(tail, np.array([2.0, 3.0], dtype=np.float32))
+
+
+@pytest.mark.views
+@needs_torch
+def test_resize_matches_torch():
+    for sizes in [(4,), (2, 3), (3, 1), (0,), (7,)]:
+        ours, theirs = gt.arange(6.0).view(2, 3), torch.arange(6.0).view(2, 3)
+        ours.resize_(*sizes), theirs.resize_(*sizes)
+        assert tuple(ours.shape) == tuple(theirs.shape) and ours.stride() == theirs.stride()
+        kept = min(6, ours.numel())
+        assert_close(ours.flatten()[:kept], theirs.flatten()[:kept])
+    transposed, theirs = gt.arange(6.0).view(2, 3).t(), torch.arange(6.0).view(2, 3).t()
+    transposed.resize_(3, 2), theirs.resize_(3, 2)  # the same shape changes nothing
+    assert transposed.stride() == theirs.stride()
+
+
+@pytest.mark.views
+def test_resize_errors_match_torch():
+    assert_same_error(
+        lambda: gt.ones(2, requires_grad=True).resize_(3),
+        lambda: torch.ones(2, requires_grad=True).resize_(3),
+        match="cannot resize variables that require grad",
+        exc_type=RuntimeError,
+    )

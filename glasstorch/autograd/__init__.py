@@ -7,21 +7,26 @@ as the program runs; ``backward`` walks those nodes in reverse. The pieces:
 * :func:`backward` and :func:`grad`: run the engine;
 * :class:`no_grad`, :class:`enable_grad`, :class:`set_grad_enabled`: grad mode;
 * :func:`gradcheck` and :func:`gradgradcheck`: compare gradients with finite differences;
-* :mod:`~glasstorch.autograd.graph`: the graph's :class:`Node`, drawn with ``graph.draw``.
+* :mod:`~glasstorch.autograd.graph`: the graph's :class:`Node`, drawn with ``graph.draw``;
+* :class:`Variable`: the deprecated pre-0.4 wrapper, now a function that returns a tensor.
 """
 
 from __future__ import annotations
+
+import warnings
 
 from glasstorch.autograd import graph
 from glasstorch.autograd.engine import run_backward
 from glasstorch.autograd.function import Function, Node
 from glasstorch.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from glasstorch.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from glasstorch.autograd.variable import Variable
 
 __all__ = [
     "Function",
     "Node",
     "GradcheckError",
+    "Variable",
     "backward",
     "enable_grad",
     "grad",
@@ -91,7 +96,12 @@ def _on_output_device(grad, output, index: int):
 
 
 def backward(
-    tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None
+    tensors,
+    grad_tensors=None,
+    retain_graph=None,
+    create_graph=False,
+    grad_variables=None,
+    inputs=None,
 ) -> None:
     """Accumulate into leaves' ``.grad`` the gradient of ``tensors``.
 
@@ -102,8 +112,21 @@ def backward(
         retain_graph: keep saved tensors for a later backward (default:
             ``create_graph``).
         create_graph: record the backward computation for higher-order derivatives.
+        grad_variables: the deprecated name of ``grad_tensors`` (a FutureWarning).
         inputs: accumulate only into these leaves.
     """
+    if grad_variables is not None:
+        warnings.warn(
+            "`grad_variables` is deprecated. Use `grad_tensors` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        if grad_tensors is not None:
+            raise RuntimeError(
+                "`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
+                "`backward()`. Please only use `grad_tensors`."
+            )
+        grad_tensors = grad_variables
     outputs = _as_list(tensors)
     grads = _make_grads(outputs, _as_list(grad_tensors))
     retain = create_graph if retain_graph is None else retain_graph

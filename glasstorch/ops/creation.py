@@ -259,10 +259,18 @@ def _read_big_ints(data, array: np.ndarray, dtype) -> np.ndarray:
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """Like :func:`tensor`, but shares memory with a tensor or NumPy array when it can."""
+    """Like :func:`tensor`, but shares memory with a tensor or NumPy array when it can.
+
+    A tensor comes back as itself when its dtype and device are already the
+    ones asked for, and otherwise as ``data.to(device, dtype)``: a copy that
+    autograd records. A NumPy array is shared only on the CPU; ``device=``
+    anywhere else copies it there.
+    """
+    target = check_device(device)
     if isinstance(data, Tensor):
-        return data if dtype is None or dtype is data.dtype else data.to(dtype)
-    if isinstance(data, np.ndarray) and (dtype is None or dtype.numpy == data.dtype):
+        return data.to(device=target, dtype=dtype)
+    on_cpu = (target or get_default_device()) == CPU
+    if isinstance(data, np.ndarray) and on_cpu and (dtype is None or dtype.numpy == data.dtype):
         try:
             return from_numpy(data)
         except (TypeError, ValueError):

@@ -593,3 +593,50 @@ def _fill_target(target: Tensor) -> Tensor:
 def zero_(target: Tensor) -> Tensor:
     """Set every element of ``target`` to 0."""
     return fill_(target, 0)
+
+
+# ------------------------------------------------------------------ resize_
+def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
+    """Give ``self`` the shape ``sizes`` in place, contiguous, keeping its storage's values.
+
+    The legacy way to reuse a buffer (``label.resize_(batch).fill_(1)``).
+    The same shape changes nothing. Otherwise the strides become contiguous
+    and, if the storage is too small from ``self``'s offset, it grows: the old
+    elements keep their values and the new ones are uninitialised. Only
+    contiguous memory is supported (``memory_format`` must be ``None``).
+
+    Where glasstorch differs from PyTorch: a storage that grows is a new one
+    for ``self`` alone, so other views of the old storage (and a NumPy array
+    that shares it) stop sharing memory with ``self``. PyTorch grows the
+    storage they share, and refuses to grow one that ``from_numpy`` made.
+
+    Raises:
+        RuntimeError: ``self`` requires grad, or a size is negative (PyTorch's messages).
+    """
+    from glasstorch._shape import contiguous_strides, storage_extent
+    from glasstorch.ops.creation import empty
+
+    if memory_format is not None:
+        raise NotImplementedError("resize_: only the contiguous memory format is supported")
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = sizes[0]
+    shape = tuple(int(size) for size in sizes)
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if any(size < 0 for size in shape):
+        raise RuntimeError("numel: integer multiplication overflow")
+    if shape == tuple(self.shape):
+        return self
+    strides = contiguous_strides(shape)
+    needed = storage_extent(shape, strides, self._offset)
+    storage = self._storage
+    if needed > len(storage):
+        grown = empty(needed, dtype=self.dtype, device=self.device)
+        old = Tensor._make(storage, (len(storage),), (1,), 0, self.dtype)
+        with no_grad():
+            grown[: len(storage)].copy_(old)
+        storage = grown._storage
+    self._storage, self._shape, self._stride = storage, shape, strides
+    self._kernel_view = self._flat_kernel_view = None  # they describe the old layout
+    storage.version += 1
+    return self

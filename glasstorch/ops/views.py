@@ -576,6 +576,11 @@ def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple[Tensor, 
     return SplitWithSizes.apply(input, dim, sizes)
 
 
+def split_method(self: Tensor, split_size, dim: int = 0) -> tuple[Tensor, ...]:
+    """``Tensor.split``: :func:`split`, whose first argument PyTorch names ``split_size`` here."""
+    return split(self, split_size, dim)
+
+
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into ``chunks`` pieces of equal size (the last may be smaller)."""
     if input.dim() == 0:

@@ -68,8 +68,14 @@ def _warn_on_broadcast(input: Tensor, target: Tensor) -> None:
         )
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean squared error: ``(input - target) ** 2``, reduced."""
+def mse_loss(
+    input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean"
+) -> Tensor:
+    """Mean squared error: ``(input - target) ** 2``, reduced.
+
+    ``size_average``/``reduce`` are PyTorch's deprecated spelling of ``reduction``.
+    """
+    reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction)
     _warn_on_broadcast(input, target)
     input, target = _broadcast_pair(input, target)
@@ -83,8 +89,14 @@ def _mse_formula(input: Tensor, target: Tensor, reduction: str) -> Tensor:
     # -- end solution
 
 
-def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean absolute error: ``|input - target|``, reduced."""
+def l1_loss(
+    input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean"
+) -> Tensor:
+    """Mean absolute error: ``|input - target|``, reduced.
+
+    ``size_average``/``reduce`` are PyTorch's deprecated spelling of ``reduction``.
+    """
+    reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction)
     _warn_on_broadcast(input, target)
     input, target = _broadcast_pair(input, target)
@@ -92,12 +104,19 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
 
 
 def smooth_l1_loss(
-    input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    beta: float = 1.0,
 ) -> Tensor:
     """``0.5 d^2 / beta`` where ``|d| < beta``, ``|d| - 0.5 beta`` elsewhere (``d = input - target``).
 
-    With ``beta = 0`` it is the L1 loss.
+    With ``beta = 0`` it is the L1 loss. ``size_average``/``reduce`` are
+    PyTorch's deprecated spelling of ``reduction``.
     """
+    reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -191,7 +210,9 @@ def nll_loss(
     input: Tensor,
     target: Tensor,
     weight: Tensor | None = None,
+    size_average=None,
     ignore_index: int = -100,
+    reduce=None,
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood: ``-weight[t] * input[i, t]`` for each sample's class ``t``.
@@ -202,7 +223,9 @@ def nll_loss(
         weight: a weight per class, ``(C,)``.
         ignore_index: a target value that contributes nothing (not even to the mean).
         reduction: ``'mean'`` divides by the summed weights of the counted samples.
+        size_average, reduce: PyTorch's deprecated spelling of ``reduction``.
     """
+    reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction)
     target = _check_class_target(input, target)
     rows, flat_target = _rows_of_classes(input, target)
@@ -227,7 +250,9 @@ def cross_entropy(
     input: Tensor,
     target: Tensor,
     weight: Tensor | None = None,
+    size_average=None,
     ignore_index: int = -100,
+    reduce=None,
     reduction: str = "mean",
     label_smoothing: float = 0.0,
 ) -> Tensor:
@@ -244,12 +269,14 @@ def cross_entropy(
             probabilities it divides by the number of samples.
         label_smoothing: mix the targets with the uniform distribution:
             ``(1 - eps) * target + eps / C``.
+        size_average, reduce: PyTorch's deprecated spelling of ``reduction``.
 
     Example::
 
         >>> logits = torch.randn(3, 5, requires_grad=True)
         >>> F.cross_entropy(logits, torch.tensor([1, 0, 4])).backward()
     """
+    reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -306,7 +333,7 @@ def _cross_entropy_smoothed(input, target, weight, ignore_index, reduction, labe
     class_dim = 0 if input.dim() == 1 else 1
     classes = input.shape[class_dim]
     log_probs = _log_softmax(input, class_dim)
-    nll = nll_loss(log_probs, target, weight, ignore_index, reduction)
+    nll = nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
     weighted = log_probs
     if weight is not None:
         weighted = log_probs * _class_weights_along(weight, input, class_dim)
@@ -357,13 +384,20 @@ class BinaryCrossEntropyElementwise(Function):
 
 
 def binary_cross_entropy(
-    input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
 ) -> Tensor:
     """Binary cross-entropy between probabilities ``input`` and targets in ``[0, 1]``.
 
     ``-weight * (target * log(input) + (1 - target) * log(1 - input))``, with
-    each logarithm clamped at -100, reduced.
+    each logarithm clamped at -100, reduced. ``size_average``/``reduce`` are
+    PyTorch's deprecated spelling of ``reduction``.
     """
+    reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction)
     if target.shape != input.shape:
         raise ValueError(
@@ -391,6 +425,8 @@ def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
     weight: Tensor | None = None,
+    size_average=None,
+    reduce=None,
     reduction: str = "mean",
     pos_weight: Tensor | None = None,
 ) -> Tensor:
@@ -403,7 +439,9 @@ def binary_cross_entropy_with_logits(
     Args:
         pos_weight: weight of the positive term, broadcast along the last
             dimension (one per class).
+        size_average, reduce: PyTorch's deprecated spelling of ``reduction``.
     """
+    reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction)
     if target.shape != input.shape:
         raise ValueError(

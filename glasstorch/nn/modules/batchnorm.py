@@ -14,7 +14,10 @@ from glasstorch.tensor import Tensor
 
 class _NormBase(Module):
     """What the batch and instance norms share: the learned ``weight`` and
-    ``bias``, the running statistics, how they are reset, and the repr."""
+    ``bias``, the running statistics, how they are reset, and the repr.
+
+    ``bias=False`` (keyword only, as in PyTorch) keeps an affine ``weight`` but
+    no ``bias``."""
 
     def __init__(
         self,
@@ -25,6 +28,8 @@ class _NormBase(Module):
         track_running_stats: bool = True,
         device=None,
         dtype=None,
+        *,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         self.num_features = num_features
@@ -34,7 +39,10 @@ class _NormBase(Module):
         self.track_running_stats = track_running_stats
         if affine:
             self.weight = Parameter(empty(num_features, dtype=dtype, device=device))
-            self.bias = Parameter(empty(num_features, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(empty(num_features, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -63,7 +71,8 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def extra_repr(self) -> str:
         return (

@@ -162,8 +162,12 @@ class _InstanceNorm(_NormBase):
         track_running_stats: bool = False,
         device=None,
         dtype=None,
+        *,
+        bias: bool = True,
     ) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         dims = self._dims
