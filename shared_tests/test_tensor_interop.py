@@ -95,6 +95,21 @@ def test_numpy_refuses_requires_grad():
 
 
 @NUMPY_MEMORY
+def test_numpy_of_a_tensor_that_requires_grad_under_no_grad_and_with_force():
+    # PyTorch refuses only while grad mode is on: a @once_differentiable backward,
+    # which runs under no_grad, may hand its saved outputs to NumPy.
+    w = gt.tensor([1.0, 2.0], requires_grad=True)
+    with gt.no_grad():
+        np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(w.numpy(force=True), [1.0, 2.0])
+    if torch is not None:
+        with torch.no_grad():
+            np.testing.assert_array_equal(
+                torch.tensor([1.0, 2.0], requires_grad=True).numpy(), [1.0, 2.0]
+            )
+
+
+@NUMPY_MEMORY
 def test_array_protocol():
     x = gt.tensor([[1, 2], [3, 4]], dtype=gt.int32)
     a = np.asarray(x)
