@@ -230,3 +230,16 @@ def test_python_conversions():
     else:
         pytest.fail("a one-element non-zero tensor is truthy")
     assert [10, 20, 30][gt.tensor(1)] == 20  # integer tensors are valid Python indices
+
+
+def test_as_tensor_puts_an_array_on_the_device_asked_for(device):
+    array = np.arange(3, dtype=np.float32)
+    out = gt.as_tensor(array, dtype=gt.float32, device=device)
+    assert out.device.type == device and out.tolist() == [0.0, 1.0, 2.0]
+    moved = gt.as_tensor(gt.tensor([1.0, 2.0]), device=device)
+    assert moved.device.type == device
+    kept = gt.as_tensor(out)  # a tensor keeps its device when none is named
+    assert kept is out
+    shared = gt.as_tensor(array, device="cpu")
+    array[0] = 7.0  # on the CPU with its own dtype the array is shared
+    assert shared[0].item() == 7.0

@@ -259,10 +259,17 @@ def _read_big_ints(data, array: np.ndarray, dtype) -> np.ndarray:
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """Like :func:`tensor`, but shares memory with a tensor or NumPy array when it can."""
+    """Like :func:`tensor`, but shares memory with a tensor or NumPy array when it can.
+
+    A tensor keeps its device unless ``device`` names another; a NumPy array is
+    shared only when it lands on the CPU (``device``, else the default device)
+    with its own dtype, and copied otherwise, as in PyTorch.
+    """
     if isinstance(data, Tensor):
-        return data if dtype is None or dtype is data.dtype else data.to(dtype)
-    if isinstance(data, np.ndarray) and (dtype is None or dtype.numpy == data.dtype):
+        out = data if dtype is None or dtype is data.dtype else data.to(dtype)
+        return out if device is None else out.to(check_device(device))
+    on_cpu = _target_device(device).type == "cpu"
+    if isinstance(data, np.ndarray) and on_cpu and (dtype is None or dtype.numpy == data.dtype):
         try:
             return from_numpy(data)
         except (TypeError, ValueError):
