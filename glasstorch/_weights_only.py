@@ -9,8 +9,10 @@ only the globals in an allow-list:
 
 * the few harmless builtins PyTorch allows by default (``set``, ``complex``,
   ``bytearray``, ``collections.OrderedDict``, ``collections.Counter``, and
-  ``_codecs.encode``, which protocol-2 pickles use to write ``bytes``) and
-  glasstorch's ``Size``;
+  ``_codecs.encode``, which protocol-2 pickles use to write ``bytes``),
+  glasstorch's ``Size``, and ``HookDict``, the dict a module keeps its hooks in
+  (PyTorch's modules use an ``OrderedDict``), so that allowing a model's classes
+  is enough to load the whole model, as in PyTorch;
 * whatever the user added with :func:`add_safe_globals` or :class:`safe_globals`.
 
 Every other global is refused with PyTorch's error, before anything it names is
@@ -34,6 +36,7 @@ import pickle
 from collections.abc import Callable
 from typing import Any
 
+from glasstorch.autograd.function import HookDict
 from glasstorch.tensor import Size
 
 __all__ = [
@@ -130,7 +133,7 @@ def _default_globals() -> dict[str, Any]:
     """The globals every weights-only load may rebuild, by the full name a pickle uses."""
     allowed: dict[str, Any] = {
         full_path(cls): cls
-        for cls in (collections.OrderedDict, collections.Counter, set, complex, Size)
+        for cls in (collections.OrderedDict, collections.Counter, set, complex, Size, HookDict)
     }
     allowed["builtins.bytearray"] = _bytearray_of_data
     allowed["_codecs.encode"] = _encode_latin1

@@ -27,6 +27,7 @@ from glasstorch._shape import (
 from glasstorch._tier import cuda_active, kernels
 from glasstorch.autograd import function as _function_module
 from glasstorch.autograd.function import AccumulateGrad, HookDict
+from glasstorch.autograd.grad_mode import is_grad_enabled
 
 
 class Storage:
@@ -474,8 +475,13 @@ class Tensor:
 
     # ---------------------------------------------------------- conversion out
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """A NumPy array that shares this tensor's memory (same strides, no copy)."""
-        if self.requires_grad and not force:
+        """A NumPy array that shares this tensor's memory (same strides, no copy).
+
+        As in PyTorch, a tensor that requires grad is refused only while grad mode
+        is on (under ``no_grad``, e.g. in a ``@once_differentiable`` backward, nothing
+        could record the array's use anyway).
+        """
+        if self.requires_grad and not force and is_grad_enabled():
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."

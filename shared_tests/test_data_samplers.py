@@ -132,3 +132,35 @@ def test_batch_sampler_errors_like_torch(batch_size, drop_last):
     with pytest.raises(ValueError) as ours:
         BatchSampler(range(5), batch_size, drop_last)
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.fixture
+def pytorch_stream():
+    """The "pytorch" random stream for one test, then Philox again."""
+    gt.random.set_stream("pytorch")
+    yield
+    gt.random.set_stream("philox")
+
+
+def _shuffled_epochs(library, seed: int, n: int, epochs: int = 3) -> list[list[int]]:
+    library.manual_seed(seed)
+    loader = library.utils.data.DataLoader(library.arange(n), batch_size=4, shuffle=True)
+    orders = [[int(i) for batch in loader for i in batch] for _ in range(epochs)]
+    return orders + [library.rand(2).tolist()]  # and where the global stream stands after
+
+
+@pytest.mark.usefixtures("pytorch_stream")
+def test_seeded_shuffle_repeats_and_each_epoch_reshuffles_with_the_pytorch_stream():
+    first, again = _shuffled_epochs(gt, 5, 12), _shuffled_epochs(gt, 5, 12)
+    assert first == again
+    assert all(sorted(order) == list(range(12)) for order in first[:3])
+    assert first[0] != first[1]
+
+
+@needs_torch
+@pytest.mark.usefixtures("pytorch_stream")
+@pytest.mark.parametrize("seed, n", [(0, 10), (1, 12), (2**40 + 7, 33)])
+def test_seeded_shuffle_gives_pytorchs_order_with_the_pytorch_stream(seed, n):
+    # A loader's iterator and a RandomSampler each draw one 63-bit seed as PyTorch
+    # does (an int64 random_()), so the epochs and the stream after them match.
+    assert _shuffled_epochs(gt, seed, n) == _shuffled_epochs(torch, seed, n)

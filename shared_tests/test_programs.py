@@ -2,8 +2,9 @@
 
 Each program in ``shared_tests/programs/`` is ordinary PyTorch code (``import torch``)
 in the style of a well-known source: the PyTorch tutorials (quickstart, the 60-minute
-blitz), pytorch/examples (mnist, word_language_model), d2l.ai, nn-zero-to-hero's
-makemore lectures and nanoGPT. :func:`programs.loader.load` runs the same text once
+blitz, the spatial transformer network, custom autograd Functions, saving and
+loading), pytorch/examples (mnist, word_language_model, the GCN, the VAE, DCGAN,
+time-sequence prediction), d2l.ai, nn-zero-to-hero's makemore lectures and nanoGPT. :func:`programs.loader.load` runs the same text once
 with ``torch`` meaning glasstorch and once meaning PyTorch; the test gives both the
 same weights (copied through ``state_dict``) and compares the losses and results.
 
@@ -47,6 +48,13 @@ SMALL = {
     "d2l": {},
     "makemore": {},
     "nanogpt": {},
+    "spatial_transformer": {"BATCH": 8},
+    "gcn": {"NODES": 24, "EPOCHS": 3},
+    "vae": {"HIDDEN": 16},
+    "custom_function": {"POINTS": 50, "STEPS": 200},
+    "save_whole_model": {},
+    "dcgan": {},
+    "time_sequence": {"T": 12, "N": 5, "HIDDEN": 6},
 }
 
 
@@ -260,3 +268,270 @@ def test_nanogpt_trains_and_generates_like_pytorch(flash, device):
     assert len(tokens) == 7 and all(0 <= t < model.config.vocab_size for t in tokens)
     model.crop_block_size(8)
     assert len(mine.sample(model, start=tuple(range(1, 10)), max_new_tokens=2)) == 11
+
+
+def _digits(count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``count`` bundled 8x8 digits (pixel values 0..16) and their labels."""
+    from glasstorch.datasets.digits import load_digits_arrays
+
+    images, labels = load_digits_arrays()
+    return images[:count].astype(np.int64), labels[:count].astype(np.int64)
+
+
+@DEFAULT_DEVICE
+def test_spatial_transformer_network_trains_like_pytorch(device):
+    mine, theirs = _programs("spatial_transformer")
+    images, labels = _digits(32)
+    model = mine.build()
+    loaders = mine.make_loaders(images, labels)
+    g = mine.torch
+    batch = next(iter(loaders[1]))[0].to(device)
+    for mode, padding, corners in [
+        ("bilinear", "zeros", False),
+        ("nearest", "border", True),
+        ("bilinear", "reflection", True),
+    ]:
+        warped = mine.warp(batch, 0.3, 0.9, mode, padding, corners)
+        assert warped.shape == batch.shape and warped.device.type == device
+    # theta starts as the identity: the transformer gives its input back
+    same = mine.visualize_stn(model, loaders[1])
+    np.testing.assert_allclose(_as_numpy(same[1]), _as_numpy(same[0]), rtol=1e-5, atol=1e-5)
+    if theirs is None:
+        _finite(mine.run(model, *loaders))
+        return
+    t = theirs.torch
+    for mode, padding, corners in [
+        ("bilinear", "zeros", False),
+        ("nearest", "border", True),
+        ("bilinear", "reflection", True),
+    ]:
+        np.testing.assert_allclose(
+            _as_numpy(mine.warp(batch, 0.3, 0.9, mode, padding, corners)),
+            _as_numpy(theirs.warp(t.tensor(_as_numpy(batch)), 0.3, 0.9, mode, padding, corners)),
+            rtol=1e-4,
+            atol=1e-4,
+        )
+    reference = theirs.build()
+    _same_weights(reference, model, g)
+    for net, library in ((model, g), (reference, t)):
+        net.conv2_drop.p = 0.0  # the libraries draw different masks
+        # Off the identity: there every sampling point sits exactly on a pixel centre,
+        # where bilinear sampling has a kink and the one-sided gradient PyTorch takes
+        # depends on the last bit of the grid (glasstorch's linspace differs from
+        # PyTorch's in the last ulp).
+        with library.no_grad():
+            net.fc_loc[2].bias.copy_(library.tensor([1.0, 0.02, 0.013, -0.03, 1.0, -0.021]))
+    model.forward = _without_functional_dropout(model, g)
+    reference.forward = _without_functional_dropout(reference, t)
+    theirs_loaders = theirs.make_loaders(images, labels)
+    _close(mine.run(model, *loaders), theirs.run(reference, *theirs_loaders), rtol=1e-3, atol=1e-4)
+    ours, theirs_stn = (
+        mine.visualize_stn(model, loaders[1]),
+        theirs.visualize_stn(reference, theirs_loaders[1]),
+    )
+    np.testing.assert_allclose(_as_numpy(ours[1]), _as_numpy(theirs_stn[1]), rtol=1e-3, atol=1e-4)
+
+
+def _without_functional_dropout(model, library):
+    """The program's forward with its ``F.dropout`` call at p=0 (the masks differ by library)."""
+    F = library.nn.functional
+
+    def forward(x):
+        x = model.stn(x)
+        x = F.relu(F.max_pool2d(model.conv1(x), 2))
+        x = F.relu(F.max_pool2d(model.conv2_drop(model.conv2(x)), 2))
+        x = x.view(-1, 12 * 2 * 2)
+        x = F.relu(model.fc1(x))
+        return F.log_softmax(model.fc2(x), dim=1)
+
+    return forward
+
+
+@pytest.mark.parametrize("use_bias", [True, False])
+def test_gcn_with_a_sparse_adjacency_trains_like_pytorch(use_bias, device):
+    mine, theirs = _programs("gcn")
+    model = mine.build(use_bias=use_bias)
+    model.dropout.p = 0.0  # the libraries draw different masks
+    sparse_out, dense_out, grad, adj = mine.dense_check(mine.build())
+    assert adj.is_sparse and adj.device.type == device
+    np.testing.assert_allclose(_as_numpy(sparse_out), _as_numpy(dense_out), rtol=1e-5, atol=1e-5)
+    dense = _as_numpy(adj.to_dense())
+    np.testing.assert_allclose(dense, dense.T, rtol=1e-6)  # D^-1/2 (A + I) D^-1/2 is symmetric
+    assert np.all(np.diag(dense) > 0)
+    if theirs is None:
+        _finite(mine.run(model))
+        return
+    reference = theirs.build(use_bias=use_bias)
+    reference.dropout.p = 0.0
+    _same_weights(reference, model, mine.torch)
+    _close(mine.run(model), theirs.run(reference), rtol=1e-4, atol=1e-5)
+    checker = theirs.build()
+    theirs_check = theirs.dense_check(checker)
+    mine_checker = mine.build()
+    _same_weights(checker, mine_checker, mine.torch)
+    ours_check = mine.dense_check(mine_checker)
+    for ours_value, theirs_value in zip(ours_check[:3], theirs_check[:3]):
+        np.testing.assert_allclose(
+            _as_numpy(ours_value), _as_numpy(theirs_value), rtol=1e-4, atol=1e-5
+        )
+    np.testing.assert_allclose(
+        _as_numpy(ours_check[3].to_dense()), _as_numpy(theirs_check[3].to_dense()), rtol=1e-6
+    )
+    assert ours_check[3]._nnz() == theirs_check[3]._nnz()
+    assert ours_check[3].is_coalesced() == theirs_check[3].is_coalesced()
+
+
+@pytest.fixture
+def pytorch_stream(device):
+    """PyTorch's CPU random stream for the test (Philox again afterwards); CUDA keeps Philox."""
+    import glasstorch
+
+    if device == "cpu":
+        glasstorch.random.set_stream("pytorch")
+    yield device == "cpu"
+    glasstorch.random.set_stream("philox")
+
+
+@DEFAULT_DEVICE
+def test_vae_on_digits_trains_like_pytorch(device, pytorch_stream):
+    mine, theirs = _programs("vae")
+    images, _ = _digits(64)
+    model = mine.build()
+    loaders = mine.make_loaders(images)
+    before = mine.test(model, loaders[1])[0]
+    if theirs is None:
+        log, samples = mine.run(model, *loaders)
+        _finite(log)
+        assert log[-1] < before and samples.shape == (8, 1, 8, 8)
+        return
+    reference = theirs.build()
+    _same_weights(reference, model, mine.torch)
+    theirs_loaders = theirs.make_loaders(images)
+    _close([mine.test(model, loaders[1])[0]], [theirs.test(reference, theirs_loaders[1])[0]])
+    log, samples = mine.run(model, *loaders)
+    theirs_log, theirs_samples = theirs.run(reference, *theirs_loaders)
+    if pytorch_stream:  # the same shuffles, the same eps and the same samples as PyTorch
+        _close(log, theirs_log, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(samples.numpy(), theirs_samples.numpy(), rtol=1e-3, atol=1e-4)
+    else:  # other random draws: it trains as PyTorch does
+        _finite(log)
+        assert log[-1] < before
+        _close(log, theirs_log, rtol=0.1, atol=0.0)
+
+
+@DEFAULT_DEVICE
+def test_custom_autograd_functions_like_pytorch(device):
+    mine, theirs = _programs("custom_function")
+    g = mine.torch
+    x = g.tensor(np.random.default_rng(0).normal(0, 2, (16, 6)), dtype=g.float32)
+    y = x.sum(1, keepdim=True)
+    grad, error = mine.second_derivative_of_soft_clip(x)
+    assert (
+        error
+        == "trying to differentiate twice a function that was marked with @once_differentiable"
+    )
+    np.testing.assert_allclose(  # d/dx (2 tanh(x/2))^2 = 4 tanh(x/2) (1 - tanh(x/2)^2)
+        _as_numpy(grad),
+        4 * np.tanh(_as_numpy(x) / 2) * (1 - np.tanh(_as_numpy(x) / 2) ** 2),
+        rtol=1e-4,
+        atol=1e-5,
+    )
+    assert g.autograd.gradcheck(
+        mine.LegendrePolynomial3.apply, (g.randn(5, dtype=g.float64, requires_grad=True),)
+    )
+    fit = mine.fit_sine(-0.1, -0.9, 0.0, 0.3)
+    model = mine.SoftClipNet()
+    if theirs is None:
+        _finite(fit)
+        _finite(mine.train_soft_clip(model, x, y))
+        return
+    t = theirs.torch
+    _close(fit, theirs.fit_sine(-0.1, -0.9, 0.0, 0.3), rtol=1e-4, atol=1e-4)
+    reference = theirs.SoftClipNet()
+    _same_weights(reference, model, g)
+    x_t, y_t = t.tensor(_as_numpy(x)), t.tensor(_as_numpy(y))
+    _close(mine.train_soft_clip(model, x, y), theirs.train_soft_clip(reference, x_t, y_t))
+    assert theirs.second_derivative_of_soft_clip(x_t)[1] == error
+
+
+def test_saving_a_whole_model_and_a_checkpoint_like_pytorch():
+    mine, theirs = _programs("save_whole_model")
+    rng = np.random.default_rng(0)
+    x_np, y_np = rng.standard_normal((8, 1, 8, 8)).astype(np.float32), rng.integers(0, 4, 8)
+    g = mine.torch
+    x, y = g.tensor(x_np), g.tensor(y_np)
+    model = mine.build()
+    with tempfile.TemporaryDirectory() as folder:
+        outputs, name, refusal = mine.whole_model(model, folder, x)
+        assert name == "TheModelClass"
+        assert refusal.startswith("Weights only load failed.")
+        assert f"GLOBAL {mine.__name__}.TheModelClass was not an allowed global" in refusal
+        for output in outputs[1:]:
+            assert output.tolist() == outputs[0].tolist()
+        log, after, again, epoch, metrics = mine.checkpoint_and_resume(mine.build(), folder, x, y)
+        assert epoch == 3 and isinstance(metrics, np.ndarray) and metrics.tolist() == log
+        assert again == after  # resuming from the checkpoint continues the same run
+        array = mine.save_numpy(folder)
+        assert isinstance(array, np.ndarray) and array.tolist() == [[0, 1, 2], [3, 4, 5]]
+        if theirs is None:
+            return
+        t = theirs.torch
+        reference = theirs.build()
+        _same_weights(reference, model, g)
+        x_t, y_t = t.tensor(x_np), t.tensor(y_np)
+        outputs = mine.whole_model(model, folder, x)[0]
+        theirs_outputs, _, theirs_refusal = theirs.whole_model(reference, folder, x_t)
+        assert refusal == theirs_refusal.replace(theirs.__name__, mine.__name__)
+        _close(_as_numpy(outputs[1]).ravel(), _as_numpy(theirs_outputs[1]).ravel())
+        fresh, theirs_fresh = mine.build(), theirs.build()
+        _same_weights(theirs_fresh, fresh, g)
+        ours_run = mine.checkpoint_and_resume(fresh, folder, x, y)
+        theirs_run = theirs.checkpoint_and_resume(theirs_fresh, folder, x_t, y_t)
+        for ours_losses, theirs_losses in zip(ours_run[:3], theirs_run[:3]):
+            _close(ours_losses, theirs_losses)
+
+
+@DEFAULT_DEVICE
+def test_dcgan_step_like_pytorch(device):
+    mine, theirs = _programs("dcgan")
+    rng = np.random.default_rng(0)
+    batches_np = [rng.uniform(-1, 1, (4, 1, 16, 16)).astype(np.float32) for _ in range(2)]
+    noises_np = [rng.standard_normal((4, mine.nz, 1, 1)).astype(np.float32) for _ in range(2)]
+    g = mine.torch
+    netG, netD = mine.build()
+    conv = _as_numpy(netG.main[0].weight)
+    assert abs(conv.mean()) < 0.01 and 0.015 < conv.std() < 0.025  # weights_init's N(0, 0.02)
+    batches = [g.tensor(b) for b in batches_np]
+    noises = [g.tensor(n) for n in noises_np]
+    if theirs is None:
+        log, fixed = mine.train(netG, netD, batches, noises)
+        _finite(log)
+        assert fixed.shape == (4, 1, 16, 16) and float(fixed.abs().max()) <= 1.0
+        return
+    t = theirs.torch
+    theirs_G, theirs_D = theirs.build()
+    _same_weights(theirs_G, netG, g)
+    _same_weights(theirs_D, netD, g)
+    log, fixed = mine.train(netG, netD, batches, noises)
+    theirs_log, theirs_fixed = theirs.train(
+        theirs_G, theirs_D, [t.tensor(b) for b in batches_np], [t.tensor(n) for n in noises_np]
+    )
+    _close(log, theirs_log, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(fixed.numpy(), theirs_fixed.numpy(), rtol=1e-3, atol=1e-4)
+
+
+def test_time_sequence_lstm_cells_with_lbfgs_like_pytorch():
+    mine, theirs = _programs("time_sequence")
+    data = mine.make_data()
+    seq = mine.build()
+    if theirs is None:
+        log, prediction = mine.run(seq, data, steps=1)
+        _finite(log)
+        assert prediction.shape == (3, mine.T - 1 + mine.FUTURE)
+        return
+    reference = theirs.build()
+    _same_weights(reference, seq, mine.torch)
+    log, prediction = mine.run(seq, data, steps=1)
+    theirs_log, theirs_prediction = theirs.run(reference, data, steps=1)
+    _close(log, theirs_log, rtol=1e-7, atol=1e-9)  # float64 throughout
+    np.testing.assert_allclose(prediction, theirs_prediction, rtol=1e-7, atol=1e-9)

@@ -463,6 +463,32 @@ def test_add_safe_globals_and_its_context_manager():
         assert torch.serialization.get_safe_globals() == []
 
 
+class TwoLayers(gt.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = gt.nn.Linear(3, 2)
+        self.act = gt.nn.ReLU()
+
+    def forward(self, x):
+        return self.act(self.fc(x))
+
+
+def test_a_whole_module_loads_weights_only_once_its_classes_are_allowed():
+    # As in PyTorch, allowing the module classes is enough: the dict a module
+    # keeps its hooks in is allowed by default (PyTorch's is an OrderedDict).
+    model = TwoLayers()
+    data = saved_bytes(model)
+    with pytest.raises(pickle.UnpicklingError, match=f"GLOBAL {__name__}.TwoLayers"):
+        load_bytes(data)
+    with serialization.safe_globals([TwoLayers, gt.nn.Linear, gt.nn.ReLU]):
+        loaded = load_bytes(data)
+    x = gt.tensor([[1.0, -2.0, 0.5]])
+    assert type(loaded) is TwoLayers and loaded(x).tolist() == model(x).tolist()
+    handle = loaded.register_forward_hook(lambda module, args, out: out * 0)
+    assert loaded(x).tolist() == [[0.0, 0.0]]  # the loaded hook dict works as a hook dict
+    handle.remove()
+
+
 def test_a_numpy_array_needs_its_globals_allowed_one_by_one():
     data = saved_bytes(np.arange(4.0))
     named = []

@@ -95,6 +95,21 @@ def test_numpy_refuses_requires_grad():
 
 
 @NUMPY_MEMORY
+def test_numpy_of_a_tensor_that_requires_grad_under_no_grad_and_with_force():
+    # PyTorch refuses only while grad mode is on: a @once_differentiable backward,
+    # which runs under no_grad, may hand its saved outputs to NumPy.
+    w = gt.tensor([1.0, 2.0], requires_grad=True)
+    with gt.no_grad():
+        np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(w.numpy(force=True), [1.0, 2.0])
+    if torch is not None:
+        with torch.no_grad():
+            np.testing.assert_array_equal(
+                torch.tensor([1.0, 2.0], requires_grad=True).numpy(), [1.0, 2.0]
+            )
+
+
+@NUMPY_MEMORY
 def test_array_protocol():
     x = gt.tensor([[1, 2], [3, 4]], dtype=gt.int32)
     a = np.asarray(x)
@@ -215,3 +230,16 @@ def test_python_conversions():
     else:
         pytest.fail("a one-element non-zero tensor is truthy")
     assert [10, 20, 30][gt.tensor(1)] == 20  # integer tensors are valid Python indices
+
+
+def test_as_tensor_puts_an_array_on_the_device_asked_for(device):
+    array = np.arange(3, dtype=np.float32)
+    out = gt.as_tensor(array, dtype=gt.float32, device=device)
+    assert out.device.type == device and out.tolist() == [0.0, 1.0, 2.0]
+    moved = gt.as_tensor(gt.tensor([1.0, 2.0]), device=device)
+    assert moved.device.type == device
+    kept = gt.as_tensor(out)  # a tensor keeps its device when none is named
+    assert kept is out
+    shared = gt.as_tensor(array, device="cpu")
+    array[0] = 7.0  # on the CPU with its own dtype the array is shared
+    assert shared[0].item() == 7.0

@@ -17,7 +17,8 @@ import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-#: The submodules the programs import, as PyTorch names them.
+#: The submodules the programs import, as PyTorch names them. One left out would be
+#: found through its package's path and executed a second time as a new module.
 SUBMODULES = (
     "nn",
     "nn.functional",
@@ -29,6 +30,11 @@ SUBMODULES = (
     "utils",
     "utils.data",
     "autograd",
+    "autograd.function",
+    "serialization",
+    "sparse",
+    "linalg",
+    "distributions",
     "cuda",
     "backends",
     "backends.mps",

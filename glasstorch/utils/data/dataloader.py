@@ -44,7 +44,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from glasstorch.multiprocessing import reductions, shared_memory
-from glasstorch.ops.creation import randint
 from glasstorch.utils.data.collate import default_collate, default_convert
 from glasstorch.utils.data.dataset import Dataset, IterableDataset
 from glasstorch.utils.data.sampler import (
@@ -53,6 +52,7 @@ from glasstorch.utils.data.sampler import (
     Sampler,
     SequentialSampler,
     _InfiniteConstantSampler,
+    draw_seed,
 )
 from glasstorch.utils.data.worker import (
     ExceptionWrapper,
@@ -311,11 +311,6 @@ class DataLoader:
         return len(self._index_sampler)
 
 
-def _draw_base_seed(generator) -> int:
-    """One 63-bit seed from ``generator`` (or the global one), drawn once per iterator."""
-    return int(randint(0, 2**63 - 1, (1,), generator=generator).item())
-
-
 class _BaseDataLoaderIter:
     """What every loader iterator shares: the sampler iterator and the base seed."""
 
@@ -336,7 +331,7 @@ class _BaseDataLoaderIter:
                 stacklevel=3,
             )
         self._sampler_iter = iter(self._index_sampler)
-        self._base_seed = _draw_base_seed(loader.generator)
+        self._base_seed = draw_seed(loader.generator)  # once per iterator
         self._persistent_workers = loader.persistent_workers
         self._num_yielded = 0
 

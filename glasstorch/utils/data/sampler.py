@@ -13,15 +13,27 @@ from typing import Generic, TypeVar
 from glasstorch._dtype import float64
 from glasstorch.ops.creation import as_tensor, randint, randperm
 from glasstorch.ops.sampling import multinomial
-from glasstorch.random import Generator
+from glasstorch.random import Generator, default_generator
 
 T_co = TypeVar("T_co", covariant=True)
 
 
+def draw_seed(generator: Generator | None = None) -> int:
+    """A 63-bit seed from ``generator`` (or the global one), for a sampler or a loader.
+
+    With the ``"pytorch"`` stream on the CPU this is the draw PyTorch takes,
+    ``torch.empty((), dtype=torch.int64).random_()``: one 64-bit word modulo
+    ``2**63``, so a seeded ``shuffle=True`` gives PyTorch's order.
+    """
+    gen = generator if generator is not None else default_generator
+    if gen.uses_pytorch_stream:
+        return int(gen.engine.uint64(1)[0]) % 2**63
+    return int(randint(0, 2**63 - 1, (1,), generator=generator).item())
+
+
 def _fresh_generator() -> Generator:
     """A generator seeded from the global one (what a sampler without ``generator`` uses)."""
-    seed = int(randint(0, 2**63 - 1, (1,)).item())
-    return Generator().manual_seed(seed)
+    return Generator().manual_seed(draw_seed())
 
 
 class Sampler(Generic[T_co]):
