@@ -24,7 +24,13 @@ The transformations (facts about PyTorch's kernels, checked against its output):
   16 elements are filled with 16 fresh uniforms and transformed again. The
   arithmetic is in the dtype (float32 for float32 tensors).
 * **integers** in ``[low, high)``: ``low + draw % (high - low)``, the draw 64-bit
-  when the range is at least ``2**32`` (and the dtype int64 or floating), else 32-bit.
+  when the range is at least ``2**28`` (whatever the dtype), else 32-bit.
+  The whole int64 range (``random_(-2**63, None)``) takes the 64-bit draw
+  itself, read as a signed integer.
+* **random_()** with no bounds: ``draw % (largest + 1)``, ``largest`` the dtype's
+  largest value (``2**24`` for float32, ``2**53`` for float64, 1 for bool), the
+  draw 64-bit for int64 and float64 tensors and 32-bit for the others, whatever
+  the range.
 * **randperm(n)**: the identity, then for ``i`` from 0 to ``n - 2`` swap element
   ``i`` with element ``i + draw32 % (n - i)``. From ``n >= (2**32 - 1) // 20``
   PyTorch builds the permutation "inside-out" from 64-bit draws instead.
@@ -35,6 +41,11 @@ The transformations (facts about PyTorch's kernels, checked against its output):
   weights by exponential draws (in the weights' dtype) and takes the largest;
   with replacement it draws a float64 uniform per sample and binary-searches
   the normalised running sum of each row.
+* **cauchy**, **log_normal**, **geometric** (``cauchy_``, ``log_normal_``,
+  ``geometric_``), one float64 draw per element, then rounded to the dtype:
+  ``median + sigma * tan(pi * (u - 0.5))``; ``exp`` of a single normal (the
+  Box-Muller pair, one element at a time, never the runs of 16);
+  ``ceil(log(u) / log1p(-p))``.
 """
 
 from __future__ import annotations
@@ -151,20 +162,32 @@ def _box_muller_16(runs: np.ndarray, dtype: np.dtype, mean: float, std: float) -
     return np.concatenate(halves, axis=1).astype(dtype)
 
 
-def integers(generator, count: int, low: int, high: int, wide_dtype: bool) -> np.ndarray:
-    """``count`` integers in ``[low, high)`` as int64 values (cast by the caller).
+#: PyTorch draws 64 bits per integer from this range on (keeping the modulo's
+#: bias small), 32 below it.
+WIDE_INTEGER_RANGE = 2**28
 
-    ``wide_dtype``: the tensor is int64 or floating, the dtypes for which
-    PyTorch draws 64 bits when the range needs them.
-    """
+
+def integers(generator, count: int, low: int, high: int) -> np.ndarray:
+    """``count`` integers in ``[low, high)`` as int64 values (cast by the caller)."""
     span = high - low
-    if wide_dtype and span >= 2**32:
+    if span == 2**64:  # the whole int64 range: the draw itself, as a signed integer
+        return generator.engine.uint64(count).astype(np.int64)
+    if span >= WIDE_INTEGER_RANGE:
         draws = generator.engine.uint64(count)
     else:
         draws = generator.engine.uint32(count).astype(np.uint64)
     offsets = draws % np.uint64(span)
     # low + offset wraps around as C's int64 arithmetic does.
     return (offsets + np.uint64(low % 2**64)).astype(np.int64)
+
+
+def integers_up_to(generator, count: int, largest: int, draw_64_bits: bool) -> np.ndarray:
+    """``count`` integers in ``[0, largest]`` as int64 values, for ``random_()``."""
+    if draw_64_bits:
+        draws = generator.engine.uint64(count)
+    else:
+        draws = generator.engine.uint32(count).astype(np.uint64)
+    return (draws % np.uint64(largest + 1)).astype(np.int64)
 
 
 def randperm(generator, n: int) -> np.ndarray:
@@ -197,8 +220,9 @@ def bernoulli(generator, probabilities: np.ndarray) -> np.ndarray:
 
 def exponential(generator, count: int, dtype: np.dtype, lambd: float) -> np.ndarray:
     """``count`` exponential numbers of rate ``lambd``: ``-1 / lambd * log1p(-u)``."""
-    draws = uniform(generator, count, np.float64, 0.0, 1.0)
-    return ((-1.0 / lambd) * np.log1p(-draws)).astype(dtype)
+    draws = uniform(generator, count, np.float64, 0.0, 1.0).tolist()
+    # The C library's log1p (Python's math calls it): NumPy's may differ in the last bit.
+    return np.array([(-1.0 / lambd) * math.log1p(-u) for u in draws]).astype(dtype)
 
 
 def multinomial_with_replacement(generator, rows: np.ndarray, num_samples: int) -> np.ndarray:
@@ -212,3 +236,25 @@ def multinomial_with_replacement(generator, rows: np.ndarray, num_samples: int) 
         # The first category whose running total reaches the point.
         samples[r] = np.searchsorted(running.astype(np.float64), points, side="left")
     return samples
+
+
+def cauchy(generator, count: int, median: float, sigma: float) -> np.ndarray:
+    """``count`` Cauchy numbers as float64: ``median + sigma * tan(pi * (u - 0.5))``."""
+    draws = uniform(generator, count, np.float64, 0.0, 1.0).tolist()
+    tangents = np.array([math.tan(math.pi * (u - 0.5)) for u in draws])
+    return fused_multiply_add(sigma, tangents, median, np.float64)
+
+
+def log_normal(generator, count: int, mean: float, std: float) -> np.ndarray:
+    """``count`` log-normal numbers as float64: ``exp`` of normals drawn one at a time."""
+    normals = np.array([_one_normal(generator) for _ in range(count)], dtype=np.float64)
+    return np.array([math.exp(v) for v in fused_multiply_add(normals, std, mean, np.float64)])
+
+
+def geometric(generator, count: int, p: float) -> np.ndarray:
+    """``count`` geometric numbers (trials up to the first success) as float64:
+    ``ceil(log(u) / log1p(-p))``."""
+    scale = math.log1p(-p)
+    draws = uniform(generator, count, np.float64, 0.0, 1.0).tolist()
+    # u = 0 would be log(0) = -inf: an infinite count, as in PyTorch.
+    return np.array([float(math.ceil(math.log(u) / scale)) if u > 0 else math.inf for u in draws])

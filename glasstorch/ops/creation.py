@@ -550,8 +550,7 @@ def _fill_from_pytorch_stream(out: Tensor, kind: str, gen: Generator, *params) -
             pieces = [stream.normal(gen, 1, _stream_float(dtype), *params) for _ in range(count)]
             values = np.concatenate(pieces) if pieces else np.zeros(0)
     elif kind == "integers":
-        wide = dtype in (_dtype.int64, _dtype.float64, _dtype.float32, _dtype.bfloat16)
-        values = stream.integers(gen, count, *params, wide_dtype=wide)
+        values = stream.integers(gen, count, *params)
     else:
         values = stream.randperm(gen, count)
     source = from_numpy(np.ascontiguousarray(values).reshape(tuple(out.shape)))

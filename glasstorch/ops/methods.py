@@ -368,6 +368,11 @@ _METHODS = {
     "zero_": inplace.zero_,
     "resize_": inplace.resize_,
     "bernoulli_": sampling.bernoulli_,
+    "random_": sampling.random_,
+    "exponential_": sampling.exponential_,
+    "cauchy_": sampling.cauchy_,
+    "log_normal_": sampling.log_normal_,
+    "geometric_": sampling.geometric_,
     "index_fill_": indexing.index_fill_,
     "fill_diagonal_": indexing.fill_diagonal_,
     # layouts (a sparse COO tensor has its own versions, glasstorch/ops/sparse.py)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 
 import numpy as np
 
@@ -252,3 +253,332 @@ def _bernoulli_into(flat: Tensor, p: float, generator) -> None:
         these = draws[: piece.numel()]
         kernels.random_uniform(these._strided(), seed, offset + start // 4, 0.0, 1.0)
         compute_binary("lt", these, p, out=piece)
+
+
+# ------------------------------------------- filling a tensor from a distribution
+#
+# random_, exponential_, cauchy_, log_normal_ and geometric_ fill ``self`` in
+# place. With the Philox stream each draws from an existing random kernel
+# (integers for random_, float64 uniforms or normals for the others) and
+# transforms the draws with ordinary operations in float64, so every tier and
+# device gives the same numbers; with the "pytorch" stream a CPU tensor gets
+# PyTorch's CPU numbers (glasstorch._pytorch_cpu_random). The argument checks
+# and their words are PyTorch's, and come before the empty-tensor shortcut.
+
+#: random_'s three forms, as PyTorch's error lists them.
+_RANDOM_FORMS = (
+    " * (*, torch.Generator generator = None)\n"
+    " * (int from, int to, *, torch.Generator generator = None)\n"
+    " * (int to, *, torch.Generator generator = None)\n"
+)
+
+
+def _random_bounds(args: tuple, keywords: dict) -> tuple[int, int | None, bool]:
+    """``(from, to, to_given)`` of ``random_()``, ``random_(to)`` and
+    ``random_(from, to)`` (``to`` may be None there: up to the dtype's largest)."""
+    if len(args) > 2:
+        raise TypeError(f"random_() takes 2 positional arguments but {len(args)} were given")
+    shown = ", ".join(type(a).__name__ for a in args)
+    named = ", ".join(f"{k}={type(v).__name__}" for k, v in keywords.items())
+    shown = f"{shown}, {named}" if args and keywords else shown or f"{named}, "
+    invalid = TypeError(
+        f"random_() received an invalid combination of arguments - got ({shown}), "
+        f"but expected one of:\n{_RANDOM_FORMS}"
+    )
+    two_bounds = len(args) == 2 or "from" in keywords or (len(args) == 1 and "to" in keywords)
+    names = ("from", "to") if two_bounds else ("to",)
+    values = dict(zip(names, args))
+    if set(keywords) - set(names) or set(keywords) & set(values):
+        raise invalid
+    values.update(keywords)
+    if (args or keywords) and set(values) != set(names):
+        raise invalid
+    for name, value in values.items():
+        if value is None and name == "to" and two_bounds:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer, Tensor)):
+            raise invalid
+        if not _dtype.INT64_MIN <= int(value) <= _dtype.INT64_MAX:
+            raise ValueError("Overflow when unpacking long long")
+    to = values.get("to")
+    return int(values.get("from", 0)), None if to is None else int(to), "to" in values
+
+
+def _round_to_digits(value: int, digits: int) -> int:
+    """``value`` as a float of ``digits`` significant bits holds it (to nearest,
+    ties to even), as C's conversion from int64 to float or double rounds."""
+    extra = abs(value).bit_length() - digits
+    if extra <= 0:
+        return value
+    kept, rest = divmod(abs(value), 1 << extra)
+    half = 1 << (extra - 1)
+    if rest > half or (rest == half and kept % 2):
+        kept += 1
+    return (kept << extra) * (1 if value >= 0 else -1)
+
+
+def _float_from(low: int, digits: int) -> int:
+    """PyTorch's ``update_from``: a lower bound that the float dtype rounds
+    below itself moves up to the next number the dtype holds."""
+    rounded = _round_to_digits(low + 1, digits)
+    if rounded < low:
+        low = rounded + (1 << (abs(low + 1).bit_length() - 1 - digits + 1))
+    return low
+
+
+def _float_to(high: int, digits: int) -> int:
+    """PyTorch's ``update_to``: an upper bound the float dtype rounds at or above
+    itself moves down to the number below."""
+    rounded = _round_to_digits(high - 1, digits)
+    if rounded >= high:
+        high = rounded - (1 << (abs(high - 1).bit_length() - 1 - digits + 1))
+    return high
+
+
+#: Significant bits of the floating dtypes: the integers they hold exactly.
+_DIGITS = {"float32": 24, "float64": 53}
+
+
+def _check_random_range(low: int, high_inclusive: int, dtype) -> None:
+    """The bounds fit the dtype (integers), or a warning where a float dtype
+    cannot hold every integer of the range; PyTorch's words."""
+    if dtype.is_floating_point:
+        digits = _DIGITS[dtype.name]
+        for value, name in ((low, "from"), (high_inclusive, "to - 1")):
+            if not -(2**digits) <= value <= 2**digits:
+                warnings.warn(
+                    f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                    f"limitations {dtype.c_name} can support discrete uniform distribution only "
+                    "within this range. This warning will become an error in version 1.7 "
+                    "release, please fix the code in advance",
+                    UserWarning,
+                    stacklevel=4,
+                )
+        return
+    smallest, largest = (0, 1) if dtype is _dtype.bool_ else _dtype.int_range(dtype)
+    for value, name in ((low, "from"), (high_inclusive, "to - 1")):
+        if not smallest <= value <= largest:
+            raise RuntimeError(f"{name} is out of bounds for {dtype.c_name}")
+
+
+def _random_range(dtype, low: int, high: int | None, high_given: bool) -> tuple[int, int]:
+    """``[low, high)``, high exclusive, that ``random_`` draws integers from."""
+    if not high_given:  # random_(): 0 up to the dtype's largest (floats: 2**digits)
+        if dtype.is_floating_point:
+            return 0, 2 ** _DIGITS[dtype.name] + 1
+        return 0, (2 if dtype is _dtype.bool_ else _dtype.int_range(dtype)[1] + 1)
+    if high is not None:
+        if low >= high:
+            raise RuntimeError(
+                f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+            )
+        if dtype.is_floating_point:
+            digits = _DIGITS[dtype.name]
+            low, high = _float_from(low, digits), _float_to(high, digits)
+            if low >= high:
+                raise RuntimeError(
+                    "random_ expects 'from' casted to dtype to be less than 'to' casted to "
+                    f"dtype, but got from={low} >= to={high}"
+                )
+        _check_random_range(low, high - 1, dtype)
+        return low, high
+    if low == _dtype.INT64_MIN:  # the whole int64 range
+        return low, _dtype.INT64_MAX + 1
+    if dtype.is_floating_point:
+        digits = _DIGITS[dtype.name]
+        largest, low = 2**digits, _float_from(low, digits)
+        if low >= largest:
+            raise RuntimeError(
+                "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' "
+                f"casted to dtype, but got from={low} > to_inc={largest}"
+            )
+    else:
+        largest = 1 if dtype is _dtype.bool_ else _dtype.int_range(dtype)[1]
+    _check_random_range(low, largest, dtype)
+    return low, largest + 1
+
+
+def random_(self: Tensor, *bounds, generator=None, **named_bounds) -> Tensor:
+    """Fill ``self`` with random integers, uniform over a range of its dtype.
+
+    The forms of PyTorch:
+
+    * ``random_()``: from 0 to the dtype's largest value, both included; for a
+      floating dtype up to ``2**mantissa digits`` (``2**24`` for float32,
+      ``2**53`` for float64), the largest range it holds every integer of;
+    * ``random_(to)``: from 0 to ``to - 1``;
+    * ``random_(from, to)``: from ``from`` to ``to - 1``; ``to=None`` goes to
+      the dtype's largest value (``from`` may be given by name only through
+      ``**{"from": ...}``, ``from`` being a Python keyword).
+
+    Bounds that do not fit an integer dtype raise PyTorch's errors; on a
+    floating dtype, bounds beyond the integers it holds exactly warn.
+
+    Example:
+        >>> torch.empty(4, dtype=torch.int64).random_(10).max() < 10
+        tensor(True)
+    """
+    low, high, high_given = _random_bounds(bounds, named_bounds)
+    dtype = self.dtype
+    low, high = _random_range(dtype, low, high, high_given)
+    if high - low == 2**64 and dtype not in (_dtype.int64, _dtype.float32, _dtype.float64):
+        if self.numel() == 0:
+            return self
+        if dtype is _dtype.bool_:
+            raise NotImplementedError(
+                "\"random_full_64_bits_range_kernel_cpu\" not implemented for 'Bool'"
+            )
+        raise RuntimeError(
+            "random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16"
+        )
+    return _fill_with(
+        self,
+        generator,
+        lambda stream, count: _pytorch_random(stream, count, dtype, low, high, high_given),
+        lambda gen: fill_random(
+            empty_tensor(self.shape, dtype, device=self.device), "integers", gen, low, high
+        ),
+    )
+
+
+def _pytorch_random(stream, count: int, dtype, low: int, high: int, high_given: bool):
+    """PyTorch's CPU numbers for random_: two kernels, one for the dtype's
+    default range and one for given bounds, which draw 64 bits differently."""
+    if high_given:
+        return pytorch_stream.integers(stream, count, low, high)
+    wide = dtype in (_dtype.int64, _dtype.float64)
+    return pytorch_stream.integers_up_to(stream, count, high - 1, draw_64_bits=wide)
+
+
+def _float_argument(value, function: str, name: str, position: int) -> float:
+    """A number argument as a float, or PyTorch's TypeError for anything else."""
+    if (
+        isinstance(value, Tensor)
+        and value.numel() == 1
+        or isinstance(value, (int, float, np.number))
+    ):
+        return float(value)
+    raise TypeError(
+        f"{function}(): argument '{name}' (position {position}) must be float, "
+        f"not {type(value).__name__}"
+    )
+
+
+def _tangent(angle: Tensor) -> Tensor:
+    """``tan(angle)`` as ``sin / cos`` (glasstorch has no tan kernel)."""
+    return angle.sin() / angle.cos()
+
+
+def _require_floating(self: Tensor, message: str) -> None:
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(message)
+
+
+def _fill_with(self: Tensor, generator, from_pytorch_stream, from_philox) -> Tensor:
+    """Write a distribution's draws into ``self`` in place.
+
+    ``from_pytorch_stream(stream, count)`` gives the values of the "pytorch"
+    stream (a NumPy array), in the order PyTorch's CPU kernel walks ``self``:
+    its memory order, the dimension of the largest stride outermost (row-major
+    for a contiguous tensor). ``from_philox(generator)`` gives them as a tensor
+    shaped like ``self`` on its device, from Philox kernels (row-major).
+    """
+    from glasstorch._tier import kernels
+    from glasstorch.autograd.grad_mode import no_grad
+    from glasstorch.ops import inplace
+
+    def write() -> None:
+        if self.numel() == 0:
+            return
+        stream = _pytorch_stream(generator, self.device)
+        if stream is None:
+            with no_grad():
+                kernels.copy(self._strided(), from_philox(generator)._strided())
+            return
+        order = sorted(range(self.dim()), key=self.stride, reverse=True)  # stable: ties stay
+        in_memory_order = self._view(
+            tuple(self.shape[d] for d in order), tuple(self.stride(d) for d in order)
+        )
+        flat = from_pytorch_stream(stream, self.numel())
+        values = from_numpy(np.ascontiguousarray(flat).reshape(tuple(in_memory_order.shape)))
+        kernels.copy(in_memory_order._strided(), values._strided())
+
+    return inplace.write_values(self, write)
+
+
+def _normals(shape, generator, device, mean: float, std: float) -> Tensor:
+    """Normal float64 numbers of ``mean`` and ``std`` on ``device`` (Philox or the
+    generator's stream on a CUDA device; no autograd)."""
+    out = empty_tensor(tuple(shape), _dtype.float64, device=device)
+    return fill_random(out, "normal", generator, mean, std)
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    """Fill ``self`` with exponential numbers of rate ``lambd``: ``-log(1 - u) / lambd``."""
+    lambd = _float_argument(lambd, "exponential_", "lambd", 1)
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    _require_floating(
+        self,
+        "Exponential distribution is a continuous probability distribution. dtype must be a "
+        f"floating point but you specified {self.dtype.title}",
+    )
+    return _fill_with(
+        self,
+        generator,
+        lambda stream, count: pytorch_stream.exponential(stream, count, np.float64, lambd),
+        lambda gen: (-1.0 / lambd) * (-_uniform(self.shape, gen, self.device)).log1p(),
+    )
+
+
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+    """Fill ``self`` with Cauchy numbers: ``median + sigma * tan(pi * (u - 1/2))``."""
+    median = _float_argument(median, "cauchy_", "median", 1)
+    sigma = _float_argument(sigma, "cauchy_", "sigma", 2)
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    _require_floating(
+        self,
+        "Cauchy distribution is a continuous probability distribution. dtype must be a "
+        f"floating point but you specified {self.dtype.c_name}",
+    )
+    return _fill_with(
+        self,
+        generator,
+        lambda stream, count: pytorch_stream.cauchy(stream, count, median, sigma),
+        lambda gen: (
+            _tangent((_uniform(self.shape, gen, self.device) - 0.5) * math.pi) * sigma + median
+        ),
+    )
+
+
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
+    """Fill ``self`` with log-normal numbers: ``exp`` of normals of ``mean`` and ``std``."""
+    mean = _float_argument(mean, "log_normal_", "mean", 1)
+    std = _float_argument(std, "log_normal_", "std", 2)
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    if not self.dtype.is_floating_point:
+        raise NotImplementedError(f"\"log_normal_cpu\" not implemented for '{self.dtype.title}'")
+    return _fill_with(
+        self,
+        generator,
+        lambda stream, count: pytorch_stream.log_normal(stream, count, mean, std),
+        lambda gen: _normals(self.shape, gen, self.device, mean, std).exp(),
+    )
+
+
+def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
+    """Fill ``self`` with geometric numbers: how many trials of success probability
+    ``p`` it takes to the first success (1, 2, ...): ``ceil(log(u) / log(1 - p))``."""
+    p = _float_argument(p, "geometric_", "p", 1)
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    if self.dtype is _dtype.bool_:
+        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+    return _fill_with(
+        self,
+        generator,
+        lambda stream, count: pytorch_stream.geometric(stream, count, p),
+        lambda gen: (_uniform(self.shape, gen, self.device).log() / math.log1p(-p)).ceil(),
+    )
