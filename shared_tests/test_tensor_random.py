@@ -423,3 +423,193 @@ def test_pytorch_stream_float32_normals(n):
                 assert np.array_equal(expected, ours)
             else:
                 np.testing.assert_allclose(ours, expected, rtol=1e-6, atol=2e-6)
+
+
+# -- random_, exponential_, cauchy_, log_normal_, geometric_
+
+IN_PLACE_DRAWS = {
+    "random_f32": lambda t, n: t.empty(n).random_(),
+    "random_f64": lambda t, n: t.empty(n, dtype=t.float64).random_(),
+    "random_i64": lambda t, n: t.empty(n, dtype=t.int64).random_(),
+    "random_i32": lambda t, n: t.empty(n, dtype=t.int32).random_(),
+    "random_u8": lambda t, n: t.empty(n, dtype=t.uint8).random_(),
+    "random_bool": lambda t, n: t.empty(n, dtype=t.bool).random_(),
+    "random_to": lambda t, n: t.empty(n).random_(7),
+    "random_from_to": lambda t, n: t.empty(n, dtype=t.int32).random_(-3, 9),
+    "random_from_none": lambda t, n: t.empty(n, dtype=t.int32).random_(5, None),
+    "random_from_none_f32": lambda t, n: t.empty(n).random_(-5, None),
+    "random_full_i64": lambda t, n: t.empty(n, dtype=t.int64).random_(-(2**63), None),
+    "random_wide_f64": lambda t, n: t.empty(n, dtype=t.float64).random_(3, 2**50),
+    "random_rounded_f32": lambda t, n: t.empty(n).random_(0, 2**25),
+    "exponential": lambda t, n: t.empty(n).exponential_(),
+    "exponential_f64": lambda t, n: t.empty(n, dtype=t.float64).exponential_(2.5),
+    "cauchy": lambda t, n: t.empty(n).cauchy_(),
+    "cauchy_f64": lambda t, n: t.empty(n, dtype=t.float64).cauchy_(1.3, 2.7),
+    "log_normal": lambda t, n: t.empty(n).log_normal_(),
+    "log_normal_then_randn": lambda t, n: t.cat(
+        [t.empty(n, dtype=t.float64).log_normal_(0.3, 0.7), t.randn(3, dtype=t.float64)]
+    ),
+    "geometric": lambda t, n: t.empty(n).geometric_(0.3),
+    "geometric_i64": lambda t, n: t.empty(n, dtype=t.int64).geometric_(0.01),
+    "randint_64_bit_draws": lambda t, n: t.randint(-5, 2**29, (n,), dtype=t.int32),
+    "transposed": lambda t, n: t.empty(n, 3).t().exponential_(),
+    "strided": lambda t, n: t.empty(4, 2 * n, dtype=t.int64)[:, ::2].random_(),
+}
+
+
+@needs_torch
+@pytest.mark.usefixtures("pytorch_stream")
+@pytest.mark.parametrize("name", IN_PLACE_DRAWS)
+def test_pytorch_stream_in_place_draws_bit_for_bit(name):
+    draw = IN_PLACE_DRAWS[name]
+    for n in (1, 5, 17):
+        for seed in SEEDS:
+            torch.manual_seed(seed)
+            gt.manual_seed(seed)
+            with pytest.warns(UserWarning) if name == "random_rounded_f32" else _no_check():
+                expected = to_numpy(draw(torch, n))
+            with pytest.warns(UserWarning) if name == "random_rounded_f32" else _no_check():
+                ours = to_numpy(draw(gt, n))
+            assert expected.dtype == ours.dtype and np.array_equal(expected, ours), (n, seed)
+
+
+def _no_check():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+@pytest.mark.usefixtures("pytorch_stream")
+def test_pytorch_stream_in_place_draws_from_the_words_without_torch():
+    """Checked from NumPy's own MT19937, without torch: random_'s two kernels
+    (a 32-bit draw for int32's default range, 64-bit from a range of 2**28) and
+    exponential's float64 uniform."""
+    gt.manual_seed(3)
+    ours = to_numpy(gt.empty(4, dtype=gt.int32).random_())
+    assert np.array_equal(ours, _words(3, 4) % np.uint32(2**31))
+    gt.manual_seed(3)
+    ours = to_numpy(gt.empty(2, dtype=gt.int64).random_(0, 2**28))
+    pairs = _words(3, 4).astype(np.uint64).reshape(2, 2)
+    assert np.array_equal(ours, ((pairs[:, 0] << np.uint64(32)) | pairs[:, 1]) % np.uint64(2**28))
+    gt.manual_seed(3)
+    ours = to_numpy(gt.empty(2, dtype=gt.float64).exponential_(4.0))
+    bits = ((pairs[:, 0] << np.uint64(32)) | pairs[:, 1]) & np.uint64(2**53 - 1)
+    np.testing.assert_allclose(ours, -np.log1p(-(bits.astype(np.float64) / 2**53)) / 4.0)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float32", "float64"])
+def test_random_stays_in_the_dtype_range(dtype):
+    gt.manual_seed(8)
+    values = to_numpy(gt.empty(2000, dtype=gt_dtype(dtype)).random_())
+    largest = {"bool": 1, "uint8": 255, "int32": 2**31 - 1, "int64": 2**63 - 1}
+    largest.update(float32=2**24, float64=2**53)
+    assert values.min() >= 0 and values.max() <= largest[dtype]
+    assert len(np.unique(values)) > 1
+    bounded = to_numpy(gt.empty(500, dtype=gt_dtype(dtype)).random_(1 if dtype == "bool" else 3))
+    assert bounded.min() >= 0 and bounded.max() < (1 if dtype == "bool" else 3)
+    assert dtype == "bool" or set(np.unique(bounded).tolist()) == {0, 1, 2}
+
+
+def test_distribution_fills_have_their_moments():
+    gt.manual_seed(9)
+    n = 20000
+    exponential = to_numpy(gt.empty(n, dtype=gt.float64).exponential_(2.0))
+    assert exponential.min() >= 0 and abs(exponential.mean() - 0.5) < 0.03
+    cauchy = to_numpy(gt.empty(n, dtype=gt.float64).cauchy_(1.0, 2.0))
+    assert abs(np.median(cauchy) - 1.0) < 0.1  # the median; the mean does not exist
+    assert abs(np.percentile(cauchy, 75) - np.percentile(cauchy, 25) - 4.0) < 0.3
+    log_normal = to_numpy(gt.empty(n, dtype=gt.float64).log_normal_(0.5, 0.25))
+    assert (
+        abs(np.log(log_normal).mean() - 0.5) < 0.02 and abs(np.log(log_normal).std() - 0.25) < 0.02
+    )
+    geometric = to_numpy(gt.empty(n, dtype=gt.int64).geometric_(0.25))
+    assert geometric.min() >= 1 and abs(geometric.mean() - 4.0) < 0.15
+
+
+IN_PLACE_ERRORS = [
+    "empty(3).random_(5, 2)", "empty(3).random_(0)", "empty(3, dtype={t}.uint8).random_(300)",
+    "empty(3, dtype={t}.uint8).random_(-1, 3)", "empty(3, dtype={t}.int32).random_(-2**63, None)",
+    "empty(3, dtype={t}.bool).random_(-2**63, None)", "empty(3).random_(2**25, None)",
+    "empty(3).random_(1.5)", "empty(3).random_(**{{'from': 2}})", "empty(3).random_(2, 4, 5)",
+    "empty(3).random_(None)", "empty(3).random_(2**63)", "empty(3, dtype={t}.bool).random_(0, 3)",
+    "empty(0).random_(5, 2)", "empty(3).exponential_(0)", "empty(3).exponential_(-2.5)",
+    "empty(3).exponential_(float('nan'))", "empty(3, dtype={t}.int64).exponential_()",
+    "empty(3).exponential_('a')", "empty(3).cauchy_(0, 0)", "empty(3, dtype={t}.int64).cauchy_()",
+    "empty(3).log_normal_(1, 0)", "empty(3, dtype={t}.int64).log_normal_()",
+    "empty(3).geometric_(0)", "empty(3).geometric_(1.5)", "empty(3, dtype={t}.bool).geometric_(0.3)",
+    "empty(0).geometric_(2)", "ones(3, requires_grad=True).exponential_()",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("call", IN_PLACE_ERRORS)
+def test_in_place_draw_errors_match_pytorch(call):
+    ours = assert_same_error(
+        lambda: eval("gt." + call.format(t="gt")),
+        (lambda: eval("torch." + call.format(t="torch"))) if torch is not None else None,
+    )
+    if torch is not None:  # the same words, down to the numbers
+        with pytest.raises(Exception) as theirs:
+            eval("torch." + call.format(t="torch"))
+        assert str(ours).splitlines()[0] == str(theirs.value).splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["empty(3).random_(to=4)", "empty(3).random_(**{{'from': 2}}, to=4)", "empty(3).random_(2, None)",
+     "empty(3).random_(2, to=None)", "empty(3, dtype={t}.int64).random_(-2**63, None)",
+     "empty(3).exponential_(lambd=2)", "empty(3).cauchy_(median=1, sigma=2)",
+     "empty(3).log_normal_(mean=0, std=1)", "empty(3).geometric_(p=0.2)",
+     "empty(3).exponential_(float('inf'))", "empty(0, dtype={t}.int32).random_(-2**63, None)"],
+)  # fmt: skip
+def test_in_place_draw_forms_match_pytorch(call):
+    ours = eval("gt." + call.format(t="gt"))
+    assert ours.shape == (3,) or ours.numel() == 0
+    if torch is not None:
+        expected = eval("torch." + call.format(t="torch"))
+        assert dtype_name(expected.dtype) == dtype_name(ours.dtype)
+        if "inf" in call:
+            assert np.array_equal(to_numpy(ours), to_numpy(expected))
+
+
+def test_in_place_draws_bump_the_version_and_keep_the_storage():
+    x = gt.zeros(6)
+    version, pointer = x._version, x.data_ptr()
+    assert x.geometric_(0.5) is x and x._version > version and x.data_ptr() == pointer
+    rows = gt.zeros(4, 6, dtype=gt.int64)
+    rows[1].random_(10, 20)
+    values = to_numpy(rows)
+    assert (values[1] >= 10).all() and (values[1] < 20).all() and (values[[0, 2, 3]] == 0).all()
+
+
+_PHILOX_PROGRAM = """
+import json
+import glasstorch as torch
+torch.manual_seed(5)
+device = {device!r}
+print(json.dumps({{
+    "random": torch.empty(7, device=device).random_().tolist(),
+    "bounded": torch.empty(7, dtype=torch.int64, device=device).random_(-3, 100).tolist(),
+    "full": torch.empty(5, dtype=torch.int64, device=device).random_(-2**63, None).tolist(),
+    "exponential": torch.empty(7, device=device).exponential_(2.0).tolist(),
+    "cauchy": torch.empty(7, dtype=torch.float64, device=device).cauchy_(1.0, 0.5).tolist(),
+    "log_normal": torch.empty(7, device=device).log_normal_().tolist(),
+    "geometric": torch.empty(7, dtype=torch.int32, device=device).geometric_(0.3).tolist(),
+}}))
+"""
+
+
+@pytest.mark.contract
+def test_in_place_draws_same_on_every_tier_and_the_cuda_simulator():
+    runs = [(tier, "cpu", {}) for tier in complete_tiers()]
+    if "fast" in complete_tiers():
+        runs.append(("fast", "cuda", {"GLASSTORCH_CUDA": "simulator"}))
+    results = []
+    for tier, device, extra in runs:
+        env = dict(os.environ, GLASSTORCH_TIER=tier, GLASSTORCH_RNG="philox", **extra)
+        done = subprocess.run(
+            [sys.executable, "-c", _PHILOX_PROGRAM.format(device=device)],
+            env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert all(result == results[0] for result in results)
