@@ -281,3 +281,65 @@ def test_diag_writes_into_out():
     out = gt.empty(0)
     assert gt.diag(gt.tensor([1.0, 2.0]), out=out) is out
     assert_close(out, np.diag([1.0, 2.0]).astype(np.float32))
+
+
+def test_full_and_randperm_write_into_out():
+    out = gt.empty(0)
+    assert gt.full((2, 3), 1.5, out=out) is out
+    assert out.shape == (2, 3) and (out.numpy() == 1.5).all()
+    perm = gt.empty(0, dtype=gt.int64)
+    assert gt.randperm(6, out=perm) is perm and sorted(perm.tolist()) == list(range(6))
+    if torch is not None:
+        theirs = torch.empty(0, dtype=torch.int64)
+        torch.randperm(6, out=theirs)
+        assert theirs.shape == perm.shape and theirs.dtype == torch.int64
+
+
+LAYOUT_CALLS = [
+    "arange(5, layout={t}.strided)", "arange(1, 4, 0.5, layout={t}.strided)",
+    "linspace(0, 1, 4, layout={t}.strided)", "eye(3, layout={t}.strided)",
+    "full((2,), 3.0, layout={t}.strided)", "zeros(2, 3, layout={t}.strided)",
+    "ones(2, layout={t}.strided)", "empty(2, layout={t}.strided).zero_()",
+    "randperm(0, layout={t}.strided)",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("call", LAYOUT_CALLS)
+def test_factories_take_the_strided_layout(call):
+    ours = eval("gt." + call.format(t="gt"))
+    assert ours.layout is gt.strided and ours.is_contiguous()
+    if torch is not None:
+        assert_close(ours, eval("torch." + call.format(t="torch")))
+
+
+@pytest.mark.parametrize("name, args", [("arange", (3,)), ("eye", (2,)), ("linspace", (0, 1, 3)),
+                                        ("randperm", (3,)), ("zeros", (2,)), ("full", ((2,), 1.0))])  # fmt: skip
+def test_factories_refuse_another_layout(name, args):
+    with pytest.raises(NotImplementedError, match="only torch.strided"):
+        getattr(gt, name)(*args, layout=gt.sparse_coo)
+
+
+PINNED_CALLS = [
+    ("tensor", ([1.0, 2.0],)), ("arange", (4,)), ("linspace", (0, 1, 3)), ("eye", (2,)),
+    ("full", ((2,), 7.0)), ("zeros", (3,)), ("ones", (3,)), ("empty", (3,)), ("randperm", (5,)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, args", PINNED_CALLS)
+def test_factories_pin_memory(name, args):
+    """pin_memory=True gives a pinned CPU tensor where glasstorch can pin (a CUDA
+    device, the simulator's too), PyTorch's error for a CUDA target, and
+    Tensor.pin_memory's error without CUDA; pin_memory=False changes nothing."""
+    plain = getattr(gt, name)(*args, pin_memory=False)
+    assert not plain.is_pinned()
+    if not gt.cuda.is_available():
+        with pytest.raises(RuntimeError, match="accelerator"):
+            getattr(gt, name)(*args, pin_memory=True)
+        return
+    pinned = getattr(gt, name)(*args, pin_memory=True)
+    assert pinned.is_pinned() and pinned.device.type == "cpu"
+    assert pinned.shape == plain.shape and pinned.dtype == plain.dtype
+    if name not in ("empty", "randperm"):
+        assert np.array_equal(pinned.numpy(), plain.numpy())
+    with pytest.raises(RuntimeError, match="Only dense CPU tensors can be pinned"):
+        getattr(gt, name)(*args, device="cuda", pin_memory=True)

@@ -17,7 +17,7 @@ from glasstorch._tier import kernels
 from glasstorch.devices import get_default_device
 from glasstorch.ops.device import copy_to
 from glasstorch.random import Generator, default_generator
-from glasstorch.tensor import CPU, Storage, Tensor, check_device, empty_tensor
+from glasstorch.tensor import CPU, Storage, Tensor, check_device, empty_tensor, strided
 
 # ------------------------------------------------------------------ helpers
 
@@ -62,6 +62,28 @@ def _target_device(device, like: Tensor | None = None):
     if like is not None:
         return like.device
     return get_default_device()
+
+
+def _check_layout(layout) -> None:
+    """Accept ``layout=`` when it is ``torch.strided`` (the dense tensors these
+    functions make); any other layout is refused rather than ignored. (PyTorch's
+    ``zeros``/``empty`` make an empty sparse tensor for ``torch.sparse_coo`` and
+    its other factories fail; glasstorch refuses them all, with this message.)"""
+    if layout is not None and layout is not strided:
+        raise NotImplementedError(
+            f"glasstorch makes only torch.strided tensors here, not {layout} (build a sparse "
+            "tensor with torch.sparse_coo_tensor or Tensor.to_sparse)"
+        )
+
+
+def _pinned(out: Tensor, pin_memory: bool) -> Tensor:
+    """``out`` in page-locked memory when ``pin_memory=True`` (see
+    :meth:`Tensor.pin_memory`: it needs a CUDA device, and a CPU tensor)."""
+    if not pin_memory:
+        return out
+    if out.device != CPU:
+        raise RuntimeError("Only dense CPU tensors can be pinned")
+    return out.pin_memory()
 
 
 def _finish(out: Tensor, requires_grad: bool) -> Tensor:
@@ -215,7 +237,9 @@ def _holds_only_ints(array: np.ndarray) -> bool:
     return all(isinstance(x, (int, float)) for x in array.reshape(-1).tolist())
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def tensor(
+    data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory=False
+) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested lists, an array or a tensor).
 
     The dtype is inferred as PyTorch does: Python floats give the default float
@@ -241,7 +265,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     target = _target_device(device)
     if target != CPU:
         out = copy_to(out, target)
-    return _finish(out, requires_grad)
+    return _finish(_pinned(out, pin_memory), requires_grad)
 
 
 def _read_big_ints(data, array: np.ndarray, dtype) -> np.ndarray:
@@ -326,31 +350,37 @@ def empty(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Te
     """An uninitialised tensor of ``size``."""
     size = _size_arg(size, keyword=_ignored.get("size"))
     out = empty_tensor(size, _dtype_or_default(dtype), device=_target_device(device))
-    return _finish(out, requires_grad)
+    _check_layout(_ignored.get("layout"))
+    return _finish(_pinned(out, _ignored.get("pin_memory", False)), requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """A tensor of ``size`` filled with 0."""
     size = _size_arg(size, "zeros: Dimension size must be non-negative.", _ignored.get("size"))
     out = _filled(size, 0, _dtype_or_default(dtype), _target_device(device))
-    return _finish(out, requires_grad)
+    _check_layout(_ignored.get("layout"))
+    return _finish(_pinned(out, _ignored.get("pin_memory", False)), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     """A tensor of ``size`` filled with 1."""
     size = _size_arg(size, keyword=_ignored.get("size"))
     out = _filled(size, 1, _dtype_or_default(dtype), _target_device(device))
-    return _finish(out, requires_grad)
+    _check_layout(_ignored.get("layout"))
+    return _finish(_pinned(out, _ignored.get("pin_memory", False)), requires_grad)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full(
+    size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False
+) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from it)."""
+    _check_layout(layout)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dtype = dtype or _dtype.scalar_dtype(fill_value)
     _dtype.check_scalar_fits(fill_value, dtype)
     out = _filled(_size_arg((size,)), fill_value, dtype, _target_device(device))
-    return _finish(out, requires_grad)
+    return _finish(_pinned(out, pin_memory), requires_grad)
 
 
 def _like(input: Tensor, dtype):
@@ -404,12 +434,16 @@ def full_like(
 # ---------------------------------------------------------------- ranges
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def arange(
+    start, end=None, step=1, *, dtype=None, layout=None, device=None, pin_memory=False,
+    requires_grad=False,
+) -> Tensor:  # fmt: skip
     """Values from ``start`` up to (not including) ``end`` in steps of ``step``.
 
     ``arange(5)`` is ``[0, 1, 2, 3, 4]``. Integer arguments give int64; any
     float argument gives the default float dtype.
     """
+    _check_layout(layout)
     if dtype is _dtype.bool_:
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     if end is None:
@@ -435,7 +469,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         length = max(0, math.ceil((end - start) / step))
     out = empty_tensor((length,), dtype, device=_target_device(device))
     kernels.arange(out._strided(), start, step)
-    return _finish(out, requires_grad)
+    return _finish(_pinned(out, pin_memory), requires_grad)
 
 
 def _integer_range(start, end, step, allow_zero_step=False) -> tuple[int, int, int]:
@@ -456,20 +490,27 @@ def _integer_range(start, end, step, allow_zero_step=False) -> tuple[int, int, i
     return start, end, step
 
 
-def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def linspace(
+    start, end, steps: int, *, dtype=None, layout=None, device=None, pin_memory=False,
+    requires_grad=False,
+) -> Tensor:  # fmt: skip
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
+    _check_layout(layout)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dtype = _dtype_or_default(dtype)
     if steps == 1:
-        return full((1,), start, dtype=dtype, device=device, requires_grad=requires_grad)
+        return full(
+            (1,), start, dtype=dtype, device=device, pin_memory=pin_memory,
+            requires_grad=requires_grad,
+        )  # fmt: skip
     if steps > 1 and dtype is _dtype.bool_:
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     if steps > 1 and not dtype.is_floating_point:
         start, end = _as_integer(start, dtype), _as_integer(end, dtype)
     out = empty_tensor((int(steps),), dtype, device=_target_device(device))
     kernels.linspace(out._strided(), float(start), float(end))
-    return _finish(out, requires_grad)
+    return _finish(_pinned(out, pin_memory), requires_grad)
 
 
 def _as_integer(value, dtype) -> int:
@@ -481,12 +522,16 @@ def _as_integer(value, dtype) -> int:
     return (int(value) - low) % (high - low + 1) + low  # a negative int wraps (unsigned)
 
 
-def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def eye(
+    n: int, m: int | None = None, *, dtype=None, layout=None, device=None, pin_memory=False,
+    requires_grad=False,
+) -> Tensor:  # fmt: skip
     """The ``n x m`` identity matrix.
 
     Built from zeros and one strided view: the diagonal of an ``n x m``
     contiguous matrix is the 1-D view with stride ``m + 1``.
     """
+    _check_layout(layout)
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     m = n if m is None else m
@@ -495,7 +540,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
     out = _filled((n, m), 0, _dtype_or_default(dtype), _target_device(device))
     diagonal = out._view((min(n, m),), (m + 1,), 0)
     kernels.fill(diagonal._strided(), out.dtype.to_python(1))
-    return _finish(out, requires_grad)
+    return _finish(_pinned(out, pin_memory), requires_grad)
 
 
 # ---------------------------------------------------------------- random
@@ -683,14 +728,18 @@ def randint(
     return _finish(out, requires_grad)
 
 
-def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randperm(
+    n: int, *, generator=None, dtype=None, layout=None, device=None, pin_memory=False,
+    requires_grad=False,
+) -> Tensor:  # fmt: skip
     """A random permutation of the integers ``0`` to ``n - 1``."""
+    _check_layout(layout)
     check_sizes((n,))
     out = empty_tensor((n,), _dtype.int64, device=_target_device(device))
     out = fill_random(out, "permutation", generator)
     if dtype is not None and dtype is not _dtype.int64:
         out = out.to(dtype)
-    return _finish(out, requires_grad)
+    return _finish(_pinned(out, pin_memory), requires_grad)
 
 
 def rand_like(input: Tensor, *, dtype=None, generator=None, **kwargs) -> Tensor:

@@ -123,10 +123,10 @@ def accepts_keepdims(method):
 #: The public functions that take ``out=`` (those of PyTorch's that common programs use).
 WITH_OUT = (
     "abs add all amax amin any arange argmax argmin bernoulli bmm cat ceil clamp clip concat "
-    "concatenate cos cumprod cumsum diag div dot eq exp expm1 eye floor floor_divide gather ge gt "
+    "concatenate cos cumprod cumsum diag div dot eq exp expm1 eye floor floor_divide full gather ge gt "
     "index_select le linspace log log10 log1p log2 logical_and logical_not logical_or logical_xor "
     "logsumexp lt matmul max maximum mean min minimum mm mul multinomial mv ne neg normal outer "
-    "pow prod reciprocal remainder round rsqrt sigmoid sign sin sort sqrt square stack std sub "
+    "pow prod randperm reciprocal remainder round rsqrt sigmoid sign sin sort sqrt square stack std sub "
     "sum tanh topk tril triu true_divide trunc var where"
 ).split()
 
