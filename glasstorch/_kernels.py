@@ -363,9 +363,16 @@ class Kernels:
     def linspace(self, out: Strided, start: float, end: float) -> None:
         """1-D evenly spaced values from ``start`` to ``end``, both included.
 
-        With ``n`` points and ``step = (end - start) / (n - 1)``, the first half
-        is ``start + i * step`` and the second half ``end - (n - 1 - i) * step``,
-        so both ends are exact (PyTorch's formula). A single point is ``start``.
+        PyTorch's values, bit for bit. The arithmetic ``M`` is float32 for a
+        float32 ``out`` and double otherwise: ``start`` and ``end`` are rounded
+        to ``M``, ``step = (end - start) / (n - 1)`` is two ``M`` operations,
+        and with ``fma`` one fused multiply-add rounded once to ``M``,
+
+        * ``out[i] = fma(step, i, start)`` for ``i < n // 2``,
+        * ``out[i] = fma(-step, n - 1 - i, end)`` for the rest,
+
+        so both ends are exact. An integer ``out`` truncates each double value
+        toward zero. A single point is ``start``.
         """
         raise NotImplementedError
 

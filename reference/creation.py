@@ -6,6 +6,7 @@ import numpy as np
 
 from glasstorch._kernels import Strided
 
+from .moments import fma, rounder
 from .strided import converter, memory, positions
 
 
@@ -25,11 +26,19 @@ class CreationKernels:
     def linspace(self, out: Strided, start: float, end: float) -> None:
         store, out_mem = converter(out.buffer.dtype), memory(out)
         n = out.shape[0]
-        step = (end - start) / (n - 1) if n > 1 else 0.0
         if n == 1:
             out_mem[out.offset] = store(start)  # a single point is the start
             return
+        # PyTorch's arithmetic: float32 for a float32 output, double otherwise
+        # (an integer output truncates the double values).
+        round_ = rounder(out.buffer.dtype.name)
+        start, end = round_(start), round_(end)
+        step = round_(round_(end - start) / round_(float(n - 1)))
         for i, p in enumerate(positions(out)):
-            # Count from whichever end is nearer, so both ends come out exact.
-            value = start + i * step if i < n // 2 else end - (n - 1 - i) * step
+            # The first half counts up from start, the second half down from end,
+            # so both ends are exact; each value is one fused multiply-add.
+            if i < n // 2:
+                value = fma(step, round_(float(i)), start, round_)
+            else:
+                value = fma(-step, round_(float(n - 1 - i)), end, round_)
             out_mem[p] = store(value)

@@ -14,7 +14,8 @@ To give PyTorch's answers the reference tier repeats PyTorch's arithmetic:
 * :func:`rounder` rounds each intermediate result to the dtype, as a float32
   unit does after every operation;
 * :func:`fma` is a fused multiply-add (``a * b + c`` rounded once), which
-  PyTorch's vectorised loops use for the final scale-and-shift;
+  PyTorch's vectorised loops use for the final scale-and-shift (and its
+  linspace for every point, see ``creation.py``);
 * :func:`row_moments` is PyTorch's row mean and variance: Welford's update
   in 8 float32 (4 float64) lanes, as its 256-bit vector loop runs, combined in
   a fixed order at the end.
@@ -57,17 +58,38 @@ def reciprocal_sqrt(x: float, round_=float) -> float:
 
 
 def fma(a: float, b: float, c: float, round_=float) -> float:
-    """``a * b + c`` with one rounding (to double, then by ``round_``).
+    """``a * b + c`` with one rounding: to double, or to float32 by ``round_``.
 
     Finite operands are multiplied and added exactly, as fractions; with an
     infinity or a NaN among them the plain expression gives the IEEE answer.
+    An exact zero has IEEE's sign: ``-0.0`` only from ``-0.0 + -0.0``.
     """
-    if math.isfinite(a) and math.isfinite(b) and math.isfinite(c):
-        try:
-            return round_(float(Fraction(a) * Fraction(b) + Fraction(c)))
-        except OverflowError:  # the exact result is past the largest double
-            return math.copysign(math.inf, a * b if a * b != 0 else c)
-    return round_(a * b + c)
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
+        return round_(a * b + c)
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:
+        # With c == 0 the product is an exact zero too, and the plain sum has its sign.
+        return round_(a * b + c) if c == 0 else 0.0
+    try:
+        return round_(float(exact) if round_ is float else _round_to_odd(exact))
+    except OverflowError:  # the exact result is past the largest double
+        return math.inf if exact > 0 else -math.inf
+
+
+def _round_to_odd(exact: Fraction) -> float:
+    """``exact`` as a double, rounded "to odd": a value it does not hold exactly
+    becomes the neighbour whose last bit is 1.
+
+    Rounding to nearest twice (to double, then to float32) can miss by one
+    float32 step where the first rounding lands on a float32 halfway point; a
+    double rounded to odd never lands there, so the second rounding is the
+    single correct one (double keeps more than two bits beyond float32's 24).
+    """
+    nearest = float(exact)
+    last_bit = struct.unpack("<q", struct.pack("<d", nearest))[0] & 1
+    if Fraction(nearest) == exact or last_bit:
+        return nearest
+    return math.nextafter(nearest, math.inf if exact > nearest else -math.inf)
 
 
 # ---------------------------------------------------------------- row moments

@@ -3,6 +3,8 @@ linspace and eye."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from oracle import assert_close, contiguous_strides, dtype_name, gt_dtype, needs_torch, torch
@@ -242,6 +244,126 @@ def test_linspace(start, end, steps, dtype, device):
         torch_kwargs = {"dtype": getattr(torch, dtype)} if dtype else {}
         assert_close(x, torch.linspace(start, end, steps, **torch_kwargs))
     assert_close(gt.linspace(start, end, steps=steps, **kwargs, device=device), x.cpu().numpy())
+
+
+#: Ranges for the bit-exact comparisons: up and reversed, negative, across zero,
+#: huge, tiny, a single value, and ends that float32 cannot hold exactly.
+LINSPACE_RANGES = [
+    (-1.0, 1.0),
+    (1.0, -1.0),
+    (0.0, 1.0),
+    (-5.0, -2.0),
+    (-3.7, 11.2),
+    (0.1, 0.3),
+    (1e6, -2e7),
+    (-1e30, 1e30),
+    (1e-30, 3e-30),
+    (2.5, 2.5),
+]
+
+
+def _same_bits(actual: np.ndarray, expected: np.ndarray, what: str) -> None:
+    assert actual.dtype == expected.dtype, what
+    assert actual.tobytes() == expected.tobytes(), f"{what}: {actual} != {expected}"
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "start, end, dtype",
+    [(*ends, dtype) for ends in LINSPACE_RANGES for dtype in ("float32", "float64")]
+    # an integer linspace spaces the truncated ends: ranges of int64
+    + [(a * 1000, b * 1000, "int64") for a, b in LINSPACE_RANGES if abs(a) < 1e9],
+)
+def test_linspace_matches_pytorch_bit_for_bit(start, end, dtype, device):
+    """Every value is PyTorch's to the last bit, for 1 to 64 points."""
+    if torch.backends.cpu.get_cpu_capability() == "DEFAULT":
+        pytest.skip("PyTorch without FMA (ATEN_CPU_CAPABILITY=default) rounds twice")
+    for steps in range(1, 65):
+        mine = gt.linspace(start, end, steps, dtype=gt_dtype(dtype), device=device)
+        theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dtype))
+        _same_bits(mine.cpu().numpy(), theirs.numpy(), f"{steps} points")
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "start, end, dtype",
+    [
+        (-(2**40), 2**40 + 7, "int64"),
+        (5, -123456789, "int64"),
+        (-7, 13, "int32"),
+        (3, 250, "uint8"),
+    ],
+)
+def test_integer_linspace_matches_pytorch(start, end, dtype, device):
+    """Integer outputs: double arithmetic, each value truncated toward zero."""
+    if torch.backends.cpu.get_cpu_capability() == "DEFAULT":
+        pytest.skip("PyTorch without FMA (ATEN_CPU_CAPABILITY=default) rounds twice")
+    for steps in (2, 3, 7, 10, 33, 64, 100):
+        mine = gt.linspace(start, end, steps, dtype=gt_dtype(dtype), device=device)
+        theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dtype))
+        _same_bits(mine.cpu().numpy(), theirs.numpy(), f"{steps} points")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("start, end", [(-1.0, 1.0), (1.0, -1.0), (-3.7, 11.2), (-1e30, 1e30)])
+def test_linspace_halves_meet_at_exact_ends(start, end, dtype, device):
+    """The first half counts from start, the second from end: both ends are exact,
+    the values move one way, and a range symmetric about zero gives mirrored halves."""
+    as_dtype = np.dtype(dtype).type
+    for steps in range(2, 65):
+        x = gt.linspace(start, end, steps, dtype=gt_dtype(dtype), device=device).cpu().numpy()
+        assert x[0] == as_dtype(start) and x[-1] == as_dtype(end), steps
+        differences = np.diff(x) * np.sign(end - start)
+        assert (differences > 0).all(), steps
+        if start == -end:
+            half = steps // 2
+            np.testing.assert_array_equal(x[:half], -x[::-1][:half])
+
+
+def _correctly_rounded_fma(a: float, b: float, c: float) -> float:
+    """``a * b + c`` rounded once to double (exact fractions, then one rounding)."""
+    return float(Fraction(a) * Fraction(b) + Fraction(c))
+
+
+@pytest.mark.parametrize("start, end", [(-1.0, 1.0), (0.1, 0.3), (1e6, -2e7), (-3.7, 11.2)])
+def test_float64_linspace_is_one_rounding_per_point(start, end, device):
+    """float64 values follow the documented formula: step ``(end - start) / (n - 1)``,
+    then ``start + i * step`` (first half) or ``end - (n - 1 - i) * step``, each
+    rounded once; derived here with exact fractions."""
+    for steps in range(2, 65):
+        step = (end - start) / (steps - 1)
+        expected = np.array(
+            [
+                _correctly_rounded_fma(step, i, start)
+                if i < steps // 2
+                else _correctly_rounded_fma(-step, steps - 1 - i, end)
+                for i in range(steps)
+            ]
+        )
+        x = gt.linspace(start, end, steps, dtype=gt.float64, device=device).cpu().numpy()
+        _same_bits(x, expected, f"{steps} points")
+
+
+def test_integer_linspace_of_exact_steps(device):
+    """Where the step is a whole number, an integer linspace is the arange of it."""
+    x = gt.linspace(-7, 13, 21, dtype=gt.int64, device=device)
+    assert_close(x, np.arange(-7, 14))
+    assert_close(
+        gt.linspace(250, 0, 6, dtype=gt.uint8, device=device),
+        np.arange(250, -1, -50, dtype=np.uint8),
+    )
+
+
+def test_float32_linspace_refuses_ends_past_its_range():
+    """PyTorch converts both ends to float32 first and refuses an overflow (a single
+    point converts only ``start``)."""
+    for args in [(0.0, 1e39, 2), (1e39, 0.0, 5)]:
+        with pytest.raises(
+            RuntimeError, match="value cannot be converted to type float without overflow"
+        ):
+            gt.linspace(*args)
+    assert gt.linspace(0.0, 1e39, 1).tolist() == [0.0]
+    assert gt.linspace(0.0, 1e39, 3, dtype=gt.float64).tolist() == [0.0, 5e38, 1e39]
 
 
 # ------------------------------------------------------------------------- eye

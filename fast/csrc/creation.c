@@ -5,12 +5,14 @@
  * rounding errors), and the loop splits freely across OpenMP threads.
  *
  * The formulas are evaluated exactly as the reference tier writes them. GCC
- * would otherwise fuse `start + i * step` into one fused multiply-add (one
- * rounding instead of two) and the last bit could differ from the reference;
- * fp-contract=off keeps the two roundings.
+ * would otherwise fuse arange's `start + i * step` into one fused multiply-add
+ * (one rounding instead of two) and the last bit could differ from the
+ * reference; fp-contract=off keeps the two roundings. linspace asks for its
+ * fused multiply-adds by name (fma, fmaf), as PyTorch's compiled loop has them.
  */
 #pragma GCC optimize("fp-contract=off")
 
+#include <math.h>
 #include <stdint.h>
 
 #include "creation.h"
@@ -61,15 +63,34 @@ int gt_arange_float_int(gt_view *out, double start, int64_t step)
     return -1;
 }
 
-/* Count from whichever end is nearer, so both ends come out exact. */
+/* PyTorch's linspace: step = (end - start) / (n - 1), the first half counted
+ * up from start and the second half down from end (so both ends are exact),
+ * each value one fused multiply-add. The arithmetic is float32 for a float32
+ * output and double otherwise (an integer output truncates the double). */
 #define LINSPACE(i) \
-    ((n == 1) ? start : (i) < n / 2 ? start + (double)(i) * step : end - (double)(n - 1 - (i)) * step)
+    ((n == 1) ? start : (i) < half ? fma(step, (double)(i), start) : fma(-step, (double)(n - 1 - (i)), end))
 #define LINSPACE_CASE(CODE, CTYPE) SEQUENCE_LOOP(CODE, CTYPE, LINSPACE)
+
+static void linspace_float32(gt_view *out, float start, float end)
+{
+    const int64_t n = out->shape[0], stride = out->strides[0], half = n / 2;
+    const float step = (end - start) / (float)(n - 1);
+    float *o = (float *)out->data + out->offset;
+    #pragma omp parallel for if (n >= GT_PARALLEL_THRESHOLD)
+    for (int64_t i = 0; i < n; i++)
+        o[i * stride] = n == 1 ? start
+                      : i < half ? fmaf(step, (float)i, start)
+                                 : fmaf(-step, (float)(n - 1 - i), end);
+}
 
 int gt_linspace(gt_view *out, double start, double end)
 {
-    const int64_t n = out->shape[0], stride = out->strides[0];
-    const double step = n > 1 ? (end - start) / (double)(n - 1) : 0.0;
+    if (out->dtype == GT_FLOAT32) {
+        linspace_float32(out, (float)start, (float)end);
+        return 0;
+    }
+    const int64_t n = out->shape[0], stride = out->strides[0], half = n / 2;
+    const double step = (end - start) / (double)(n - 1);
     switch (out->dtype) { GT_FOR_EACH_DTYPE(LINSPACE_CASE) }
     return -1;
 }

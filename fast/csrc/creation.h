@@ -15,7 +15,8 @@ int gt_arange_int(gt_view *out, int64_t start, int64_t step);
 int gt_arange_float(gt_view *out, double start, double step);
 /* out[i] = start + (double)(i * step): a float start, an integer step. */
 int gt_arange_float_int(gt_view *out, double start, int64_t step);
-/* Evenly spaced from start to end, both exact (see Kernels.linspace). */
+/* Evenly spaced from start to end, both exact, as PyTorch computes them
+ * (see Kernels.linspace). */
 int gt_linspace(gt_view *out, double start, double end);
 /* cffi-end */
 

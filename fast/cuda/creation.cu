@@ -60,18 +60,35 @@ __device__ void arange_float_int(T *out, long long stride, long long n, double s
     }
 }
 
-// Count from whichever end is nearer, so both ends come out exact.
+// PyTorch's linspace: step = (end - start) / (n - 1), the first half counted up
+// from start and the second half down from end (so both ends are exact), each
+// value one fused multiply-add, in float for a float output and in double
+// otherwise (an integer output truncates the double), as the CPU tiers.
 template <typename T>
-__device__ void linspace(T *out, long long stride, long long n, double start, double end,
-                         double step) {
+struct linspace_math {
+    typedef double type;
+};
+template <>
+struct linspace_math<float> {
+    typedef float type;
+};
+
+__device__ __forceinline__ float gt_linspace_fma(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ __forceinline__ double gt_linspace_fma(double a, double b, double c) { return fma(a, b, c); }
+
+template <typename T>
+__device__ void linspace(T *out, long long stride, long long n, double start_d, double end_d) {
+    typedef typename linspace_math<T>::type M;
+    const M start = (M)start_d, end = (M)end_d, step = (end - start) / (M)(n - 1);
+    const long long half = n / 2;
     GT_GRID_STRIDE_LOOP(i, n) {
-        double value;
+        M value;
         if (n == 1)
             value = start;
-        else if (i < n / 2)
-            value = GT_ADD(start, GT_MUL((double)i, step));
+        else if (i < half)
+            value = gt_linspace_fma(step, (M)i, start);
         else
-            value = GT_ADD(end, -GT_MUL((double)(n - 1 - i), step));
+            value = gt_linspace_fma(-step, (M)(n - 1 - i), end);
         out[i * stride] = gt_cast<T>(value);
     }
 }
@@ -90,7 +107,7 @@ __device__ void linspace(T *out, long long stride, long long n, double start, do
         arange_float_int<T>(out, stride, n, start, step);                                        \
     }                                                                                            \
     extern "C" __global__ void linspace_##S(T *out, long long stride, long long n, double start, \
-                                            double end, double step) {                           \
-        linspace<T>(out, stride, n, start, end, step);                                           \
+                                            double end) {                                        \
+        linspace<T>(out, stride, n, start, end);                                                 \
     }
 GT_FOR_EACH_DTYPE(GT_CREATION_KERNELS)

@@ -494,7 +494,15 @@ def linspace(
     start, end, steps: int, *, dtype=None, layout=None, device=None, pin_memory=False,
     requires_grad=False,
 ) -> Tensor:  # fmt: skip
-    """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included.
+
+    The values are PyTorch's to the last bit (the kernel contract's formula):
+    the step is computed in the output's arithmetic (float32 for float32,
+    double otherwise), the first half of the points counts up from ``start``
+    and the second half down from ``end``, each with one fused multiply-add.
+    PyTorch built without FMA (``ATEN_CPU_CAPABILITY=default``) rounds twice
+    and can differ in the last bit.
+    """
     _check_layout(layout)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -506,8 +514,12 @@ def linspace(
         )  # fmt: skip
     if steps > 1 and dtype is _dtype.bool_:
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
     if steps > 1 and not dtype.is_floating_point:
         start, end = _as_integer(start, dtype), _as_integer(end, dtype)
+    elif steps > 1:  # float32 refuses ends past its range, as PyTorch does
+        _dtype.check_scalar_fits(start, dtype)
+        _dtype.check_scalar_fits(end, dtype)
     out = empty_tensor((int(steps),), dtype, device=_target_device(device))
     kernels.linspace(out._strided(), float(start), float(end))
     return _finish(_pinned(out, pin_memory), requires_grad)

@@ -28,10 +28,11 @@ class CreationKernels:
         self.launch("creation.cu", name, n, self.ptr(out), out.strides[0], n, *args)
 
     def linspace(self, out: Strided, start: float, end: float) -> None:
-        """Evenly spaced values from ``start`` to ``end``, both included."""
+        """Evenly spaced values from ``start`` to ``end``, both included, as the
+        contract computes them (the kernel works out the step in the output's
+        arithmetic: float32 for a float32 output, else double)."""
         n = out.shape[0]
-        step = (float(end) - float(start)) / (n - 1) if n > 1 else 0.0
         self.launch(
             "creation.cu", f"linspace_{self.suffix(out)}", n, self.ptr(out), out.strides[0], n,
-            float(start), float(end), step,
+            float(start), float(end),
         )  # fmt: skip
