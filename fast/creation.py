@@ -57,17 +57,12 @@ class CreationKernels:
         return np.empty(numel, dtype=dtype)
 
     def arange(self, out: Strided, start, step) -> None:
-        """``out[i] = start + i * step``, evaluated as Python would for these types.
-
-        Two ints: exact integer arithmetic (wrapping in 64 bits). A float start
-        and an int step: ``i * step`` exactly, then the float sum. Otherwise in double.
-        """
-        if isinstance(step, int) and isinstance(start, int):
-            status = lib.gt_arange_int(view(out), start, step)
-        elif isinstance(step, int):
-            status = lib.gt_arange_float_int(view(out), start, step)
-        else:
+        """``out[i] = start + i * step`` as the contract has it: exact integers
+        for an integer ``out``, PyTorch's vectorised double loop for a float one."""
+        if out.buffer.dtype.kind == "f":
             status = lib.gt_arange_float(view(out), float(start), float(step))
+        else:
+            status = lib.gt_arange_int(view(out), start, step)
         if status:
             raise TypeError(f"arange does not support dtype {out.buffer.dtype}")
 

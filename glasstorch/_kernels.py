@@ -357,7 +357,21 @@ class Kernels:
 
     # ---------------------------------------------------------------- creation
     def arange(self, out: Strided, start: Any, step: Any) -> None:
-        """1-D ``out[i] = start + i * step``."""
+        """1-D ``out[i] = start + i * step``, PyTorch's values bit for bit.
+
+        An integer ``out`` gets ints and is exact (wrapping into its dtype). A
+        float ``out`` takes ``start`` and ``step`` as doubles and, with ``fma``
+        one fused multiply-add rounded once to double, follows PyTorch's
+        vectorised CPU loop: ``L`` lanes (8 for float32, 4 for float64: one
+        256-bit vector) and blocks of ``2 * L`` values. For ``i`` in the whole
+        blocks (``i < n - n % (2 * L)``), with ``f = i - i % L`` the first index
+        of i's vector and ``base = out_dtype(fma(step, f, start))``,
+
+        * ``out[i] = out_dtype(fma(i - f, step, base))``;
+
+        every value after the last whole block is
+        ``out_dtype(fma(step, i, start))``.
+        """
         raise NotImplementedError
 
     def linspace(self, out: Strided, start: float, end: float) -> None:

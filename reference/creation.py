@@ -20,8 +20,29 @@ class CreationKernels:
 
     def arange(self, out: Strided, start, step) -> None:
         store, out_mem = converter(out.buffer.dtype), memory(out)
+        if out.buffer.dtype.kind != "f":
+            # Integers: Python's exact arithmetic, then stored (wrapping).
+            for i, p in enumerate(positions(out)):
+                out_mem[p] = store(start + i * step)
+            return
+        # Floats: PyTorch's vectorised loop, in double. A vector holds 256 bits
+        # (8 float32 or 4 float64 lanes) and the loop takes two vectors at a
+        # time; each vector's first value is rounded to the output dtype and
+        # its lanes step on from there. Values after the last pair of vectors
+        # are counted from start.
+        start, step = float(start), float(step)
+        round_base = rounder(out.buffer.dtype.name)
+        lanes = 32 // out.buffer.dtype.itemsize
+        n = out.shape[0]
+        in_blocks = n - n % (2 * lanes)
         for i, p in enumerate(positions(out)):
-            out_mem[p] = store(start + i * step)
+            if i < in_blocks:
+                first = i - i % lanes  # the first index of i's vector
+                base = round_base(fma(step, float(first), start))
+                value = fma(float(i - first), step, base)
+            else:
+                value = fma(step, float(i), start)
+            out_mem[p] = store(value)
 
     def linspace(self, out: Strided, start: float, end: float) -> None:
         store, out_mem = converter(out.buffer.dtype), memory(out)

@@ -223,6 +223,89 @@ def test_arange_keywords(device):
     assert_close(gt.arange(0, 6, step=2, device=device), np.array([0, 2, 4]))
 
 
+#: (start, step) pairs for the bit-exact arange comparisons: steps that no
+#: float holds exactly, up and down, tiny and huge, int arguments for a float
+#: dtype, and a start past 2**53 (which only rounds to a double).
+ARANGE_STEPS = [
+    (-3.7, 0.3),
+    (0.1, 0.1),
+    (11.2, -0.3),
+    (0.0, 1 / 3),
+    (-1e6, 1234.567),
+    (1e-30, 3.3e-31),
+    (5, 7),
+    (2**60 + 1, 3),
+]
+
+#: Lengths around the blocks of 16 float32 / 8 float64 values, and long ones.
+ARANGE_LENGTHS = [*range(1, 70), 1000, 4099]
+
+
+def _arange_of_length(module, start, step, n, **kwargs):
+    """``module.arange`` with ``end`` half a step past the last of ``n`` values."""
+    return module.arange(start, start + (n - 0.5) * step, step, **kwargs)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("start, step", ARANGE_STEPS)
+def test_float_arange_matches_pytorch_bit_for_bit(start, step, dtype, device):
+    """Every value is PyTorch's to the last bit, across whole blocks and tails."""
+    if torch.backends.cpu.get_cpu_capability() == "DEFAULT":
+        pytest.skip("PyTorch without FMA (ATEN_CPU_CAPABILITY=default) rounds twice")
+    for n in ARANGE_LENGTHS:
+        theirs = _arange_of_length(torch, start, step, n, dtype=getattr(torch, dtype))
+        mine = _arange_of_length(gt, start, step, n, dtype=gt_dtype(dtype), device=device)
+        _same_bits(mine.cpu().numpy(), theirs.numpy(), f"{n} values")
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+def test_integer_arange_matches_pytorch(dtype, device):
+    """Integer outputs are exact, the ends and step truncated first."""
+    for start, end, step in [(0, 200, 3), (-5.5, 99.9, 2.5), (7, 250, 1.9), (3, 40, 1.7)]:
+        if dtype == "uint8" and start < 0:
+            continue
+        mine = gt.arange(start, end, step, dtype=gt_dtype(dtype), device=device)
+        theirs = torch.arange(start, end, step, dtype=getattr(torch, dtype))
+        _same_bits(mine.cpu().numpy(), theirs.numpy(), f"{start, end, step}")
+
+
+def _documented_arange(start: float, step: float, n: int, dtype: str) -> np.ndarray:
+    """The contract's float arange, derived here with exact fractions: vectors of
+    8 float32 / 4 float64 lanes in blocks of two vectors, each vector stepping from
+    its first value rounded to the dtype; values after the last block from start."""
+    as_dtype = np.dtype(dtype).type
+    lanes = 8 if dtype == "float32" else 4
+    in_blocks = n - n % (2 * lanes)
+    values = []
+    for i in range(n):
+        if i < in_blocks:
+            first = i - i % lanes
+            base = float(as_dtype(_correctly_rounded_fma(step, first, start)))
+            values.append(_correctly_rounded_fma(i - first, step, base))
+        else:
+            values.append(_correctly_rounded_fma(step, i, start))
+    return np.array(values).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("start, step", ARANGE_STEPS[:6])
+def test_float_arange_follows_the_documented_formula(start, step, dtype, device):
+    for n in range(1, 70):
+        x = _arange_of_length(gt, start, step, n, dtype=gt_dtype(dtype), device=device)
+        _same_bits(x.cpu().numpy(), _documented_arange(start, step, n, dtype), f"{n} values")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_arange_of_exact_steps_is_exact(dtype, device):
+    """Where every value is a float, no rounding shows: NumPy's exact values."""
+    for start, step, n in [(-8.0, 0.25, 100), (3.0, -0.5, 37), (1e9, 64.0, 50)]:
+        x = _arange_of_length(gt, start, step, n, dtype=gt_dtype(dtype), device=device)
+        expected = (start + np.arange(n, dtype=np.float64) * step).astype(dtype)
+        _same_bits(x.cpu().numpy(), expected, f"{start, step, n}")
+
+
 # -------------------------------------------------------------------- linspace
 @pytest.mark.parametrize(
     "start, end, steps, dtype",

@@ -4,11 +4,10 @@
  * element is computed from its own index (no running sum that would pile up
  * rounding errors), and the loop splits freely across OpenMP threads.
  *
- * The formulas are evaluated exactly as the reference tier writes them. GCC
- * would otherwise fuse arange's `start + i * step` into one fused multiply-add
- * (one rounding instead of two) and the last bit could differ from the
- * reference; fp-contract=off keeps the two roundings. linspace asks for its
- * fused multiply-adds by name (fma, fmaf), as PyTorch's compiled loop has them.
+ * The formulas are evaluated exactly as the reference tier writes them:
+ * fp-contract=off stops GCC from fusing other products and sums, and the
+ * float formulas ask for their fused multiply-adds by name (fma, fmaf), as
+ * PyTorch's compiled loops have them.
  */
 #pragma GCC optimize("fp-contract=off")
 
@@ -41,26 +40,38 @@ int gt_arange_int(gt_view *out, int64_t start, int64_t step)
     return -1;
 }
 
-#define ARANGE_FLOAT(i) (start + (double)(i) * step)
-#define ARANGE_FLOAT_CASE(CODE, CTYPE) SEQUENCE_LOOP(CODE, CTYPE, ARANGE_FLOAT)
+/* Floats: PyTorch's vectorised loop, in double (see Kernels.arange). A vector
+ * holds 256 bits (LANES values) and the loop takes two vectors at a time; each
+ * vector's first value is rounded to CTYPE and its lanes step on from there.
+ * Values after the last pair of vectors are counted from start. */
+#define ARANGE_FLOAT_LOOP(CTYPE, LANES)                                          \
+    do {                                                                         \
+        CTYPE *o = (CTYPE *)out->data + out->offset;                            \
+        const int64_t in_blocks = n - n % (2 * (LANES));                         \
+        _Pragma("omp parallel for if (n >= GT_PARALLEL_THRESHOLD)")              \
+        for (int64_t i = 0; i < n; i++) {                                        \
+            double value;                                                        \
+            if (i < in_blocks) {                                                 \
+                const int64_t first = i - i % (LANES);                           \
+                const CTYPE base = (CTYPE)fma(step, (double)first, start);       \
+                value = fma((double)(i - first), step, (double)base);            \
+            } else {                                                             \
+                value = fma(step, (double)i, start);                             \
+            }                                                                    \
+            o[i * stride] = (CTYPE)value;                                        \
+        }                                                                        \
+    } while (0)
 
 int gt_arange_float(gt_view *out, double start, double step)
 {
     const int64_t n = out->shape[0], stride = out->strides[0];
-    switch (out->dtype) { GT_FOR_EACH_DTYPE(ARANGE_FLOAT_CASE) }
-    return -1;
-}
-
-/* Python multiplies i by an integer step exactly, then adds the float start:
- * only then does the sum round (and -0.0 + 0 is +0.0). */
-#define ARANGE_FLOAT_INT(i) (start + (double)((__int128)(i) * step))
-#define ARANGE_FLOAT_INT_CASE(CODE, CTYPE) SEQUENCE_LOOP(CODE, CTYPE, ARANGE_FLOAT_INT)
-
-int gt_arange_float_int(gt_view *out, double start, int64_t step)
-{
-    const int64_t n = out->shape[0], stride = out->strides[0];
-    switch (out->dtype) { GT_FOR_EACH_DTYPE(ARANGE_FLOAT_INT_CASE) }
-    return -1;
+    if (out->dtype == GT_FLOAT32)
+        ARANGE_FLOAT_LOOP(float, 8);
+    else if (out->dtype == GT_FLOAT64)
+        ARANGE_FLOAT_LOOP(double, 4);
+    else
+        return -1;
+    return 0;
 }
 
 /* PyTorch's linspace: step = (end - start) / (n - 1), the first half counted

@@ -11,10 +11,9 @@
 /* cffi-begin */
 /* out[i] = start + i * step in integer arithmetic (wrapping), then converted. */
 int gt_arange_int(gt_view *out, int64_t start, int64_t step);
-/* out[i] = start + i * step in double, then converted. */
+/* A float32 or float64 out: PyTorch's values for start + i * step, bit for bit
+ * (see Kernels.arange); -1 for any other dtype. */
 int gt_arange_float(gt_view *out, double start, double step);
-/* out[i] = start + (double)(i * step): a float start, an integer step. */
-int gt_arange_float_int(gt_view *out, double start, int64_t step);
 /* Evenly spaced from start to end, both exact, as PyTorch computes them
  * (see Kernels.linspace). */
 int gt_linspace(gt_view *out, double start, double end);

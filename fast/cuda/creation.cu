@@ -5,19 +5,11 @@
 // their own index (grid-stride loop): no running sum to pile up rounding
 // errors, and no dependence between threads. `out` is 1-D with any stride.
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
-// Two roundings in start + i * step, as the CPU tiers: no fused multiply-add.
+// As the CPU tiers: fused multiply-adds only where asked for by name (fma).
 #pragma GCC optimize("fp-contract=off")
 #endif
 
 #include "gt_cuda_util.cuh"
-
-#if defined(__CUDA_ARCH__)
-#define GT_MUL(a, b) __dmul_rn((a), (b))  // never fused into an FMA by nvcc
-#define GT_ADD(a, b) __dadd_rn((a), (b))
-#else
-#define GT_MUL(a, b) ((a) * (b))
-#define GT_ADD(a, b) ((a) + (b))
-#endif
 
 // An exact integer stored with the CPU tiers' rules: its low 64 bits into an
 // integer dtype (wrapping), rounded once into a float one, nonzero into bool.
@@ -44,19 +36,24 @@ __device__ void arange_int(T *out, long long stride, long long n, long long star
     }
 }
 
-// A float start with a float step: start + i * step in double.
+// Floats: PyTorch's vectorised CPU loop, in double (see Kernels.arange), as the
+// CPU tiers. A vector holds 256 bits (32 / sizeof(T) lanes) and the loop takes
+// two vectors at a time; each vector's first value is rounded to T and its
+// lanes step on from there. Values after the last pair of vectors are counted
+// from start. Launched for float and double only.
 template <typename T>
 __device__ void arange_float(T *out, long long stride, long long n, double start, double step) {
-    GT_GRID_STRIDE_LOOP(i, n) out[i * stride] = gt_cast<T>(GT_ADD(start, GT_MUL((double)i, step)));
-}
-
-// A float start with an integer step: i * step exactly (as an integer), then
-// the float sum, as Python evaluates it.
-template <typename T>
-__device__ void arange_float_int(T *out, long long stride, long long n, double start,
-                                 long long step) {
+    const long long lanes = 32 / (long long)sizeof(T), in_blocks = n - n % (2 * lanes);
     GT_GRID_STRIDE_LOOP(i, n) {
-        out[i * stride] = gt_cast<T>(GT_ADD(start, (double)((__int128)i * step)));
+        double value;
+        if (i < in_blocks) {
+            const long long first = i - i % lanes;
+            const T base = gt_cast<T>(fma(step, (double)first, start));
+            value = fma((double)(i - first), step, (double)base);
+        } else {
+            value = fma(step, (double)i, start);
+        }
+        out[i * stride] = gt_cast<T>(value);
     }
 }
 
@@ -101,10 +98,6 @@ __device__ void linspace(T *out, long long stride, long long n, double start_d, 
     extern "C" __global__ void arange_float_##S(T *out, long long stride, long long n,          \
                                                 double start, double step) {                     \
         arange_float<T>(out, stride, n, start, step);                                            \
-    }                                                                                            \
-    extern "C" __global__ void arange_float_int_##S(T *out, long long stride, long long n,      \
-                                                    double start, long long step) {              \
-        arange_float_int<T>(out, stride, n, start, step);                                        \
     }                                                                                            \
     extern "C" __global__ void linspace_##S(T *out, long long stride, long long n, double start, \
                                             double end) {                                        \

@@ -442,6 +442,12 @@ def arange(
 
     ``arange(5)`` is ``[0, 1, 2, 3, 4]``. Integer arguments give int64; any
     float argument gives the default float dtype.
+
+    Float values are PyTorch's to the last bit (the kernel contract's formula:
+    PyTorch's vectorised CPU loop of 256-bit vectors with fused multiply-adds).
+    Past 32768 values PyTorch splits the loop between its threads, each part
+    with its own blocks, so its last bits there depend on its thread count;
+    glasstorch gives those of one thread.
     """
     _check_layout(layout)
     if dtype is _dtype.bool_:

@@ -12,19 +12,14 @@ class CreationKernels:
     """arange, linspace."""
 
     def arange(self, out: Strided, start, step) -> None:
-        """``out[i] = start + i * step``, evaluated as Python would for these types.
-
-        Two ints: exact integer arithmetic. A float start and an int step: ``i * step``
-        as an integer, then the float sum. Otherwise in double.
-        """
+        """``out[i] = start + i * step`` as the contract has it: exact integers
+        for an integer ``out``, PyTorch's vectorised double loop for a float one."""
         n = out.shape[0]
         sfx = self.suffix(out)
-        if isinstance(step, int) and isinstance(start, int):
-            name, args = f"arange_int_{sfx}", (start, step)
-        elif isinstance(step, int):
-            name, args = f"arange_float_int_{sfx}", (float(start), step)
-        else:
+        if out.buffer.dtype.kind == "f":
             name, args = f"arange_float_{sfx}", (float(start), float(step))
+        else:
+            name, args = f"arange_int_{sfx}", (start, step)
         self.launch("creation.cu", name, n, self.ptr(out), out.strides[0], n, *args)
 
     def linspace(self, out: Strided, start: float, end: float) -> None:
