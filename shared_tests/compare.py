@@ -4,13 +4,14 @@
 ``f(module, *tensors)`` on both libraries (inputs on the device under test for glasstorch) and
 compares the values and, with ``grad=True``, the inputs' gradients; ``run_both`` does the same for
 a pair of callables (an nn layer or function and PyTorch's); ``same`` compares a result or a
-tuple/list of results.
+tuple/list of results; ``close_on_device`` compares one result computed on the device under test;
+``copy_parameters`` gives a glasstorch module a PyTorch module's weights.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from oracle import assert_close, on_test_device, torch
+from oracle import TEST_DEVICE, assert_close, on_test_device, torch
 
 import glasstorch as gt
 
@@ -86,3 +87,19 @@ def run_both(gt_fn, torch_fn, arrays, grad=True, rtol=1e-5, atol=1e-5, wrt=None)
             else:
                 assert_close(xg.grad, xt.grad, rtol=1e-4, atol=1e-5)
     return yg, yt
+
+
+def close_on_device(ours, theirs, rtol=1e-5, atol=1e-5) -> None:
+    """Compare on the host; ``ours`` must have been computed on the device under test."""
+    if isinstance(ours, gt.Tensor):
+        assert ours.device.type == TEST_DEVICE, f"result on {ours.device}, expected {TEST_DEVICE}"
+    np.testing.assert_allclose(
+        ours.detach().cpu().numpy(), theirs.detach().cpu().numpy(), rtol=rtol, atol=atol
+    )
+
+
+def copy_parameters(source, target) -> None:
+    """Give glasstorch module ``target`` the parameters and buffers of PyTorch module ``source``."""
+    target.load_state_dict(
+        {k: gt.tensor(v.detach().cpu().numpy()) for k, v in source.state_dict().items()}
+    )

@@ -161,6 +161,19 @@ def default_device(device: str):
         yield device
 
 
+@pytest.fixture
+def seeded_generators():
+    """Seed PyTorch's generator (when installed) and glasstorch's, so that PyTorch's
+    initial weights and glasstorch's draws repeat from test to test."""
+    from oracle import torch
+
+    import glasstorch
+
+    if torch is not None:
+        torch.manual_seed(0)
+    glasstorch.manual_seed(0)
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     try:
         import glasstorch

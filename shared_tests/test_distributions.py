@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import TEST_DEVICE, needs_torch, torch
+from compare import close_on_device
+from oracle import needs_torch, torch
 
 import glasstorch as gt
 
@@ -12,13 +13,6 @@ pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("default_device")]
 
 
 # -- torch.distributions against PyTorch
-def _close(ours, theirs, rtol=1e-5, atol=1e-5) -> None:
-    """Compare on the host; ``ours`` must have been computed on the device under test."""
-    if isinstance(ours, gt.Tensor):
-        assert ours.device.type == TEST_DEVICE, f"result on {ours.device}, expected {TEST_DEVICE}"
-    np.testing.assert_allclose(
-        ours.detach().cpu().numpy(), theirs.detach().cpu().numpy(), rtol=rtol, atol=atol
-    )
 
 
 @needs_torch
@@ -38,4 +32,4 @@ def test_distributions_like_pytorch():
         (normal.log_prob(lib.tensor([0.0, 0.0])).sum() + kl.sum()).backward()
         results.append([log_prob, dist.entropy(), weights.grad, normal.entropy(), kl, loc.grad])
     for theirs, ours in zip(*results):
-        _close(ours, theirs)
+        close_on_device(ours, theirs)

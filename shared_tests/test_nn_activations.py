@@ -76,14 +76,7 @@ def test_activation_errors():
 
 
 # -- Softmax2d, channel shuffle, RReLU and Gumbel-softmax
-@pytest.fixture
-def _seeded():
-    """Seed both generators, so PyTorch's initial weights and glasstorch's draws repeat."""
-    torch.manual_seed(0)
-    gt.manual_seed(0)
-
-
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 def test_softmax2d_and_channel_shuffle(device):
     run_both(gnn.Softmax2d(), torch.nn.Softmax2d(), [values(2, 3, 4, 5)])
     run_both(gnn.Softmax2d(), torch.nn.Softmax2d(), [values(3, 4, 5)])
@@ -94,7 +87,7 @@ def test_softmax2d_and_channel_shuffle(device):
     assert repr(gnn.Softmax2d()) == repr(torch.nn.Softmax2d())
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 def test_rrelu_eval_matches_pytorch_and_training_draws_slopes(device):
     gm, tm = gnn.RReLU(0.1, 0.3), torch.nn.RReLU(0.1, 0.3)
     gm.eval(), tm.eval()
@@ -117,7 +110,7 @@ def test_rrelu_eval_matches_pytorch_and_training_draws_slopes(device):
 # ============================================================ gumbel-softmax
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 def test_gumbel_softmax_soft_and_hard(device):
     gt.manual_seed(3)
     logits = on_test_device(np.log(np.array([[0.1, 0.2, 0.7]] * 3000, dtype=np.float32)),

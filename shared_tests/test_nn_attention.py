@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 import pytest
+from compare import close_on_device, copy_parameters
 from oracle import TEST_DEVICE, assert_close, assert_same_error, needs_torch, torch
 
 import glasstorch as gt
@@ -556,19 +557,6 @@ def test_pad_sequence_errors_match_torch():
 
 
 # -- nn.Transformer
-def _copy(source, target) -> None:
-    target.load_state_dict(
-        {k: gt.tensor(v.detach().cpu().numpy()) for k, v in source.state_dict().items()}
-    )
-
-
-def _close(ours, theirs, rtol=1e-5, atol=1e-5) -> None:
-    """Compare on the host; ``ours`` must have been computed on the device under test."""
-    if isinstance(ours, gt.Tensor):
-        assert ours.device.type == TEST_DEVICE, f"result on {ours.device}, expected {TEST_DEVICE}"
-    np.testing.assert_allclose(
-        ours.detach().cpu().numpy(), theirs.detach().cpu().numpy(), rtol=rtol, atol=atol
-    )
 
 
 @needs_torch
@@ -581,17 +569,17 @@ def test_transformer_like_pytorch(norm_first):
     )  # fmt: skip
     theirs, ours = torch.nn.Transformer(**options), gt.nn.Transformer(**options)
     assert list(ours.state_dict()) == list(theirs.state_dict())
-    _copy(theirs, ours)
+    copy_parameters(theirs, ours)
     src = RNG.standard_normal((2, 5, 8)).astype(np.float32)
     tgt = RNG.standard_normal((2, 4, 8)).astype(np.float32)
     mask = gt.nn.Transformer.generate_square_subsequent_mask(4)
     t_src, g_src = torch.tensor(src, requires_grad=True), gt.tensor(src, requires_grad=True)
     t_out = theirs(t_src, torch.tensor(tgt), tgt_mask=torch.tensor(mask.cpu().numpy()))
     g_out = ours(g_src, gt.tensor(tgt), tgt_mask=mask)
-    _close(g_out, t_out, rtol=1e-4)
+    close_on_device(g_out, t_out, rtol=1e-4)
     t_out.sum().backward()
     g_out.sum().backward()
-    _close(g_src.grad, t_src.grad, rtol=1e-3, atol=1e-4)
+    close_on_device(g_src.grad, t_src.grad, rtol=1e-3, atol=1e-4)
 
 
 @pytest.mark.errors

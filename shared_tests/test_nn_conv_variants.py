@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from compare import RNG, run_both, values
-from oracle import TEST_DEVICE, assert_close, copy_weights, needs_torch, on_test_device, torch
+from compare import RNG, close_on_device, copy_parameters, run_both, values
+from oracle import assert_close, copy_weights, needs_torch, on_test_device, torch
 
 import glasstorch as gt
 import glasstorch.nn as gnn
@@ -95,15 +95,8 @@ def test_conv2d_double_backward_refuses_copied_operands():
 
 
 # -- Conv3d
-@pytest.fixture
-def _seeded():
-    """Seed both generators, so PyTorch's initial weights and glasstorch's draws repeat."""
-    torch.manual_seed(0)
-    gt.manual_seed(0)
-
-
 @needs_torch
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.parametrize(
     "kwargs",
     [
@@ -124,7 +117,7 @@ def test_conv3d_matches_pytorch(device, kwargs):
 
 
 @needs_torch
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.gradcheck
 def test_conv3d_gradcheck(device):
     x = on_test_device(values(1, 2, 3, 3, 4, dtype=np.float64), requires_grad=True)
@@ -136,21 +129,6 @@ def test_conv3d_gradcheck(device):
 # -- Padding modes
 
 
-def _copy(source, target) -> None:
-    target.load_state_dict(
-        {k: gt.tensor(v.detach().cpu().numpy()) for k, v in source.state_dict().items()}
-    )
-
-
-def _close(ours, theirs, rtol=1e-5, atol=1e-5) -> None:
-    """Compare on the host; ``ours`` must have been computed on the device under test."""
-    if isinstance(ours, gt.Tensor):
-        assert ours.device.type == TEST_DEVICE, f"result on {ours.device}, expected {TEST_DEVICE}"
-    np.testing.assert_allclose(
-        ours.detach().cpu().numpy(), theirs.detach().cpu().numpy(), rtol=rtol, atol=atol
-    )
-
-
 @needs_torch
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
 @pytest.mark.parametrize("padding", [1, "same"])
@@ -160,16 +138,16 @@ def test_conv_padding_modes_like_pytorch(mode, padding):
         torch.manual_seed(0)
         theirs = getattr(torch.nn, name)(2, 3, 3, padding=padding, padding_mode=mode, dilation=2)
         ours = getattr(gt.nn, name)(2, 3, 3, padding=padding, padding_mode=mode, dilation=2)
-        _copy(theirs, ours)
+        copy_parameters(theirs, ours)
         assert repr(ours) == repr(theirs)
         assert ours._reversed_padding_repeated_twice == theirs._reversed_padding_repeated_twice
         data = x[..., 0, :] if dims == 1 else x
         tx, gx = torch.tensor(data, requires_grad=True), gt.tensor(data, requires_grad=True)
         t_out, g_out = theirs(tx), ours(gx)
-        _close(g_out, t_out)
+        close_on_device(g_out, t_out)
         t_out.square().sum().backward()
         g_out.square().sum().backward()
-        _close(gx.grad, tx.grad, rtol=1e-4)
+        close_on_device(gx.grad, tx.grad, rtol=1e-4)
 
 
 @pytest.mark.errors

@@ -16,14 +16,7 @@ pytestmark = [pytest.mark.nn, needs_torch, pytest.mark.usefixtures("default_devi
 
 
 # -- Channel and alpha dropouts
-@pytest.fixture
-def _seeded():
-    """Seed both generators, so PyTorch's initial weights and glasstorch's draws repeat."""
-    torch.manual_seed(0)
-    gt.manual_seed(0)
-
-
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.parametrize(
     "gt_cls, torch_cls, shape",
     [
@@ -49,7 +42,7 @@ def test_channel_dropout_zeroes_whole_channels(device, gt_cls, torch_cls, shape)
     assert repr(gt_cls(0.2, inplace=True)) == repr(torch_cls(0.2, inplace=True))
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 def test_alpha_dropout_keeps_mean_and_variance(device):
     gt.manual_seed(1)
     x = gt.randn(200, 100)
@@ -69,7 +62,7 @@ def test_alpha_dropout_keeps_mean_and_variance(device):
     assert repr(gnn.FeatureAlphaDropout()) == repr(torch.nn.FeatureAlphaDropout())
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 def test_feature_alpha_dropout_drops_whole_channels(device):
     gt.manual_seed(2)
     y = gnn.FeatureAlphaDropout(0.5)(gt.zeros(30, 20, 3, 3)).cpu().numpy().reshape(600, 9)
@@ -77,7 +70,7 @@ def test_feature_alpha_dropout_drops_whole_channels(device):
     assert len(np.unique(y.round(5))) == 2
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 def test_dropout3d_of_other_ranks_warns_and_takes_one_sample(device):
     gt.manual_seed(4)
     with pytest.warns(UserWarning, match="Received a 3-D input to dropout3d"):
@@ -87,7 +80,7 @@ def test_dropout3d_of_other_ranks_warns_and_takes_one_sample(device):
     assert 0.35 < (y[:, 0, 0] == 0).mean() < 0.65
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.errors
 def test_dropout_errors():
     assert_same_error(

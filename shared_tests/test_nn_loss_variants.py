@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from compare import RNG, run_both, values
-from oracle import TEST_DEVICE, assert_same_error, needs_torch, on_test_device, torch
+from compare import RNG, close_on_device, run_both, values
+from oracle import assert_same_error, needs_torch, on_test_device, torch
 
 import glasstorch as gt
 import glasstorch.nn as gnn
@@ -96,15 +96,8 @@ def test_ranking_and_embedding_loss_errors():
 
 
 # -- Margin losses, Poisson and Gaussian negative log-likelihood
-@pytest.fixture
-def _seeded():
-    """Seed both generators, so PyTorch's initial weights and glasstorch's draws repeat."""
-    torch.manual_seed(0)
-    gt.manual_seed(0)
-
-
 @needs_torch
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_margin_losses_match_pytorch(device, reduction):
     x, sign = values(4, 5), np.sign(values(4, 5)).astype(np.float32)
@@ -137,7 +130,7 @@ def test_margin_losses_match_pytorch(device, reduction):
 
 
 @needs_torch
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.parametrize("log_input, full", [(True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("reduction", ["mean", "none"])
 def test_poisson_nll_loss_matches_pytorch(device, log_input, full, reduction):
@@ -149,7 +142,7 @@ def test_poisson_nll_loss_matches_pytorch(device, log_input, full, reduction):
 
 
 @needs_torch
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.parametrize("var_shape", [(4, 3), (4, 1), (4,)])
 @pytest.mark.parametrize("full, reduction", [(False, "mean"), (True, "sum"), (False, "none")])
 def test_gaussian_nll_loss_matches_pytorch(device, var_shape, full, reduction):
@@ -163,7 +156,7 @@ def test_gaussian_nll_loss_matches_pytorch(device, var_shape, full, reduction):
 
 
 @needs_torch
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.gradcheck
 def test_margin_and_nll_loss_gradchecks(device):
     x = on_test_device(values(3, 4, dtype=np.float64), requires_grad=True)
@@ -178,7 +171,7 @@ def test_margin_and_nll_loss_gradchecks(device):
 
 
 @needs_torch
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 def test_margin_and_nll_loss_reprs():
     for name in ("SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
                  "GaussianNLLLoss"):  # fmt: skip
@@ -186,7 +179,7 @@ def test_margin_and_nll_loss_reprs():
 
 
 @needs_torch
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.errors
 def test_margin_and_nll_loss_errors():
     assert_same_error(
@@ -211,14 +204,6 @@ def test_margin_and_nll_loss_errors():
 
 
 # -- KL divergence, normalize and cosine similarity
-def _close(ours, theirs, rtol=1e-5, atol=1e-5) -> None:
-    """Compare on the host; ``ours`` must have been computed on the device under test."""
-    if isinstance(ours, gt.Tensor):
-        assert ours.device.type == TEST_DEVICE, f"result on {ours.device}, expected {TEST_DEVICE}"
-    np.testing.assert_allclose(
-        ours.detach().cpu().numpy(), theirs.detach().cpu().numpy(), rtol=rtol, atol=atol
-    )
-
 
 _A = RNG.standard_normal((3, 4)).astype(np.float32)
 _B = RNG.standard_normal((3, 4)).astype(np.float32)
@@ -250,7 +235,7 @@ def test_program_functions_like_pytorch(name):
     tx, gx = torch.tensor(_A, requires_grad=True), gt.tensor(_A, requires_grad=True)
     theirs = case(torch, tx, torch.tensor(_B), torch.tensor(_P))
     ours = case(gt, gx, gt.tensor(_B), gt.tensor(_P))
-    _close(ours, theirs, rtol=1e-5, atol=1e-6)
+    close_on_device(ours, theirs, rtol=1e-5, atol=1e-6)
     theirs.sum().backward()
     ours.sum().backward()
-    _close(gx.grad, tx.grad, rtol=1e-4, atol=1e-6)
+    close_on_device(gx.grad, tx.grad, rtol=1e-4, atol=1e-6)

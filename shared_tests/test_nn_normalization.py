@@ -100,14 +100,7 @@ def test_rms_norm_and_pairwise_distance(device):
 
 
 # -- Local response norm, BatchNorm3d, weight and spectral normalisation
-@pytest.fixture
-def _seeded():
-    """Seed both generators, so PyTorch's initial weights and glasstorch's draws repeat."""
-    torch.manual_seed(0)
-    gt.manual_seed(0)
-
-
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.parametrize("shape, size", [((2, 6, 3, 4), 3), ((2, 5, 7), 4), ((1, 4, 2, 3, 2), 2)])
 def test_local_response_norm_matches_pytorch(device, shape, size):
     kw = dict(alpha=0.1, beta=0.6, k=2.0)
@@ -116,7 +109,7 @@ def test_local_response_norm_matches_pytorch(device, shape, size):
     assert repr(gnn.LocalResponseNorm(size)) == repr(torch.nn.LocalResponseNorm(size))
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 def test_batch_norm3d_matches_pytorch(device):
     tm = torch.nn.BatchNorm3d(3)
     with torch.no_grad():
@@ -139,7 +132,7 @@ def test_batch_norm3d_matches_pytorch(device):
 # ====================================================== weight and spectral norm
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.parametrize("dim", [0, 1, None])
 def test_weight_norm_matches_pytorch(device, dim):
     with warnings.catch_warnings():
@@ -158,7 +151,7 @@ def test_weight_norm_matches_pytorch(device, dim):
     assert_close(gm.weight, tm.weight.detach(), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 def test_spectral_norm_matches_pytorch(device):
     tm = torch.nn.utils.spectral_norm(torch.nn.Linear(5, 4), n_power_iterations=2)
     gm = gnn.utils.spectral_norm(gnn.Linear(5, 4), n_power_iterations=2)
@@ -186,7 +179,7 @@ def test_spectral_norm_matches_pytorch(device):
     assert sorted(n for n, _ in gm.named_parameters()) == ["bias", "weight"]
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 def test_spectral_norm_transposed_conv_uses_dim_1(device):
     tm = torch.nn.utils.spectral_norm(torch.nn.ConvTranspose2d(3, 5, 2))
     gm = gnn.utils.spectral_norm(gnn.ConvTranspose2d(3, 5, 2))
@@ -196,7 +189,7 @@ def test_spectral_norm_transposed_conv_uses_dim_1(device):
     run_both(gm, tm, [values(1, 3, 3, 3)], rtol=1e-4)
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.errors
 def test_norm_hook_errors():
     with warnings.catch_warnings():

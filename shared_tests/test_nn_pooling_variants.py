@@ -104,14 +104,7 @@ def test_pooling_errors():
 
 
 # -- Max-unpooling, power-average and 3-D adaptive pooling
-@pytest.fixture
-def _seeded():
-    """Seed both generators, so PyTorch's initial weights and glasstorch's draws repeat."""
-    torch.manual_seed(0)
-    gt.manual_seed(0)
-
-
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.parametrize(
     "kwargs, shape, output_size",
     [
@@ -143,7 +136,7 @@ def test_max_unpool2d_matches_pytorch(device, kwargs, shape, output_size):
     assert_close(got, want)
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 def test_max_unpool1d_matches_pytorch(device):
     x = values(2, 3, 8)
     p, i = torch.nn.functional.max_pool1d(torch.tensor(x), 2, return_indices=True)
@@ -152,7 +145,7 @@ def test_max_unpool1d_matches_pytorch(device):
     assert repr(gnn.MaxUnpool1d(2)) == repr(torch.nn.MaxUnpool1d(2))
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.parametrize(
     "norm_type, kwargs",
     [(2, dict(kernel_size=2)), (3, dict(kernel_size=(2, 3), stride=1)),
@@ -168,7 +161,7 @@ def test_lp_pool_matches_pytorch(device, norm_type, kwargs):
     run_both(gnn.LPPool1d(norm_type, k), torch.nn.LPPool1d(norm_type, k), [x[0]], rtol=1e-4)
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.parametrize("size", [(1, 1, 1), 2, (3, None, 2)])
 def test_adaptive_pool3d_matches_pytorch(device, size):
     x = values(2, 3, 5, 4, 6)
@@ -182,7 +175,7 @@ def test_adaptive_pool3d_matches_pytorch(device, size):
     assert repr(gnn.AdaptiveAvgPool3d(size)) == repr(torch.nn.AdaptiveAvgPool3d(size))
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.gradcheck
 def test_pool_gradchecks(device):
     x = on_test_device(np.abs(values(1, 2, 4, 5, dtype=np.float64)) + 0.2, requires_grad=True)
@@ -197,7 +190,7 @@ def test_pool_gradchecks(device):
     assert gradcheck(lambda v: F.adaptive_max_pool3d(v, (2, 2, 2)), (v,))
 
 
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 @pytest.mark.errors
 def test_pooling_and_shuffle_errors():
     _, idx = F.max_pool2d(gt.zeros(1, 1, 4, 4), 2, return_indices=True)

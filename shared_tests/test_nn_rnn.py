@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 import pytest
+from compare import close_on_device, copy_parameters
 from oracle import TEST_DEVICE, assert_close, assert_same_error, needs_torch, torch
 
 import glasstorch as gt
@@ -485,21 +486,6 @@ def test_lstm_backward_twice_needs_retain_graph():
 X = RNG.standard_normal((5, 3, 4)).astype(np.float32)
 
 
-def _copy(source, target) -> None:
-    target.load_state_dict(
-        {k: gt.tensor(v.detach().cpu().numpy()) for k, v in source.state_dict().items()}
-    )
-
-
-def _close(ours, theirs, rtol=1e-5, atol=1e-5) -> None:
-    """Compare on the host; ``ours`` must have been computed on the device under test."""
-    if isinstance(ours, gt.Tensor):
-        assert ours.device.type == TEST_DEVICE, f"result on {ours.device}, expected {TEST_DEVICE}"
-    np.testing.assert_allclose(
-        ours.detach().cpu().numpy(), theirs.detach().cpu().numpy(), rtol=rtol, atol=atol
-    )
-
-
 # ------------------------------------------------------------- packed sequences
 def test_pack_sequence_layout():
     packed = gt_rnn.pack_sequence([gt.tensor([1, 2, 3]), gt.tensor([4, 5])])
@@ -525,13 +511,13 @@ def test_pack_and_pad_roundtrip_like_pytorch(batch_first):
     x = X.transpose(1, 0, 2).copy() if batch_first else X
     ours = gt_rnn.pack_padded_sequence(gt.tensor(x), [2, 5, 3], batch_first, False)
     theirs = torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x), [2, 5, 3], batch_first, False)
-    _close(ours.data, theirs.data)
+    close_on_device(ours.data, theirs.data)
     assert ours.batch_sizes.tolist() == theirs.batch_sizes.tolist()
     assert ours.sorted_indices.tolist() == theirs.sorted_indices.tolist()
     assert ours.unsorted_indices.tolist() == theirs.unsorted_indices.tolist()
     a, la = gt_rnn.pad_packed_sequence(ours, batch_first, total_length=6)
     b, lb = torch.nn.utils.rnn.pad_packed_sequence(theirs, batch_first, total_length=6)
-    _close(a, b)
+    close_on_device(a, b)
     assert la.tolist() == lb.tolist() and la.dtype == gt.int64
 
 
@@ -541,7 +527,7 @@ def test_recurrent_layers_on_packed_input_like_pytorch(kind):
     torch.manual_seed(0)
     theirs = getattr(torch.nn, kind)(4, 5, num_layers=2, bidirectional=True)
     ours = getattr(gt.nn, kind)(4, 5, num_layers=2, bidirectional=True)
-    _copy(theirs, ours)
+    copy_parameters(theirs, ours)
     h0 = RNG.standard_normal((4, 3, 5)).astype(np.float32)
     th = (torch.tensor(h0), torch.tensor(-h0)) if kind == "LSTM" else torch.tensor(h0)
     gh = (gt.tensor(h0), gt.tensor(-h0)) if kind == "LSTM" else gt.tensor(h0)
@@ -549,15 +535,15 @@ def test_recurrent_layers_on_packed_input_like_pytorch(kind):
     t_out, t_last = theirs(torch.nn.utils.rnn.pack_padded_sequence(tx, [2, 5, 3], False, False), th)
     g_out, g_last = ours(gt_rnn.pack_padded_sequence(gx, [2, 5, 3], False, False), gh)
     assert isinstance(g_out, gt_rnn.PackedSequence)
-    _close(g_out.data, t_out.data)
+    close_on_device(g_out.data, t_out.data)
     t_last = t_last if isinstance(t_last, tuple) else (t_last,)
     g_last = g_last if isinstance(g_last, tuple) else (g_last,)
     for a, b in zip(g_last, t_last):
-        _close(a, b)
+        close_on_device(a, b)
     (t_out.data.sum() + t_last[0].square().sum()).backward()
     (g_out.data.sum() + g_last[0].square().sum()).backward()
-    _close(gx.grad, tx.grad, rtol=1e-4)
-    _close(ours.weight_hh_l1_reverse.grad, theirs.weight_hh_l1_reverse.grad, rtol=1e-4)
+    close_on_device(gx.grad, tx.grad, rtol=1e-4)
+    close_on_device(ours.weight_hh_l1_reverse.grad, theirs.weight_hh_l1_reverse.grad, rtol=1e-4)
 
 
 # ------------------------------------------------------------- LSTM projections
@@ -569,17 +555,17 @@ def test_lstm_proj_size_like_pytorch(bias):
     ours = gt.nn.LSTM(4, 6, num_layers=2, bidirectional=True, proj_size=3, bias=bias)
     assert repr(ours) == repr(theirs)
     assert list(ours.state_dict()) == list(theirs.state_dict())
-    _copy(theirs, ours)
+    copy_parameters(theirs, ours)
     tx, gx = torch.tensor(X, requires_grad=True), gt.tensor(X, requires_grad=True)
     t_out, (t_h, t_c) = theirs(tx)
     g_out, (g_h, g_c) = ours(gx)
     assert tuple(g_h.shape) == (4, 3, 3) and tuple(g_c.shape) == (4, 3, 6)
     for a, b in ((g_out, t_out), (g_h, t_h), (g_c, t_c)):
-        _close(a, b)
+        close_on_device(a, b)
     (t_out.sum() + t_c.sum()).backward()
     (g_out.sum() + g_c.sum()).backward()
-    _close(gx.grad, tx.grad, rtol=1e-4)
-    _close(ours.weight_hr_l1.grad, theirs.weight_hr_l1.grad, rtol=1e-4)
+    close_on_device(gx.grad, tx.grad, rtol=1e-4)
+    close_on_device(ours.weight_hr_l1.grad, theirs.weight_hr_l1.grad, rtol=1e-4)
 
 
 @pytest.mark.errors

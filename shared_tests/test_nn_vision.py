@@ -8,8 +8,8 @@ import warnings
 
 import numpy as np
 import pytest
-from compare import RNG, run_both, values
-from oracle import TEST_DEVICE, assert_close, needs_torch, on_test_device, torch
+from compare import RNG, close_on_device, run_both, values
+from oracle import assert_close, needs_torch, on_test_device, torch
 
 import glasstorch as gt
 import glasstorch.nn as gnn
@@ -20,15 +20,8 @@ pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("default_device")]
 
 
 # -- The upsampling modules
-@pytest.fixture
-def _seeded():
-    """Seed both generators, so PyTorch's initial weights and glasstorch's draws repeat."""
-    torch.manual_seed(0)
-    gt.manual_seed(0)
-
-
 @needs_torch
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 def test_upsampling_modules_match_pytorch(device):
     x = values(1, 2, 3, 4)
     for kwargs in (dict(scale_factor=2), dict(size=(5, 7))):
@@ -43,7 +36,7 @@ def test_upsampling_modules_match_pytorch(device):
 
 
 @needs_torch
-@pytest.mark.usefixtures("_seeded")
+@pytest.mark.usefixtures("seeded_generators")
 def test_upsample_is_a_deprecated_interpolate(device):
     x = values(1, 2, 3, 4)
     with pytest.warns(UserWarning, match="upsample` is deprecated"):
@@ -60,15 +53,6 @@ def test_upsample_is_a_deprecated_interpolate(device):
 
 
 # -- The padding layers and pixel shuffle
-
-
-def _close(ours, theirs, rtol=1e-5, atol=1e-5) -> None:
-    """Compare on the host; ``ours`` must have been computed on the device under test."""
-    if isinstance(ours, gt.Tensor):
-        assert ours.device.type == TEST_DEVICE, f"result on {ours.device}, expected {TEST_DEVICE}"
-    np.testing.assert_allclose(
-        ours.detach().cpu().numpy(), theirs.detach().cpu().numpy(), rtol=rtol, atol=atol
-    )
 
 
 @needs_torch
@@ -92,10 +76,10 @@ def test_padding_and_pixel_shuffle_layers_like_pytorch(name, args):
     assert repr(ours) == repr(theirs)
     tx, gx = torch.tensor(x, requires_grad=True), gt.tensor(x, requires_grad=True)
     t_out, g_out = theirs(tx), ours(gx)
-    _close(g_out, t_out)
+    close_on_device(g_out, t_out)
     (t_out * t_out).sum().backward()
     (g_out * g_out).sum().backward()
-    _close(gx.grad, tx.grad)
+    close_on_device(gx.grad, tx.grad)
 
 
 # -- Sampling grids: affine_grid and grid_sample
