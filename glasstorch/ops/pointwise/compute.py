@@ -70,8 +70,12 @@ def _binary_same_layout(op: str, a: Tensor, b: Tensor) -> Tensor:
     ``is_contiguous()``'s loop (a size-1 dimension with another stride takes the
     general path).
     """
+    dtype = _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype
     device = common_device(a, b) if cuda_active else CPU
-    out = _same_layout_as(a, _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype, device)
+    # What empty_tensor would check and compute (the size limits, the strides) is
+    # known from ``a`` already: it exists, and its strides are the row-major ones.
+    storage = new_storage(numel(a._shape), dtype.numpy, device)
+    out = Tensor._make(storage, a._shape, a._stride, 0, dtype)
     kernels.binary(op, out._strided(), a._strided(), b._strided())
     return out
 
@@ -123,17 +127,6 @@ def _write_result(result: Tensor, out) -> Tensor:
         return result
     kernels.copy(out._strided(), result._strided())
     return out
-
-
-def _same_layout_as(a: Tensor, dtype, device) -> Tensor:
-    """A new row-major tensor of ``a``'s shape on ``device``, for a row-major ``a``.
-
-    Shortcut: what :func:`empty_tensor` would check and compute (the size
-    limits, the strides) is known from ``a`` already: ``a`` exists, so its
-    shape passed those checks, and its strides are the row-major ones.
-    """
-    storage = new_storage(numel(a._shape), dtype.numpy, device)
-    return Tensor._make(storage, a._shape, a._stride, 0, dtype)
 
 
 def compute_unary(op: str, a: Tensor, dtype=None, out=None) -> Tensor:
