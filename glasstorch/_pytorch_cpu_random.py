@@ -22,7 +22,8 @@ The transformations (facts about PyTorch's kernels, checked against its output):
   ``r = sqrt(-2 log u1)``, ``theta = 2 pi u2``, ``x[j] = r cos theta``,
   ``x[j + 8] = r sin theta``. If the size is not a multiple of 16, the *last*
   16 elements are filled with 16 fresh uniforms and transformed again. The
-  arithmetic is in the dtype (float32 for float32 tensors).
+  arithmetic is in the dtype; for float32 ``log``/``sin``/``cos`` are the
+  Cephes float32 routines of PyTorch's AVX2 kernel (:mod:`glasstorch._cephes_float32`).
 * **integers** in ``[low, high)``: ``low + draw % (high - low)``, the draw 64-bit
   when the range is at least ``2**28`` (whatever the dtype), else 32-bit.
   The whole int64 range (``random_(-2**63, None)``) takes the 64-bit draw
@@ -53,6 +54,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from glasstorch import _cephes_float32
 
 #: PyTorch switches randperm to its 64-bit "inside-out" shuffle from this ``n`` on.
 RANDPERM_LARGE = (2**32 - 1) // 20
@@ -87,7 +90,7 @@ def fused_multiply_add(a, b, c, dtype: np.dtype) -> np.ndarray:
     """
     a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
     if np.dtype(dtype) == np.float32:
-        return (a * b + c).astype(np.float32)
+        return _cephes_float32.fma_float32(a, b, c)
     product = a * b
     a_high, a_low = _split(a)
     b_high, b_low = _split(b)
@@ -141,11 +144,12 @@ def _box_muller_16(runs: np.ndarray, dtype: np.dtype, mean: float, std: float) -
     """Each row of 16 uniforms made 16 normals, element j paired with j + 8, in ``dtype``.
 
     float64 uses the C library's ``log``, ``cos`` and ``sin`` (Python's ``math``
-    calls the same ones), so its values are PyTorch's exactly. For float32
-    PyTorch evaluates them with a SIMD math library (Sleef) whose results can
-    differ from NumPy's float32 functions, used here, in the last bit or two:
-    float32 normals from 16 elements on are PyTorch's within a few ulp, not
-    bit for bit.
+    calls the same ones), so its values are PyTorch's exactly. float32 uses
+    the Cephes-derived float32 ``log`` and ``sincos`` of PyTorch's AVX2 kernel
+    (:mod:`glasstorch._cephes_float32`), which its AVX-512 build runs too, so
+    the values are those of PyTorch on any CPU with AVX2. Differs: PyTorch on a
+    CPU without AVX2 (or ``ATEN_CPU_CAPABILITY=default``) calls the C library's
+    float32 ``logf``/``cosf``/``sinf`` instead, with ``theta`` in float64.
     """
     u1 = 1 - runs[:, :8]
     u2 = runs[:, 8:]
@@ -155,9 +159,9 @@ def _box_muller_16(runs: np.ndarray, dtype: np.dtype, mean: float, std: float) -
         cos = np.array([math.cos(t) for t in theta.ravel()]).reshape(theta.shape)
         sin = np.array([math.sin(t) for t in theta.ravel()]).reshape(theta.shape)
     else:
-        radius = np.sqrt(np.float32(-2) * np.log(u1))
+        radius = np.sqrt(np.float32(-2) * _cephes_float32.log(u1))
         theta = np.float32(2 * math.pi) * u2
-        cos, sin = np.cos(theta), np.sin(theta)
+        sin, cos = _cephes_float32.sincos(theta)
     halves = [fused_multiply_add(radius * trig, std, mean, dtype) for trig in (cos, sin)]
     return np.concatenate(halves, axis=1).astype(dtype)
 
