@@ -28,8 +28,8 @@ from __future__ import annotations
 from typing import Any
 
 from glasstorch._gpu import runtime as _runtime
-from glasstorch.cuda._device import MAX_DEVICES as _MAX_DEVICES
 from glasstorch.cuda._device import active_driver as _driver
+from glasstorch.cuda._device import device_count
 from glasstorch.cuda._device import device_index as _index
 from glasstorch.cuda.memory import (
     OutOfMemoryError,
@@ -98,11 +98,6 @@ __all__ = [
 def is_available() -> bool:
     """Whether a CUDA device can be used (a GPU through CuPy, or the simulator)."""
     return _runtime.driver is not None
-
-
-def device_count() -> int:
-    """How many CUDA devices there are (0 without CUDA; glasstorch drives at most one)."""
-    return 0 if _runtime.driver is None else min(_MAX_DEVICES, _runtime.driver.device_count())
 
 
 def is_initialized() -> bool:

@@ -11,18 +11,16 @@ from typing import Any
 
 from glasstorch._gpu import runtime as _runtime
 
-#: PyTorch's message when a call needs CUDA and there is none.
-NO_CUDA = "Torch not compiled with CUDA enabled"
-
 #: The most CUDA devices glasstorch drives: one, ``cuda:0``.
 MAX_DEVICES = 1
 
+#: The active driver; PyTorch's AssertionError when CUDA is off.
+active_driver = _runtime.require_driver
 
-def active_driver():
-    """The active driver; PyTorch's AssertionError when CUDA is off."""
-    if _runtime.driver is None:
-        raise AssertionError(NO_CUDA)
-    return _runtime.driver
+
+def device_count() -> int:
+    """How many CUDA devices there are (0 without CUDA; glasstorch drives at most one)."""
+    return 0 if _runtime.driver is None else min(MAX_DEVICES, _runtime.driver.device_count())
 
 
 def device_index(device: Any) -> int:
@@ -38,8 +36,7 @@ def device_index(device: Any) -> int:
         if parsed.type != "cuda":
             raise ValueError(f"Expected a cuda device, but got: {parsed}")
         index = 0 if parsed.index is None else parsed.index
-    count = 0 if _runtime.driver is None else min(MAX_DEVICES, _runtime.driver.device_count())
-    if not 0 <= index < count:
+    if not 0 <= index < device_count():
         raise RuntimeError(
             f"CUDA error: invalid device ordinal (device {index}; glasstorch drives one "
             "CUDA device, cuda:0)"

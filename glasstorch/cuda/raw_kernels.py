@@ -147,7 +147,7 @@ def _argument(kernel: str, position: int, value):
                 f"{kernel}: argument {position} is a tensor on {value.device}; a kernel "
                 "reads device memory: pass a CUDA tensor (tensor.cuda())"
             )
-        return _device_address(value)
+        return value.data_ptr()
     if hasattr(value, "item") and not isinstance(value, (int, float)):  # a NumPy number
         return value.item()
     if isinstance(value, (bool, int, float)):
@@ -156,8 +156,3 @@ def _argument(kernel: str, position: int, value):
         f"{kernel}: argument {position} of type {type(value).__name__} is neither a CUDA "
         "tensor nor a number"
     )
-
-
-def _device_address(tensor: Tensor) -> int:
-    """The device address of ``tensor``'s first element."""
-    return tensor.data_ptr()

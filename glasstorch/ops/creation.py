@@ -290,10 +290,9 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     autograd records. A NumPy array is shared only on the CPU; ``device=``
     anywhere else copies it there.
     """
-    target = check_device(device)
     if isinstance(data, Tensor):
-        return data.to(device=target, dtype=dtype)
-    on_cpu = (target or get_default_device()) == CPU
+        return data.to(device=check_device(device), dtype=dtype)
+    on_cpu = _target_device(device) == CPU
     if isinstance(data, np.ndarray) and on_cpu and (dtype is None or dtype.numpy == data.dtype):
         try:
             return from_numpy(data)

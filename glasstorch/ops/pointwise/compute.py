@@ -71,6 +71,7 @@ def _binary_same_layout(op: str, a: Tensor, b: Tensor) -> Tensor:
     general path).
     """
     dtype = _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype
+    # common_device's own first test, made here to spare the call on the CPU.
     device = common_device(a, b) if cuda_active else CPU
     # What empty_tensor would check and compute (the size limits, the strides) is
     # known from ``a`` already: it exists, and its strides are the row-major ones.
