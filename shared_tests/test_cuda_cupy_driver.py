@@ -8,6 +8,8 @@ the driver's options is in ``test_cuda_simulator.py``.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -37,6 +39,45 @@ class _Stream:
 
 def _driver_without_gpu() -> CupyDriver:
     return object.__new__(CupyDriver)  # no CuPy, no device: launch needs neither
+
+
+class _FakeStreamType:
+    """Stands in for ``cupy.cuda.Stream``: records how each stream was made."""
+
+    null = object()  # the legacy default stream
+
+    def __init__(self, accepts_priority: bool = True):
+        self.made = []
+        self.accepts_priority = accepts_priority
+
+    def __call__(self, **kwargs):
+        if "priority" in kwargs and not self.accepts_priority:
+            raise TypeError("unexpected keyword argument 'priority'")
+        self.made.append(kwargs)
+        return kwargs
+
+
+def _driver_with_streams(stream_type: _FakeStreamType) -> CupyDriver:
+    driver = _driver_without_gpu()
+    driver.cupy = SimpleNamespace(cuda=SimpleNamespace(Stream=stream_type))
+    return driver
+
+
+@pytest.mark.parametrize("accepts_priority", [True, False])
+def test_streams_are_non_blocking_as_pytorchs(accepts_priority):
+    # A blocking stream would synchronize with the legacy default stream and
+    # hide a missing wait_stream; PyTorch creates its streams non-blocking.
+    stream_type = _FakeStreamType(accepts_priority)
+    _driver_with_streams(stream_type).create_stream(priority=-1)
+    assert stream_type.made[0]["non_blocking"] is True
+    assert stream_type.made[0].get("priority", -1) == -1
+
+
+def test_the_default_stream_is_the_one_legacy_stream_of_the_process():
+    # PyTorch's default stream is handle 0, shared by every host thread (not
+    # CuPy's per-thread default stream).
+    stream_type = _FakeStreamType()
+    assert _driver_with_streams(stream_type).default_stream() is _FakeStreamType.null
 
 
 def test_nvrtc_options_include_what_creation_cu_needs():

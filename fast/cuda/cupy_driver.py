@@ -9,6 +9,7 @@ CuPy is used as a thin layer over the CUDA runtime, not as an array library:
 * device memory comes from ``cudaMalloc``/``cudaFree`` (``cupy.cuda.runtime``),
   handed out by glasstorch's own caching allocator, not CuPy's memory pool;
 * streams and events are CUDA's (``cupy.cuda.Stream``, ``cupy.cuda.Event``);
+  streams are non-blocking and the default stream is the legacy one, as PyTorch's;
 * float32/float64 matmul calls cuBLAS through ``cupy.matmul`` on views of
   glasstorch's memory (:meth:`CupyDriver.matmul_blas`).
 
@@ -178,12 +179,20 @@ class CupyDriver(Driver):
 
     # ---- streams
     def create_stream(self, priority: int = 0) -> Any:
+        # Non-blocking, as PyTorch's streams are (cudaStreamNonBlocking): a
+        # blocking stream would also wait for the legacy default stream and make
+        # it wait, which hides a missing wait_stream that breaks under PyTorch.
         try:
-            return self.cupy.cuda.Stream(non_blocking=False, priority=priority)
+            return self.cupy.cuda.Stream(non_blocking=True, priority=priority)
         except TypeError:  # an older CuPy without priorities
-            return self.cupy.cuda.Stream(non_blocking=False)
+            return self.cupy.cuda.Stream(non_blocking=True)
 
     def default_stream(self) -> Any:
+        # The legacy default stream (handle 0), which PyTorch also uses as each
+        # device's default stream: one for the process, shared by every host
+        # thread (CuPy's per-thread default stream, Stream.ptds, would give each
+        # host thread its own). With every other stream non-blocking, it neither
+        # waits for them nor makes them wait, as on the simulator.
         return self.cupy.cuda.Stream.null
 
     def stream_synchronize(self, stream: Any) -> None:
