@@ -81,6 +81,47 @@ def test_a_launch_on_a_stream_of_ones_own():
     assert out.cpu().tolist() == [2.0] * 64
 
 
+MULTIPLY_ADD = r"""
+extern "C" __global__ void multiply_add(const float *a, const float *b, const float *c,
+                                        float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a[i] * b[i] + c[i];
+}
+"""
+
+# (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24: rounded to float32 before the add, the
+# 2^-24 is lost and a*b + c is 0; fused into one rounding, it survives.
+_FMA_A = 1 + 2**-12
+_FMA_C = -(1 + 2**-11)
+
+
+def _multiply_add(a, b, c, options=()):
+    kernel = gt.cuda.RawKernel(MULTIPLY_ADD, "multiply_add", options=options)
+    a, b, c = (gt.tensor(v, dtype=gt.float32, device="cuda") for v in (a, b, c))
+    out = gt.empty(a.numel(), device="cuda")
+    kernel(1, 32, (a, b, c, out, a.numel()))
+    return out.cpu().tolist()
+
+
+def test_a_multiply_add_is_fused_into_one_rounding_as_nvrtc_compiles_it():
+    # NVRTC contracts a*b + c into an FMA (--fmad=true is its default); the
+    # simulator does too (GLASSTORCH_SIM_FLOAT=gpu, the default).
+    assert _multiply_add([_FMA_A], [_FMA_A], [_FMA_C]) == [2.0**-24]
+
+
+def test_fmad_false_keeps_the_product_and_the_sum_apart():
+    assert _multiply_add([_FMA_A], [_FMA_A], [_FMA_C], options=("--fmad=false",)) == [0.0]
+
+
+def test_float32_denormals_are_flushed_to_zero_as_cupys_ftz_build_does():
+    # CuPy compiles every kernel with -ftz=true: a denormal result becomes 0
+    # (1e-20 * 1e-20 = 1e-40 < float32's smallest normal, 1.2e-38), and a
+    # denormal operand reads as 0.
+    normal = np.finfo(np.float32).tiny
+    result = _multiply_add([1e-20, 1e-40, normal, 1.0], [1e-20, 1.0, 1.0, 1.0], [0.0] * 4)
+    assert result == [0.0, 0.0, float(normal), 1.0]
+
+
 def test_errors_say_what_was_wrong():
     add = gt.cuda.RawKernel(ADD, "add")
     x = gt.ones(4, device="cuda")
@@ -116,5 +157,6 @@ def test_the_sources_here_compile_with_nvrtc_as_on_a_gpu():
     if library is None:
         pytest.skip("NVRTC not found: pip install nvidia-cuda-nvrtc-cu12 (.ci/run does)")
     options = ["--std=c++17", "-arch=compute_90", "-ftz=true"]
-    for name, source in (("add.cu", ADD), ("block_sums.cu", BLOCK_SUMS)):
+    sources = (("add.cu", ADD), ("block_sums.cu", BLOCK_SUMS), ("multiply_add.cu", MULTIPLY_ADD))
+    for name, source in sources:
         assert compile_with_nvrtc(library, source, name, options) is None

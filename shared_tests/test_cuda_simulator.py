@@ -348,6 +348,52 @@ def test_sum_kernel(sim, device, n, blocks, threads):
     )
 
 
+FLOAT_PROBE = r"""
+extern "C" __global__ void multiply_add(const float *a, const float *b, const float *c,
+                                        float *out) {
+    out[threadIdx.x] = a[threadIdx.x] * b[threadIdx.x] + c[threadIdx.x];
+}
+"""
+
+
+def _multiply_add_on_the_simulator(sim, device, options=()):
+    """(1+2^-12)^2 - (1+2^-11), which only an FMA gets right, and 1e-20 * 1e-20, a denormal."""
+    a = np.array([1 + 2**-12, 1e-20], np.float32)
+    c = np.array([-(1 + 2**-11), 0.0], np.float32)
+    out = device.zeros(2, np.float32)
+    kernel = sim.load_source(FLOAT_PROBE, "float_probe.cu", options).get_function("multiply_add")
+    kernel(1, 2, (device.upload(a), device.upload(a), device.upload(c), out))
+    return device.download(out, 2, np.float32).tolist()
+
+
+def test_the_float_arithmetic_follows_the_gpu_unless_told_to_follow_the_host(
+    sim, device, monkeypatch
+):
+    assert _multiply_add_on_the_simulator(sim, device) == [2.0**-24, 0.0]
+    assert _multiply_add_on_the_simulator(sim, device, ("--fmad=false",)) == [0.0, 0.0]
+    monkeypatch.setenv("GLASSTORCH_SIM_FLOAT", "host")
+    exact = float(np.float32(1e-20) * np.float32(1e-20))  # a float32 denormal, kept
+    assert exact != 0.0
+    assert _multiply_add_on_the_simulator(sim, device) == [0.0, exact]
+
+
+def test_the_float_modes_of_two_modules_do_not_leak_into_each_other(sim, device, monkeypatch):
+    # Both run on the default stream's one worker thread, whose MXCSR each
+    # launch sets for its own module.
+    monkeypatch.setenv("GLASSTORCH_SIM_FLOAT", "host")
+    host = _multiply_add_on_the_simulator(sim, device)
+    monkeypatch.setenv("GLASSTORCH_SIM_FLOAT", "gpu")
+    assert _multiply_add_on_the_simulator(sim, device)[1] == 0.0
+    monkeypatch.setenv("GLASSTORCH_SIM_FLOAT", "host")
+    assert _multiply_add_on_the_simulator(sim, device) == host
+
+
+def test_an_unknown_float_mode_says_which_there_are(sim, monkeypatch):
+    monkeypatch.setenv("GLASSTORCH_SIM_FLOAT", "fast")
+    with pytest.raises(SimulatorError, match="'gpu'.*'host'"):
+        sim.load_source(FLOAT_PROBE, "float_probe.cu")
+
+
 def test_a_compile_error_names_the_cu_file(sim):
     with pytest.raises(SimulatorError, match=r"broken\.cu:1"):
         sim.load_source('extern "C" __global__ void broken(int *x) { x = ; }', "broken.cu")

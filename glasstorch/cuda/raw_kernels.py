@@ -28,7 +28,9 @@ NumPy number. A launch is queued on the current stream (or ``stream=``) and
 returns at once, like every CUDA launch.
 
 Differences from CuPy: the simulator has no dynamic shared memory
-(``extern __shared__``, ``shared_mem > 0``) yet, and ignores NVRTC's options;
+(``extern __shared__``, ``shared_mem > 0``) yet; of NVRTC's options it honours
+``--fmad=false`` only (it computes as CuPy's NVRTC build by default: FMA
+contraction, float32 denormals flushed to zero);
 ``name_expressions`` (C++ templates by name) and ``jitify`` are not offered.
 """
 
@@ -51,7 +53,7 @@ class RawModule:
         code: the CUDA C source; its kernels are ``extern "C" __global__``
             functions.
         options: compiler options, passed to NVRTC on a GPU (for example
-            ``("--std=c++17",)``); the simulator ignores them.
+            ``("--std=c++17",)``); the simulator honours ``--fmad=false`` only.
         path: a ``.cu`` file to read instead of ``code``.
 
     Example::

@@ -83,9 +83,9 @@ class SimulatorDriver(Driver):
         return function
 
     def compile_source(self, code: str, options: tuple[str, ...]) -> Any:
-        # The host compiler builds it with the simulator's header; NVRTC's
-        # options (-arch, --std, -ftz) have no meaning there and are ignored.
-        return self.sim.load_source(code, filename="raw_module.cu")
+        # The host compiler builds it with the simulator's header; of NVRTC's
+        # options only --fmad=false means something there (no FMA contraction).
+        return self.sim.load_source(code, filename="raw_module.cu", options=options)
 
     def launch(self, kernel: Any, grid: tuple, block: tuple, args: tuple, stream: Any) -> None:
         kernel(grid, block, args, stream=stream)

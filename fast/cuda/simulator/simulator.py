@@ -7,6 +7,11 @@ cffi's ABI mode (``ffi.dlopen``). The runtime (device memory, streams, events)
 is one more shared library, ``gt_cuda_sim_runtime.c`` (also beside this
 file), shared by every kernel library of the process.
 
+Kernels do float arithmetic as CuPy's NVRTC build does on a GPU (multiply-adds
+contracted into fused multiply-adds, float denormals flushed to zero) unless
+``GLASSTORCH_SIM_FLOAT=host`` asks for the host's plain IEEE arithmetic; see
+:func:`float_arithmetic`.
+
 Compiled libraries are cached by a hash of their sources and flags under
 ``$GLASSTORCH_SIM_CACHE`` (default ``~/.cache/glasstorch/cuda_sim``), so each
 ``.cu`` compiles once. The compilers are ``$CC`` and ``$CXX`` (default ``cc``
@@ -41,6 +46,7 @@ from glasstorch._gpu.driver import DeviceOutOfMemory, format_size
 from ..sources import CUDA_DIR, CudaSourceError, cache_dir, digest, headers_text, kernel_signatures
 
 __all__ = [
+    "FLOAT_MODES",
     "SIMULATOR_DIR",
     "Event",
     "Kernel",
@@ -48,6 +54,8 @@ __all__ = [
     "Simulator",
     "SimulatorError",
     "Stream",
+    "float_arithmetic",
+    "float_mode",
     "get_simulator",
 ]
 
@@ -128,7 +136,8 @@ def _launcher_source(kernels: dict[str, list[tuple[str, str]]]) -> str:
             f'extern "C" void gt_launch_{name}(gt_sim_stream *stream, unsigned int gx, '
             f"unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, "
             f"unsigned int bz{declared}) {{\n"
-            f"    gt_sim::launch(stream, dim3(gx, gy, gz), dim3(bx, by, bz), {name}{passed});\n"
+            f"    gt_sim::launch(stream, dim3(gx, gy, gz), dim3(bx, by, bz), "
+            f"gt_float_mode_{name}{passed});\n"
             "}"
         )
     return "\n".join(lines) + "\n"
@@ -137,6 +146,94 @@ def _launcher_source(kernels: dict[str, list[tuple[str, str]]]) -> str:
 def _cdef_type(ctype: str) -> str:
     """Pointers travel as ``void *`` (the ABI is the same); scalars keep their type."""
     return "void *" if "*" in ctype else ctype.replace("const ", "")
+
+
+# ------------------------------------------------------------------- float arithmetic
+
+#: ``GLASSTORCH_SIM_FLOAT``'s values: ``gpu`` (the default) computes as a GPU
+#: does, ``host`` as the host compiler does by default.
+FLOAT_MODES = ("gpu", "host")
+
+#: MXCSR's flush-to-zero (bit 15: a denormal result becomes 0) and
+#: denormals-are-zero (bit 6: a denormal operand reads as 0) bits, on x86.
+_MXCSR_FTZ_DAZ = 0x8040
+
+
+def float_mode() -> str:
+    """The simulator's float arithmetic, ``GLASSTORCH_SIM_FLOAT`` (``gpu`` unless set)."""
+    mode = os.environ.get("GLASSTORCH_SIM_FLOAT", "gpu")
+    if mode not in FLOAT_MODES:
+        raise SimulatorError(
+            f"GLASSTORCH_SIM_FLOAT={mode!r}: use 'gpu' (compute as CuPy's NVRTC build on "
+            "a GPU: FMA contraction, float denormals flushed to zero) or 'host'"
+        )
+    return mode
+
+
+def _host_has_fma() -> bool:
+    """Whether this CPU has fused multiply-add instructions (every 64-bit ARM has;
+    on x86 ``/proc/cpuinfo`` says, where there is one)."""
+    machine = os.uname().machine
+    if machine in ("aarch64", "arm64"):
+        return True
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            return any(
+                line.startswith("flags") and " fma " in f"{line.rstrip()} " for line in cpuinfo
+            )
+    except OSError:
+        return False
+
+
+def float_arithmetic(
+    kernels: dict[str, list[tuple[str, str]]], options: tuple[str, ...] = ()
+) -> tuple[list[str], str]:
+    """The compiler flags and kernel entries that give the simulator a GPU's float arithmetic.
+
+    CuPy compiles every kernel with NVRTC's ``-ftz=true`` (which a ``RawModule``
+    cannot turn off) and NVRTC's default ``--fmad=true``. So, in ``gpu`` mode:
+
+    * **FMA contraction.** ``a * b + c`` is computed as one fused multiply-add,
+      rounded once, as NVRTC contracts it: ``-ffp-contract=fast``, with ``-mfma``
+      on an x86 CPU that has FMA (without an FMA instruction the compiler
+      cannot contract). ``--fmad=false`` among ``options`` turns it off, as on
+      the GPU. Which of several products a compiler fuses is its own choice, so
+      contraction makes results closer to a GPU's, not always bit for bit equal.
+    * **Denormals flushed to zero.** Each CUDA thread starts by setting its OS
+      thread's MXCSR FTZ and DAZ bits (x86 only), so a denormal result becomes
+      zero and a denormal operand reads as zero. Unlike the GPU, where
+      ``-ftz`` concerns float32 only, MXCSR flushes float64 denormals too.
+
+    In ``host`` mode contraction is off and denormals are kept (the entries
+    clear FTZ and DAZ, as another module may have set them on the same stream).
+
+    Returns:
+        the extra compiler flags, and C++ source that defines, for each kernel
+        ``k``, the entry ``gt_float_mode_k`` the launchers start (it sets the
+        float mode, then calls ``k``).
+    """
+    gpu = float_mode() == "gpu"
+    contract = gpu and not any(option.lstrip("-") == "fmad=false" for option in options)
+    flags = ["-ffp-contract=fast" if contract else "-ffp-contract=off"]
+    if contract and os.uname().machine in ("x86_64", "i686") and _host_has_fma():
+        flags.append("-mfma")
+    bits = _MXCSR_FTZ_DAZ if gpu else 0
+    lines = [
+        "static inline void gt_set_float_mode(void) {",
+        "#if defined(__x86_64__) || defined(__i386__)",
+        f"    unsigned int csr = __builtin_ia32_stmxcsr() & ~{_MXCSR_FTZ_DAZ:#x}u;",
+        f"    __builtin_ia32_ldmxcsr(csr | {bits:#x}u);",
+        "#endif",
+        "}",
+    ]
+    for name, params in kernels.items():
+        declared = ", ".join(f"{ctype} {pname}" for ctype, pname in params)
+        passed = ", ".join(pname for _, pname in params)
+        lines.append(
+            f"static void gt_float_mode_{name}({declared}) {{ gt_set_float_mode(); "
+            f"{name}({passed}); }}"
+        )
+    return flags, "\n".join(lines) + "\n"
 
 
 # ------------------------------------------------------------------- objects
@@ -313,35 +410,46 @@ class Simulator:
             path = CUDA_DIR / path
         return self.load_source(path.read_text(), filename=str(path))
 
-    def load_source(self, source: str, filename: str = "<source>.cu") -> Module:
-        """Compile CUDA source text for the simulator and load it."""
+    def load_source(
+        self, source: str, filename: str = "<source>.cu", options: tuple[str, ...] = ()
+    ) -> Module:
+        """Compile CUDA source text for the simulator and load it.
+
+        Of NVRTC's ``options`` only ``--fmad=false`` has a meaning here (see
+        :func:`float_arithmetic`); the others are for a GPU.
+        """
         header = (SIMULATOR_DIR / "gt_cuda_sim.h").read_text() + headers_text()
         cxx = os.environ.get("CXX", "c++")
-        key = digest(source, header, str(self.runtime_path), cxx)
+        float_flags, float_prelude = float_arithmetic({}, options)  # the kernels are in source
+        key = digest(source, header, str(self.runtime_path), cxx, *float_flags, float_prelude)
         with self._lock:
             if key in self._modules:
                 return self._modules[key]
             library = self.cache / f"kernels-{key}.so"
             if not library.exists():
-                self._compile_module(source, filename, library, cxx)
+                self._compile_module(source, filename, library, cxx, options)
             module = Module(self, source, library)
             self._modules[key] = module
             return module
 
-    def _compile_module(self, source: str, filename: str, library: Path, cxx: str) -> None:
+    def _compile_module(
+        self, source: str, filename: str, library: Path, cxx: str, options: tuple[str, ...]
+    ) -> None:
         kernels = kernel_signatures(source)
         if not kernels:
             raise SimulatorError(f'{filename}: no `extern "C" __global__ void name(...)` kernel')
+        float_flags, float_entries = float_arithmetic(kernels, options)
         line_count = source.count("\n") + 2
         text = (
             f'#line 1 "{filename}"\n{source}\n'
-            f'#line {line_count} "<gt_launch wrappers>"\n{_launcher_source(kernels)}'
+            f'#line {line_count} "<gt_launch wrappers>"\n{float_entries}'
+            f"{_launcher_source(kernels)}"
         )
         # A name of this process's own, in case another process compiles the same source.
         unit = library.with_suffix(f".{os.getpid()}.cpp")
         unit.write_text(text)
         runtime_dir = str(self.runtime_path.parent)
-        command = [cxx, "-std=c++17", "-O2", "-fPIC", "-shared", "-pthread"]
+        command = [cxx, "-std=c++17", "-O2", "-fPIC", "-shared", "-pthread", *float_flags]
         command += [f"-I{CUDA_DIR}", f"-I{SIMULATOR_DIR}", "-include", "gt_cuda_sim.h"]
         command += ["-x", "c++", str(unit)]
         command += ["-x", "none", f"-L{runtime_dir}", "-lgt_cuda_sim_runtime"]
