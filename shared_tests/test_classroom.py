@@ -181,10 +181,10 @@ def test_every_region_of_the_repository_is_valid_and_strips_to_valid_python():
     assert "Addmm.apply" not in text
 
 
-def test_the_course_has_six_assignments_in_order():
+def test_the_course_has_seven_assignments_in_order():
     course = load_course()
     ids = [a.id for a in course.assignments]
-    assert ids == ["strides", "kernels", "autograd", "nn", "data", "conv"]
+    assert ids == ["strides", "kernels", "autograd", "nn", "data", "conv", "cuda"]
     assert all(task.hint for a in course.assignments for task in a.tasks)
 
 

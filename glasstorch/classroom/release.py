@@ -243,7 +243,12 @@ def write_tree(
 
 
 def _in_package(path: str) -> bool:
-    return path.startswith(("glasstorch/", "reference/", "fast/")) and not path.endswith(".c")
+    """Whether the build's test trees need ``path``: the package, without the C
+    tier's sources (the tests run the reference tier), but with the CUDA
+    simulator's runtime, which the simulator compiles when first used."""
+    return path.startswith(("glasstorch/", "reference/", "fast/")) and not (
+        path.endswith(".c") and not path.startswith("fast/cuda/simulator/")
+    )
 
 
 # ------------------------------------------------------------------------- graded tests
@@ -742,6 +747,11 @@ PYTHON=python{python}
 if ! command -v "$PYTHON" >/dev/null || ! "$PYTHON" -c "import ensurepip" 2>/dev/null; then
     apt-get update
     apt-get install -y --no-install-recommends "$PYTHON" "$PYTHON-venv"
+fi
+# The CUDA simulator compiles kernels with the C and C++ compilers (the cuda assignment).
+if ! command -v cc >/dev/null || ! command -v c++ >/dev/null; then
+    apt-get update
+    apt-get install -y --no-install-recommends gcc g++
 fi
 "$PYTHON" -m venv "$root/venv"
 "$root/venv/bin/python" -m pip install --no-cache-dir --no-deps --only-binary=:all: \\
