@@ -157,6 +157,13 @@ def test_the_sources_here_compile_with_nvrtc_as_on_a_gpu():
     if library is None:
         pytest.skip("NVRTC not found: pip install nvidia-cuda-nvrtc-cu12 (.ci/run does)")
     options = ["--std=c++17", "-arch=compute_90", "-ftz=true"]
-    sources = (("add.cu", ADD), ("block_sums.cu", BLOCK_SUMS), ("multiply_add.cu", MULTIPLY_ADD))
+    sources = [("add.cu", ADD), ("block_sums.cu", BLOCK_SUMS), ("multiply_add.cu", MULTIPLY_ADD)]
+    from glasstorch.cuda import first_kernels  # the classroom's kernels, as a GPU compiles them
+
+    sources += [
+        ("saxpy.cu", first_kernels.saxpy_source()),
+        ("block_sum.cu", first_kernels.block_sum_source()),
+        ("tiled_matmul.cu", first_kernels.tiled_matmul_source()),
+    ]
     for name, source in sources:
         assert compile_with_nvrtc(library, source, name, options) is None
