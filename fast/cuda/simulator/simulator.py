@@ -36,6 +36,7 @@ import os
 import subprocess
 import tempfile
 import threading
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +171,7 @@ def float_mode() -> str:
     return mode
 
 
+@cache
 def _host_has_fma() -> bool:
     """Whether this CPU has fused multiply-add instructions (every 64-bit ARM has;
     on x86 ``/proc/cpuinfo`` says, where there is one)."""
