@@ -25,8 +25,8 @@ class _RecordingFunction:
     def __init__(self):
         self.calls = []
 
-    def __call__(self, grid, block, args):
-        self.calls.append((grid, block, args))
+    def __call__(self, grid, block, args, shared_mem=0):
+        self.calls.append((grid, block, args, shared_mem))
 
 
 class _Stream:
@@ -88,9 +88,10 @@ def test_nvrtc_options_include_what_creation_cu_needs():
 def test_launch_converts_pointers_and_scalars_by_parameter_type():
     function = _RecordingFunction()
     kernel = _Kernel(function, [("float *", "out"), ("const float *", "x"), ("long long", "n")])
-    _driver_without_gpu().launch(kernel, (2, 1, 1), (128, 1, 1), (4096, 8192, 100), _Stream())
-    (grid, block, args) = function.calls[0]
-    assert (grid, block) == ((2, 1, 1), (128, 1, 1))
+    driver = _driver_without_gpu()
+    driver.launch(kernel, (2, 1, 1), (128, 1, 1), (4096, 8192, 100), _Stream(), shared_mem=512)
+    (grid, block, args, shared_mem) = function.calls[0]
+    assert (grid, block, shared_mem) == ((2, 1, 1), (128, 1, 1), 512)
     assert [type(a) for a in args] == [np.uint64, np.uint64, np.int64]
     assert [int(a) for a in args] == [4096, 8192, 100]
 

@@ -44,6 +44,22 @@ extern "C" __global__ void scale(float *x, float a, int n) {
 """
 
 
+# The same reduction with the block's size chosen at launch: extern __shared__.
+DYNAMIC_SUMS = r"""
+extern "C" __global__ void dynamic_sums(const double *x, double *sums, long long n) {
+    extern __shared__ double tile[];
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    tile[threadIdx.x] = i < n ? x[i] : 0.0;
+    __syncthreads();
+    for (unsigned int half = blockDim.x / 2; half > 0; half /= 2) {
+        if (threadIdx.x < half) tile[threadIdx.x] += tile[threadIdx.x + half];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) sums[blockIdx.x] = tile[0];
+}
+"""
+
+
 def test_a_raw_kernel_adds_two_vectors():
     add = gt.cuda.RawKernel(ADD, "add")
     x = gt.arange(1000.0, device="cuda")
@@ -139,15 +155,14 @@ def test_errors_say_what_was_wrong():
         gt.cuda.RawModule()
 
 
-def test_dynamic_shared_memory_is_refused_on_the_simulator_with_the_reason():
-    from cuda_support import driver_name
-
-    if driver_name() != "simulator":
-        pytest.skip("the simulator's limit: a GPU takes dynamic shared memory")
-    add = gt.cuda.RawKernel(ADD, "add")
-    x = gt.ones(4, device="cuda")
-    with pytest.raises(NotImplementedError, match="no dynamic shared memory"):
-        add(1, 4, (x, x, x, 4), shared_mem=1024)
+def test_dynamic_shared_memory_sized_at_launch():
+    module = gt.cuda.RawModule(code=DYNAMIC_SUMS)
+    values = np.arange(300, dtype=np.float64)
+    x = gt.tensor(values, device="cuda")
+    sums = gt.zeros(3, dtype=gt.float64, device="cuda")
+    module.get_function("dynamic_sums")(3, 128, (x, sums, 300), shared_mem=128 * 8)
+    expected = [values[k * 128 : (k + 1) * 128].sum() for k in range(3)]
+    np.testing.assert_allclose(sums.cpu().numpy(), expected, rtol=1e-12)
 
 
 def test_the_sources_here_compile_with_nvrtc_as_on_a_gpu():
@@ -158,6 +173,7 @@ def test_the_sources_here_compile_with_nvrtc_as_on_a_gpu():
         pytest.skip("NVRTC not found: pip install nvidia-cuda-nvrtc-cu12 (.ci/run does)")
     options = ["--std=c++17", "-arch=compute_90", "-ftz=true"]
     sources = [("add.cu", ADD), ("block_sums.cu", BLOCK_SUMS), ("multiply_add.cu", MULTIPLY_ADD)]
+    sources.append(("dynamic_sums.cu", DYNAMIC_SUMS))
     from glasstorch.cuda import first_kernels  # the classroom's kernels, as a GPU compiles them
 
     sources += [

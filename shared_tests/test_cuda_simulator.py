@@ -361,7 +361,9 @@ def _multiply_add_on_the_simulator(sim, device, options=()):
     a = np.array([1 + 2**-12, 1e-20], np.float32)
     c = np.array([-(1 + 2**-11), 0.0], np.float32)
     out = device.zeros(2, np.float32)
-    kernel = sim.load_source(FLOAT_PROBE, "float_probe.cu", options).get_function("multiply_add")
+    kernel = sim.load_source(FLOAT_PROBE, "float_probe.cu", options=options).get_function(
+        "multiply_add"
+    )
     kernel(1, 2, (device.upload(a), device.upload(a), device.upload(c), out))
     return device.download(out, 2, np.float32).tolist()
 

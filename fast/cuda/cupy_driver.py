@@ -165,17 +165,27 @@ class CupyDriver(Driver):
             self._functions[key] = kernel
         return kernel
 
-    def compile_source(self, code: str, options: tuple[str, ...]) -> Any:
+    def compile_source(self, code: str, options: tuple[str, ...], **simulator_only: Any) -> Any:
+        # simulator_only: the simulator's checks= and filename=, which a GPU ignores.
         return _SourceModule(self.cupy.RawModule(code=code, options=tuple(options)), code)
 
-    def launch(self, kernel: _Kernel, grid: tuple, block: tuple, args: tuple, stream: Any) -> None:
+    def launch(
+        self,
+        kernel: _Kernel,
+        grid: tuple,
+        block: tuple,
+        args: tuple,
+        stream: Any,
+        shared_mem: int = 0,
+        extents: list[tuple[int, int]] | None = None,
+    ) -> None:
         if len(args) != len(kernel.converters):
             raise TypeError(
                 f"kernel takes {len(kernel.converters)} arguments but {len(args)} were given"
             )
         values = tuple(convert(value) for convert, value in zip(kernel.converters, args))
         with stream:  # a RawKernel launches on CuPy's current stream
-            kernel.function(grid, block, values)
+            kernel.function(grid, block, values, shared_mem=shared_mem)
 
     # ---- streams
     def create_stream(self, priority: int = 0) -> Any:

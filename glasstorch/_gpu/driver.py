@@ -111,9 +111,21 @@ class Driver:
         ``get_function(name)`` gives kernels that :meth:`launch` takes."""
         raise NotImplementedError
 
-    def launch(self, kernel: Any, grid: tuple, block: tuple, args: tuple, stream: Any) -> None:
+    def launch(
+        self,
+        kernel: Any,
+        grid: tuple,
+        block: tuple,
+        args: tuple,
+        stream: Any,
+        shared_mem: int = 0,
+        extents: list[tuple[int, int]] | None = None,
+    ) -> None:
         """Queue ``kernel`` over ``grid`` x ``block`` with ``args`` (converted by the
-        kernel's parameter types, read from its source) on ``stream``; return at once."""
+        kernel's parameter types, read from its source) on ``stream``, with
+        ``shared_mem`` bytes of dynamic shared memory per block; return at once.
+        ``extents``: each pointer argument's allocation ``(address, nbytes)``, for
+        a driver that checks accesses (the simulator); others ignore it."""
         raise NotImplementedError
 
     # ---- streams

@@ -45,6 +45,12 @@ class _DriverDevice:
     def raw_free(self, ptr: int) -> None:
         self.driver.free(ptr)
 
+    def note_allocation(self, ptr: int, nbytes: int) -> None:
+        # The simulator's sanitizer learns each block's size; other drivers need not.
+        note = getattr(self.driver, "note_allocation", None)
+        if note is not None:
+            note(ptr, nbytes)
+
     def new_event(self) -> Any:
         return self.driver.create_event()
 

@@ -58,10 +58,16 @@ from glasstorch.cuda.streams import (
 
 __all__ = [
     "Event",
+    "InitcheckError",
+    "KernelFault",
+    "MemcheckError",
     "OutOfMemoryError",
+    "RacecheckError",
     "RawKernel",
     "RawModule",
+    "SanitizerError",
     "Stream",
+    "SynccheckError",
     "current_device",
     "current_stream",
     "default_stream",
@@ -192,6 +198,16 @@ def manual_seed_all(seed: int) -> None:
     manual_seed(seed)
 
 
+_SANITIZER_ERRORS = (
+    "SanitizerError",
+    "MemcheckError",
+    "RacecheckError",
+    "SynccheckError",
+    "InitcheckError",
+    "KernelFault",
+)
+
+
 def __getattr__(name: str):
     # RawKernel and RawModule (CuPy's API for your own kernels) live in
     # raw_kernels, which needs the Tensor class: imported when first asked for.
@@ -199,4 +215,9 @@ def __getattr__(name: str):
         from glasstorch.cuda import raw_kernels
 
         return getattr(raw_kernels, name)
+    if name in _SANITIZER_ERRORS:
+        # The CUDA simulator's sanitizer reports (docs/guide/gpu.md), defined beside it.
+        from glasstorch.fast.cuda.simulator import simulator
+
+        return getattr(simulator, name)
     raise AttributeError(f"module 'glasstorch.cuda' has no attribute {name!r}")

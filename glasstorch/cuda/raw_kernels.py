@@ -27,15 +27,27 @@ so mind the tensor's strides and dtype), a number parameter takes a Python or
 NumPy number. A launch is queued on the current stream (or ``stream=``) and
 returns at once, like every CUDA launch.
 
-Differences from CuPy: the simulator has no dynamic shared memory
-(``extern __shared__``, ``shared_mem > 0``) yet; of NVRTC's options it honours
+Dynamic shared memory works as in CUDA: declare ``extern __shared__ float
+buf[];`` and launch with ``shared_mem=`` the bytes each block gets.
+
+On the simulator, your kernels run under a sanitizer by default (memcheck,
+racecheck, synccheck, initcheck; see docs/guide/gpu.md): an out-of-bounds
+access, a missing ``__syncthreads``, a barrier in divergent code, a read of
+uninitialised memory or a crash is raised at the next synchronize as a
+:class:`glasstorch.cuda.SanitizerError` that names the check, the line, the
+kernel, the thread and the block. ``sim_check=`` (or the environment variable
+``GLASSTORCH_SIM_CHECK``) chooses the checks; a GPU ignores both.
+
+Differences from CuPy: of NVRTC's options the simulator honours
 ``--fmad=false`` only (it computes as CuPy's NVRTC build by default: FMA
-contraction, float32 denormals flushed to zero);
-``name_expressions`` (C++ templates by name) and ``jitify`` are not offered.
+contraction, float32 denormals flushed to zero); ``sim_check`` is glasstorch's
+own; ``name_expressions`` (C++ templates by name) and ``jitify``
+are not offered.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +67,10 @@ class RawModule:
         options: compiler options, passed to NVRTC on a GPU (for example
             ``("--std=c++17",)``); the simulator honours ``--fmad=false`` only.
         path: a ``.cu`` file to read instead of ``code``.
+        sim_check: the simulator's checks for these kernels: ``"all"``, ``"off"``,
+            or some of ``"memcheck,racecheck,synccheck,initcheck"``. None (the
+            default) takes ``GLASSTORCH_SIM_CHECK`` when it is set, else ``"all"``.
+            Checked kernels run several times slower. A GPU ignores it.
 
     Example::
 
@@ -64,13 +80,29 @@ class RawModule:
     """
 
     def __init__(
-        self, code: str | None = None, *, options: tuple[str, ...] = (), path: str | None = None
+        self,
+        code: str | None = None,
+        *,
+        options: tuple[str, ...] = (),
+        path: str | None = None,
+        sim_check: str | None = None,
+        _filename: str = "raw_module.cu",
     ) -> None:
         if (code is None) == (path is None):
             raise TypeError("RawModule takes one of code= or path=")
         self.code = Path(path).read_text() if path is not None else code
         self.options = tuple(options)
-        self._compiled = _driver().compile_source(self.code, self.options)
+        driver = _driver()
+        if driver.name == "simulator":
+            from glasstorch.fast.cuda.simulator.simulator import ALL_CHECKS, check_mask
+
+            setting = sim_check if sim_check is not None else os.environ.get("GLASSTORCH_SIM_CHECK")
+            filename = str(path) if path is not None else _filename
+            self._compiled = driver.compile_source(
+                self.code, self.options, checks=check_mask(setting, ALL_CHECKS), filename=filename
+            )
+        else:
+            self._compiled = driver.compile_source(self.code, self.options)
 
     def get_function(self, name: str) -> RawKernel:
         """The kernel ``name`` (an ``extern "C" __global__`` function of the source)."""
@@ -84,10 +116,15 @@ class RawKernel:
         code: the CUDA C source that defines the kernel.
         name: the kernel's name (an ``extern "C" __global__`` function).
         options: compiler options (see :class:`RawModule`).
+        sim_check: the simulator's checks (see :class:`RawModule`).
+
+    On the simulator the source is compiled as ``<name>.cu``, the file a report names.
     """
 
-    def __init__(self, code: str, name: str, options: tuple[str, ...] = ()) -> None:
-        module = RawModule(code=code, options=options)
+    def __init__(
+        self, code: str, name: str, options: tuple[str, ...] = (), sim_check: str | None = None
+    ) -> None:
+        module = RawModule(code=code, options=options, sim_check=sim_check, _filename=f"{name}.cu")
         self._bind(module, name)
 
     @classmethod
@@ -119,14 +156,9 @@ class RawKernel:
             shared_mem: bytes of dynamic shared memory (``extern __shared__``).
             stream: a :class:`glasstorch.cuda.Stream` (the current stream if None).
         """
-        if shared_mem:
-            if _driver().name == "simulator":
-                raise NotImplementedError(
-                    f"{self.name}: the CUDA simulator has no dynamic shared memory "
-                    "(shared_mem > 0, extern __shared__) yet; declare a fixed-size "
-                    "__shared__ array instead"
-                )
-            raise NotImplementedError(f"{self.name}: shared_mem is not passed to CuPy yet")
+        shared_mem = int(shared_mem)
+        if shared_mem < 0:
+            raise ValueError(f"{self.name}: shared_mem must be >= 0 bytes, got {shared_mem}")
         if stream is None:
             stream = current_stream()
         elif not isinstance(stream, Stream):
@@ -134,7 +166,21 @@ class RawKernel:
                 f"{self.name}: stream must be a torch.cuda.Stream, not {type(stream).__name__}"
             )
         values = tuple(_argument(self.name, i, value) for i, value in enumerate(args))
-        _driver().launch(self._function, _dims(grid), _dims(block), values, stream.handle)
+        # Each tensor's storage is the allocation its pointer may reach (memcheck's bounds).
+        extents = [
+            (value.untyped_storage().data_ptr(), value.untyped_storage().buffer.nbytes)
+            for value in args
+            if isinstance(value, Tensor)
+        ]
+        _driver().launch(
+            self._function,
+            _dims(grid),
+            _dims(block),
+            values,
+            stream.handle,
+            shared_mem=shared_mem,
+            extents=extents,
+        )
 
 
 def _dims(size: int | tuple[int, ...]) -> tuple[int, ...]:

@@ -82,13 +82,34 @@ class SimulatorDriver(Driver):
             self._functions[key] = function
         return function
 
-    def compile_source(self, code: str, options: tuple[str, ...]) -> Any:
+    def compile_source(
+        self,
+        code: str,
+        options: tuple[str, ...],
+        checks: int | None = None,
+        filename: str = "raw_module.cu",
+    ) -> Any:
         # The host compiler builds it with the simulator's header; of NVRTC's
         # options only --fmad=false means something there (no FMA contraction).
-        return self.sim.load_source(code, filename="raw_module.cu", options=options)
+        # `checks`: the sanitizer's checks (a mask of simulator.CHECKS), on by
+        # default for a user's kernels (see glasstorch.cuda.RawModule).
+        return self.sim.load_source(code, filename=filename, checks=checks, options=options)
 
-    def launch(self, kernel: Any, grid: tuple, block: tuple, args: tuple, stream: Any) -> None:
-        kernel(grid, block, args, stream=stream)
+    def launch(
+        self,
+        kernel: Any,
+        grid: tuple,
+        block: tuple,
+        args: tuple,
+        stream: Any,
+        shared_mem: int = 0,
+        extents: list[tuple[int, int]] | None = None,
+    ) -> None:
+        kernel(grid, block, args, stream=stream, shared_mem=shared_mem, extents=extents)
+
+    def note_allocation(self, ptr: int, nbytes: int) -> None:
+        """The caching allocator handed out a block (for the sanitizer's checks)."""
+        self.sim.note_allocation(ptr, nbytes)
 
     # ---- streams
     def create_stream(self, priority: int = 0) -> Any:

@@ -69,6 +69,11 @@
 #define __shared__ static thread_local /* per block: see the header comment */
 #define __constant__ static
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+#define __restrict__ __restrict
+
+/* The source position of a call, as default arguments: evaluated where the call is. */
+#define GT_SIM_HERE const char *gt_file = __builtin_FILE(), unsigned gt_line = __builtin_LINE()
 
 /* ---- built-in variables ---- */
 struct dim3 {
@@ -83,11 +88,24 @@ typedef gt_sim_dim3 uint3;
 #define gridDim (gt_sim_self()->grid_dim)
 static constexpr int warpSize = 32;
 
+/* ---- shared memory ----
+ * The simulator's preprocessing pass (simulator.py) rewrites each
+ * `extern __shared__ T name[];` into `static gt_sim_dynamic_shared<T> name;`, and follows
+ * each `__shared__` declaration inside a function with a call of
+ * gt_sim_shared_declared(&name, sizeof name, "name"), which poisons the variable's
+ * memory the first time a block runs the declaration (shared memory is undefined at
+ * the start of every block) and lets the checks find it. */
+template <typename T>
+struct gt_sim_dynamic_shared {
+    T *data() const { return static_cast<T *>(gt_sim_dynamic_shared_memory()); }
+    operator T *() const { return data(); }
+    T &operator[](long long i) const { return data()[i]; }
+};
+
 /* ---- synchronization ---- */
-inline void __syncthreads(void) { gt_sim_syncthreads(); }
-inline void __syncwarp(unsigned int mask = 0xffffffffu) {
-    (void)mask;
-    gt_sim_warp_exchange(0); /* a barrier among the warp's lanes */
+inline void __syncthreads(GT_SIM_HERE) { gt_sim_syncthreads(gt_file, gt_line); }
+inline void __syncwarp(unsigned int mask = 0xffffffffu, GT_SIM_HERE) {
+    gt_sim_warp_exchange(0, mask, "__syncwarp()", gt_file, gt_line); /* a barrier of the lanes */
 }
 inline void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_block(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
@@ -95,64 +113,69 @@ inline void __threadfence_block(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST);
 /* ---- warp shuffles and votes ---- */
 inline unsigned int gt_sim_lane(void) { return gt_sim_self()->linear_tid % 32u; }
 
-/* Every lane offers `value`; each gets the value of lane `src`. */
+/* Every lane of `mask` offers `value`; each gets the value of lane `src`. Only the
+ * lanes `mask` names wait for each other, so a valid partial mask works. */
 template <typename T>
-inline T gt_sim_shuffle(T value, unsigned int src) {
+inline T gt_sim_shuffle(T value, unsigned int src, unsigned int mask, const char *what,
+                        const char *file, unsigned line) {
     static_assert(sizeof(T) <= sizeof(uint64_t), "shuffles move at most 8 bytes");
     uint64_t bits = 0;
     memcpy(&bits, &value, sizeof(T));
-    const uint64_t *slots = gt_sim_warp_exchange(bits);
+    const uint64_t *slots = gt_sim_warp_exchange(bits, mask, what, file, line);
     T result;
     memcpy(&result, &slots[src], sizeof(T));
-    gt_sim_warp_done();
+    gt_sim_warp_done(mask);
     return result;
 }
 
 template <typename T>
-inline T __shfl_sync(unsigned int mask, T var, int src_lane, int width = 32) {
-    (void)mask;
+inline T __shfl_sync(unsigned int mask, T var, int src_lane, int width = 32, GT_SIM_HERE) {
     unsigned int lane = gt_sim_lane(), base = lane / width * width;
-    return gt_sim_shuffle(var, base + (unsigned int)src_lane % width);
+    return gt_sim_shuffle(var, base + (unsigned int)src_lane % width, mask, "__shfl_sync()",
+                          gt_file, gt_line);
 }
 
 template <typename T>
-inline T __shfl_up_sync(unsigned int mask, T var, unsigned int delta, int width = 32) {
-    (void)mask;
+inline T __shfl_up_sync(unsigned int mask, T var, unsigned int delta, int width = 32,
+                        GT_SIM_HERE) {
     unsigned int lane = gt_sim_lane(), base = lane / width * width;
-    return gt_sim_shuffle(var, lane - base >= delta ? lane - delta : lane);
+    return gt_sim_shuffle(var, lane - base >= delta ? lane - delta : lane, mask,
+                          "__shfl_up_sync()", gt_file, gt_line);
 }
 
 template <typename T>
-inline T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = 32) {
-    (void)mask;
+inline T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = 32,
+                          GT_SIM_HERE) {
     unsigned int lane = gt_sim_lane(), base = lane / width * width;
-    return gt_sim_shuffle(var, lane - base + delta < (unsigned int)width ? lane + delta : lane);
+    return gt_sim_shuffle(var, lane - base + delta < (unsigned int)width ? lane + delta : lane,
+                          mask, "__shfl_down_sync()", gt_file, gt_line);
 }
 
 template <typename T>
-inline T __shfl_xor_sync(unsigned int mask, T var, int lane_mask, int width = 32) {
-    (void)mask;
+inline T __shfl_xor_sync(unsigned int mask, T var, int lane_mask, int width = 32, GT_SIM_HERE) {
     unsigned int lane = gt_sim_lane(), base = lane / width * width;
     unsigned int src = lane ^ (unsigned int)lane_mask;
-    return gt_sim_shuffle(var, src >= base && src < base + width ? src : lane);
+    return gt_sim_shuffle(var, src >= base && src < base + width ? src : lane, mask,
+                          "__shfl_xor_sync()", gt_file, gt_line);
 }
 
-/* Bit i of the result is lane i's predicate (lanes of a partial warp that do not exist: 0). */
-inline unsigned int __ballot_sync(unsigned int mask, int predicate) {
-    const uint64_t *slots = gt_sim_warp_exchange(predicate != 0);
+/* Bit i of the result is lane i's predicate, for the lanes of `mask`. */
+inline unsigned int __ballot_sync(unsigned int mask, int predicate, GT_SIM_HERE) {
+    const uint64_t *slots =
+        gt_sim_warp_exchange(predicate != 0, mask, "__ballot_sync()", gt_file, gt_line);
     const gt_sim_thread_info *me = gt_sim_self();
     unsigned int nthreads = me->block_dim.x * me->block_dim.y * me->block_dim.z;
     unsigned int first = me->linear_tid / 32u * 32u, ballot = 0;
     for (unsigned int i = 0; i < 32u && first + i < nthreads; i++)
-        ballot |= (unsigned int)slots[i] << i;
-    gt_sim_warp_done();
+        ballot |= (unsigned int)(slots[i] & 1u) << i;
+    gt_sim_warp_done(mask);
     return ballot & mask;
 }
-inline int __any_sync(unsigned int mask, int predicate) {
-    return __ballot_sync(mask, predicate) != 0;
+inline int __any_sync(unsigned int mask, int predicate, GT_SIM_HERE) {
+    return __ballot_sync(mask, predicate, gt_file, gt_line) != 0;
 }
-inline int __all_sync(unsigned int mask, int predicate) {
-    return __ballot_sync(mask, !predicate) == 0;
+inline int __all_sync(unsigned int mask, int predicate, GT_SIM_HERE) {
+    return __ballot_sync(mask, !predicate, gt_file, gt_line) == 0;
 }
 
 /* ---- atomics: one compare-and-swap loop serves every operation and type ---- */
@@ -161,8 +184,13 @@ struct gt_sim_same {
     typedef T type; /* keeps the value argument from taking part in deduction */
 };
 
+/* The update itself is not instrumented: under the checks, gt_sim_atomic_access has
+ * checked the address (memcheck, initcheck) and an atomic is never a race. */
 template <typename T, typename Update>
-inline T gt_sim_atomic_update(T *address, Update update) {
+__attribute__((no_sanitize_address)) inline T gt_sim_atomic_update(T *address, Update update) {
+#ifdef GT_SIM_CHECK
+    gt_sim_atomic_access(address, sizeof(T), NULL, 0);
+#endif
     T old, desired;
     __atomic_load(address, &old, __ATOMIC_SEQ_CST);
     do {
@@ -188,8 +216,12 @@ GT_SIM_ATOMIC(atomicXor, old ^ val)
 #undef GT_SIM_ATOMIC
 
 template <typename T>
-inline T atomicCAS(T *address, typename gt_sim_same<T>::type compare,
-                   typename gt_sim_same<T>::type val) {
+__attribute__((no_sanitize_address)) inline T atomicCAS(T *address,
+                                                       typename gt_sim_same<T>::type compare,
+                                                       typename gt_sim_same<T>::type val) {
+#ifdef GT_SIM_CHECK
+    gt_sim_atomic_access(address, sizeof(T), NULL, 0);
+#endif
     __atomic_compare_exchange(address, &compare, &val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return compare; /* the old value, whether or not it was replaced */
 }
@@ -244,6 +276,7 @@ struct Launch {
     void (*kernel)(Params...);
     std::tuple<typename std::decay<Params>::type...> args;
     gt_sim_dim3 grid, block;
+    gt_sim_launch_config config;
 };
 
 /* One CUDA thread: call the kernel with the launch's arguments. */
@@ -257,7 +290,7 @@ void thread_body(void *data) {
 template <typename... Params>
 void run(void *data) {
     Launch<Params...> *launch = static_cast<Launch<Params...> *>(data);
-    gt_sim_run_grid(launch->grid, launch->block, thread_body<Params...>, data);
+    gt_sim_run_grid(launch->grid, launch->block, &launch->config, thread_body<Params...>, data);
 }
 
 template <typename... Params>
@@ -267,11 +300,11 @@ void destroy(void *data) {
 
 /* Queue kernel(args...) over grid x block on stream; returns at once. */
 template <typename... Params, typename... Args>
-void launch(gt_sim_stream *stream, dim3 grid, dim3 block, void (*kernel)(Params...),
-            Args... args) {
+void launch(gt_sim_stream *stream, dim3 grid, dim3 block, const gt_sim_launch_config *config,
+            void (*kernel)(Params...), Args... args) {
     Launch<Params...> *data = new Launch<Params...>{
         kernel, std::tuple<typename std::decay<Params>::type...>(args...),
-        gt_sim_dim3{grid.x, grid.y, grid.z}, gt_sim_dim3{block.x, block.y, block.z}};
+        gt_sim_dim3{grid.x, grid.y, grid.z}, gt_sim_dim3{block.x, block.y, block.z}, *config};
     gt_sim_enqueue(stream, run<Params...>, data, destroy<Params...>);
 }
 

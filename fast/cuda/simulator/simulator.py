@@ -17,6 +17,15 @@ Compiled libraries are cached by a hash of their sources and flags under
 ``.cu`` compiles once. The compilers are ``$CC`` and ``$CXX`` (default ``cc``
 and ``c++``).
 
+Before compiling, a preprocessing pass (:func:`rewrite_shared`) turns each
+``extern __shared__`` array into the block's dynamic shared memory and
+registers each ``__shared__`` variable, so its memory starts undefined (poisoned)
+in every block. A module loaded with checks (``checks=`` a mask of
+:data:`CHECKS`, or ``GLASSTORCH_SIM_CHECK``) is a separate cached variant built
+with the compiler's address, bounds, alignment and division instrumentation
+(``-DGT_SIM_CHECK``): every access calls back into the runtime, which reports
+the first bug of a launch as a :class:`SanitizerError` at the next synchronize.
+
 The API follows CuPy's where it can (``RawModule``, ``get_function``, a kernel
 called as ``kernel(grid, block, args, stream=...)``), since the same kernels run
 on a GPU through CuPy.
@@ -33,6 +42,7 @@ Examples::
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
 import threading
@@ -47,17 +57,26 @@ from glasstorch._gpu.driver import DeviceOutOfMemory, format_size
 from ..sources import CUDA_DIR, CudaSourceError, cache_dir, digest, headers_text, kernel_signatures
 
 __all__ = [
+    "CHECKS",
     "FLOAT_MODES",
     "SIMULATOR_DIR",
     "Event",
+    "InitcheckError",
+    "KernelFault",
+    "MemcheckError",
+    "RacecheckError",
+    "SanitizerError",
+    "SynccheckError",
     "Kernel",
     "Module",
     "Simulator",
     "SimulatorError",
     "Stream",
+    "check_mask",
     "float_arithmetic",
     "float_mode",
     "get_simulator",
+    "rewrite_shared",
 ]
 
 #: Where the simulator's header (gt_cuda_sim.h) and its runtime live: this folder.
@@ -66,7 +85,58 @@ SIMULATOR_DIR = Path(__file__).resolve().parent
 #: The largest block, as on every GPU since compute capability 2.0.
 MAX_THREADS_PER_BLOCK = 1024
 
+#: The sanitizer's checks by name, as bits (gt_cuda_sim_runtime.h's GT_SIM_*).
+CHECKS = {"memcheck": 1, "racecheck": 2, "synccheck": 4, "initcheck": 8}
+ALL_CHECKS = 15
+
+#: The flags of a checked build: every load and store calls __asan_*, every array
+#: index, alignment and integer division calls __ubsan_handle_* (both defined by
+#: the runtime, not by the compiler's sanitizer libraries, which are not linked);
+#: -g gives addr2line the source line of each access.
+_CHECK_FLAGS = [
+    "-O1",
+    "-gdwarf-4",  # addr2line of binutils 2.40 misreads the file names of DWARF 5 #line
+    "-DGT_SIM_CHECK=1",
+    "-fsanitize=kernel-address",
+    "--param",
+    "asan-instrumentation-with-call-threshold=0",
+    "--param",
+    "asan-stack=0",
+    "--param",
+    "asan-globals=0",
+    "-fsanitize=bounds,alignment,null,integer-divide-by-zero",
+    "-fsanitize-recover=all",
+]
+
 _RUNTIME_CDEF = """
+typedef struct {
+    const char *kernel;
+    unsigned checks;
+    unsigned long long dynamic_shared;
+    int nextents;
+    unsigned long long extents[128];
+} gt_sim_launch_config;
+typedef struct {
+    int kind;
+    char what[200];
+    char detail[400];
+    char kernel[128];
+    int has_thread;
+    unsigned block[3], thread[3];
+    char file[256];
+    unsigned line;
+    char object[512];
+    unsigned long long pc;
+} gt_sim_error;
+typedef struct { unsigned int x, y, z; } gt_sim_dim3;
+const char *gt_sim_check_config(gt_sim_dim3 grid, gt_sim_dim3 block,
+                                unsigned long long dynamic_shared);
+int gt_sim_take_error(gt_sim_error *out);
+void gt_sim_note_allocation(void *ptr, size_t nbytes);
+int gt_sim_stream_wait(void *stream, int timeout_ms);
+int gt_sim_device_wait(int timeout_ms);
+int gt_sim_event_wait(void *event, int timeout_ms);
+void gt_sim_interrupt(int on);
 void *gt_sim_malloc(size_t nbytes);
 void gt_sim_free(void *ptr);
 void gt_sim_mem_get_info(size_t *free_bytes, size_t *total_bytes);
@@ -85,7 +155,6 @@ int gt_sim_event_query(void *event);
 void gt_sim_event_synchronize(void *event);
 float gt_sim_event_elapsed_ms(void *start, void *end);
 void gt_sim_stream_wait_event(void *stream, void *event);
-const char *gt_sim_last_error(void);
 """
 
 _RUNTIME_NAME = "libgt_cuda_sim_runtime.so"
@@ -93,6 +162,136 @@ _RUNTIME_NAME = "libgt_cuda_sim_runtime.so"
 
 class SimulatorError(CudaSourceError):
     """A kernel launch or a simulator call went wrong (compile error, bad configuration, ...)."""
+
+
+class SanitizerError(SimulatorError):
+    """A bug the simulator's sanitizer found in a kernel (``glasstorch.cuda.SanitizerError``).
+
+    The message reads as compute-sanitizer's: the check, the access, the source line,
+    the kernel, the thread and block, and what was wrong with the address."""
+
+
+class MemcheckError(SanitizerError):
+    """An invalid memory access: out of bounds, misaligned, freed memory."""
+
+
+class RacecheckError(SanitizerError):
+    """A shared-memory hazard: two threads touch a word between the same two barriers."""
+
+
+class SynccheckError(SanitizerError):
+    """A barrier misused: divergent ``__syncthreads``, a bad ``*_sync`` mask, a deadlock."""
+
+
+class InitcheckError(SanitizerError):
+    """A read of memory that nothing has written."""
+
+
+class KernelFault(SanitizerError):
+    """A kernel crashed (segmentation fault, division by zero, stack overflow); the
+    process goes on. Raised with or without checks."""
+
+
+_ERROR_CLASSES = {
+    1: (SimulatorError, ""),
+    2: (MemcheckError, "memcheck"),
+    3: (RacecheckError, "racecheck"),
+    4: (SynccheckError, "synccheck"),
+    5: (InitcheckError, "initcheck"),
+    6: (KernelFault, "kernel fault"),
+}
+_INTERRUPT = 7
+
+#: How long one slice of a host wait lasts (ms): Ctrl-C is seen between slices.
+_POLL_MS = 100
+
+
+def check_mask(value: str | None, default: int) -> int:
+    """The checks named by ``value`` (``GLASSTORCH_SIM_CHECK``'s syntax: ``all``, ``off``
+    or names joined by commas), as a mask of :data:`CHECKS`; ``default`` when None or ''."""
+    if value is None or not value.strip():
+        return default
+    value = value.strip().lower()
+    if value in ("all", "on", "1", "true"):
+        return ALL_CHECKS
+    if value in ("off", "none", "0", "false"):
+        return 0
+    mask = 0
+    for name in value.split(","):
+        name = name.strip()
+        if name not in CHECKS:
+            raise ValueError(
+                f"unknown simulator check {name!r}: use all, off, or some of "
+                f"{', '.join(CHECKS)} joined by commas (GLASSTORCH_SIM_CHECK)"
+            )
+        mask |= CHECKS[name]
+    return mask
+
+
+def builtin_checks() -> int:
+    """The checks for the kernels of fast/cuda: ``GLASSTORCH_SIM_CHECK``, default off."""
+    return check_mask(os.environ.get("GLASSTORCH_SIM_CHECK"), 0)
+
+
+# ------------------------------------------------------------------- the preprocessing pass
+
+_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"', re.S)
+_EXTERN_SHARED = re.compile(
+    r"extern\s+__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s+)?([^;\[]*?)\s*(\w+)\s*\[\s*\]\s*;"
+)
+_SHARED = re.compile(r"\b__shared__\b")
+
+
+def rewrite_shared(text: str) -> str:
+    """CUDA source with its shared memory made visible to the runtime, line for line.
+
+    * ``extern __shared__ T name[];`` becomes ``static gt_sim_dynamic_shared<T> name;``,
+      which reads the block's dynamic shared memory (``shared_mem=`` bytes);
+    * ``__shared__ T name[...];`` inside a function is followed, on the same line, by
+      ``gt_sim_shared_declared(&name, sizeof name, "name");`` (see gt_cuda_sim.h).
+
+    Comments and strings are left alone; no line is added or removed, so
+    compiler messages and the sanitizer's reports keep the source's line numbers.
+    """
+    masked = _COMMENT_OR_STRING.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+    pieces, last = [], 0
+    for match in _EXTERN_SHARED.finditer(masked):
+        element, name = match.group(1).strip(), match.group(2)
+        pieces.append(text[last : match.start()])
+        pieces.append(f"static gt_sim_dynamic_shared<{element}> {name};")
+        pieces.append("\n" * text.count("\n", match.start(), match.end()))
+        last = match.end()
+    pieces.append(text[last:])
+    text = "".join(pieces)
+    masked = _COMMENT_OR_STRING.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+    out, last = [], 0
+    for match in _SHARED.finditer(masked):
+        end = masked.find(";", match.end())
+        if end < 0:
+            continue
+        depth = masked.count("{", 0, match.start()) - masked.count("}", 0, match.start())
+        if depth <= 0:
+            continue  # a file-scope variable: not poisoned per block
+        names = []
+        declaration = masked[match.end() : end]
+        level, piece = 0, ""
+        for char in declaration + ",":
+            if char in "([{<":
+                level += 1
+            elif char in ")]}>":
+                level -= 1
+            if char == "," and level == 0:
+                found = re.findall(r"(\w+)\s*(?:\[|=|$)", piece.strip())
+                if found:
+                    names.append(found[0])
+                piece = ""
+            else:
+                piece += char
+        register = "".join(f' gt_sim_shared_declared(&{n}, sizeof {n}, "{n}");' for n in names)
+        out.append(text[last : end + 1] + register)
+        last = end + 1
+    out.append(text[last:])
+    return "".join(out)
 
 
 # ------------------------------------------------------------------- compiling
@@ -118,12 +317,13 @@ def _build_runtime(cache: Path) -> Path:
     """The runtime library, compiled once per version of its source."""
     source = SIMULATOR_DIR / "gt_cuda_sim_runtime.c"
     cc = os.environ.get("CC", "cc")
-    folder = cache / f"runtime-{digest(source.read_text(), cc)}"
+    header = (SIMULATOR_DIR / "gt_cuda_sim_runtime.h").read_text()
+    folder = cache / f"runtime-{digest(source.read_text(), header, cc)}"
     target = folder / _RUNTIME_NAME
     if not target.exists():
         folder.mkdir(exist_ok=True)
         command = [cc, "-std=gnu11", "-O2", "-fPIC", "-shared", "-pthread", str(source)]
-        _compile(command + [f"-Wl,-soname,{_RUNTIME_NAME}"], target)
+        _compile(command + [f"-Wl,-soname,{_RUNTIME_NAME}", "-ldl"], target)
     return target
 
 
@@ -136,8 +336,10 @@ def _launcher_source(kernels: dict[str, list[tuple[str, str]]]) -> str:
         lines.append(
             f'extern "C" void gt_launch_{name}(gt_sim_stream *stream, unsigned int gx, '
             f"unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, "
-            f"unsigned int bz{declared}) {{\n"
-            f"    gt_sim::launch(stream, dim3(gx, gy, gz), dim3(bx, by, bz), "
+            f"unsigned int bz, const gt_sim_launch_config *config{declared}) {{\n"
+            "    gt_sim_launch_config gt_config = *config;\n"
+            f'    gt_config.kernel = "{name}";\n'
+            "    gt_sim::launch(stream, dim3(gx, gy, gz), dim3(bx, by, bz), &gt_config, "
             f"gt_float_mode_{name}{passed});\n"
             "}"
         )
@@ -217,8 +419,12 @@ def float_arithmetic(
     gpu = float_mode() == "gpu"
     contract = gpu and not any(option.lstrip("-") == "fmad=false" for option in options)
     flags = ["-ffp-contract=fast" if contract else "-ffp-contract=off"]
-    if contract and os.uname().machine in ("x86_64", "i686") and _host_has_fma():
-        flags.append("-mfma")
+    if contract:
+        # GCC forms FMAs in a pass of -O2's "expensive optimizations": named, so
+        # the sanitizer's -O1 builds contract too.
+        flags.append("-fexpensive-optimizations")
+        if os.uname().machine in ("x86_64", "i686") and _host_has_fma():
+            flags.append("-mfma")
     bits = _MXCSR_FTZ_DAZ if gpu else 0
     lines = [
         "static inline void gt_set_float_mode(void) {",
@@ -255,7 +461,7 @@ class Stream:
 
     def synchronize(self) -> None:
         """Wait until every task queued on the stream has run; raise a recorded launch error."""
-        self._sim.lib.gt_sim_stream_synchronize(self.handle)
+        self._sim.wait(lambda: self._sim.lib.gt_sim_stream_wait(self.handle, _POLL_MS))
         self._sim.check_error()
 
     def query(self) -> bool:
@@ -302,7 +508,7 @@ class Event:
 
     def synchronize(self) -> None:
         """Wait until the last record has completed."""
-        self._sim.lib.gt_sim_event_synchronize(self.handle)
+        self._sim.wait(lambda: self._sim.lib.gt_sim_event_wait(self.handle, _POLL_MS))
 
     def elapsed_time(self, end: Event) -> float:
         """Milliseconds between this event's completion and ``end``'s, by the host clock."""
@@ -324,6 +530,8 @@ class Kernel:
         block: int | tuple[int, ...],
         args: tuple,
         stream: Stream | None = None,
+        shared_mem: int = 0,
+        extents: list[tuple[int, int]] | None = None,
     ) -> None:
         """Queue the kernel over ``grid`` blocks of ``block`` threads; return at once.
 
@@ -332,27 +540,50 @@ class Kernel:
             args: one value per kernel parameter; a pointer parameter takes a
                 device address (an int, as :meth:`Simulator.malloc` returns).
             stream: where to queue it (the default stream if None).
+            shared_mem: bytes of dynamic shared memory (``extern __shared__``) per block.
+            extents: ``(address, nbytes)`` of the allocation each pointer argument
+                came from, when known (``RawKernel`` passes its tensors'); memcheck
+                then checks each global access against them, not the whole arena.
+
+        Raises:
+            SimulatorError: the configuration breaks one of CUDA's limits (at once,
+                as ``cudaLaunchKernel`` returns it); later errors (a fault, a
+                sanitizer report) are raised by the next synchronize.
         """
         grid3, block3 = _dim3(grid), _dim3(block)
-        threads = block3[0] * block3[1] * block3[2]
-        if min(grid3 + block3) < 1 or threads > MAX_THREADS_PER_BLOCK:
+        sim, ffi = self.module.sim, self.module.ffi
+        if min(grid3 + block3) < 0 or max(grid3 + block3) >= 2**32 or shared_mem < 0:
             raise SimulatorError(
-                f"{self.name}: invalid configuration argument: grid {grid3}, block {block3} "
-                f"(each size must be at least 1, and a block at most "
-                f"{MAX_THREADS_PER_BLOCK} threads)"
+                f"{self.name}: invalid configuration argument: grid {grid3}, "
+                f"block {block3}, shared_mem {shared_mem}"
             )
+        invalid = ffi.string(sim.lib.gt_sim_check_config(grid3, block3, shared_mem)).decode()
+        if invalid:
+            raise SimulatorError(f"{self.name}: {invalid}")
         if len(args) != len(self.params):
             raise TypeError(
                 f"{self.name}() takes {len(self.params)} arguments "
                 f"({', '.join(p for _, p in self.params)}), got {len(args)}"
             )
-        ffi = self.module.ffi
         values = [
             ffi.cast("void *", int(value)) if "*" in ctype else value
             for (ctype, _), value in zip(self.params, args)
         ]
-        stream_handle = ffi.cast("void *", self.module.sim.address_of(stream))
-        self._launch(stream_handle, *grid3, *block3, *values)
+        config = sim.ffi.new("gt_sim_launch_config *")
+        config.checks = self.module.checks
+        config.dynamic_shared = shared_mem
+        if extents is None:  # unknown sizes: initcheck marks what the pointers point into
+            if not self.module.checks:
+                extents = [(int(v), 0) for (c, _), v in zip(self.params, args) if "*" in c]
+            else:
+                extents = []
+        extents = extents[:64]
+        config.nextents = len(extents)
+        for i, (base, nbytes) in enumerate(extents):
+            config.extents[2 * i], config.extents[2 * i + 1] = base, nbytes
+        stream_handle = ffi.cast("void *", sim.address_of(stream))
+        config_arg = ffi.cast("void *", int(sim.ffi.cast("uintptr_t", config)))
+        self._launch(stream_handle, *grid3, *block3, config_arg, *values)
 
 
 def _dim3(size: int | tuple[int, ...]) -> tuple[int, int, int]:
@@ -365,15 +596,16 @@ def _dim3(size: int | tuple[int, ...]) -> tuple[int, int, int]:
 class Module:
     """A compiled ``.cu`` source: its kernels, found by name (CuPy's ``RawModule``)."""
 
-    def __init__(self, sim: Simulator, source: str, library: Path) -> None:
+    def __init__(self, sim: Simulator, source: str, library: Path, checks: int = 0) -> None:
         self.sim = sim
+        self.checks = checks  #: the GT_SIM_* checks of every launch (0: none)
         self.kernels = kernel_signatures(source)
         self.ffi = FFI()
         for name, params in self.kernels.items():
             declared = "".join(f", {_cdef_type(ctype)} {pname}" for ctype, pname in params)
             self.ffi.cdef(
                 f"void gt_launch_{name}(void *stream, unsigned int, unsigned int, "
-                f"unsigned int, unsigned int, unsigned int, unsigned int{declared});"
+                f"unsigned int, unsigned int, unsigned int, unsigned int, void *{declared});"
             )
         self.lib = self.ffi.dlopen(str(library))
 
@@ -405,37 +637,79 @@ class Simulator:
 
     # ---- modules
 
-    def load(self, path: str | os.PathLike) -> Module:
-        """Compile (or find in the cache) a .cu file; a bare name is looked up in fast/cuda."""
+    def load(self, path: str | os.PathLike, checks: int | None = None) -> Module:
+        """Compile (or find in the cache) a .cu file; a bare name is looked up in fast/cuda.
+
+        ``checks`` (a mask of :data:`CHECKS`) defaults to ``GLASSTORCH_SIM_CHECK``
+        (off when unset), the setting of the built-in kernels."""
         path = Path(path)
         if not path.is_absolute() and not path.exists():
             path = CUDA_DIR / path
-        return self.load_source(path.read_text(), filename=str(path))
+        return self.load_source(path.read_text(), filename=str(path), checks=checks)
 
     def load_source(
-        self, source: str, filename: str = "<source>.cu", options: tuple[str, ...] = ()
+        self,
+        source: str,
+        filename: str = "<source>.cu",
+        checks: int | None = None,
+        options: tuple[str, ...] = (),
     ) -> Module:
-        """Compile CUDA source text for the simulator and load it.
+        """Compile CUDA source text for the simulator and load it (``checks`` as :meth:`load`).
 
         Of NVRTC's ``options`` only ``--fmad=false`` has a meaning here (see
         :func:`float_arithmetic`); the others are for a GPU.
         """
+        if checks is None:
+            checks = builtin_checks()
         header = (SIMULATOR_DIR / "gt_cuda_sim.h").read_text() + headers_text()
         cxx = os.environ.get("CXX", "c++")
+        checked = "checked" if checks else "plain"
         float_flags, float_prelude = float_arithmetic({}, options)  # the kernels are in source
-        key = digest(source, header, str(self.runtime_path), cxx, *float_flags, float_prelude)
+        key = digest(
+            source,
+            filename,
+            header,
+            str(self.runtime_path),
+            cxx,
+            checked,
+            *float_flags,
+            float_prelude,
+        )
         with self._lock:
-            if key in self._modules:
-                return self._modules[key]
+            if (key, checks) in self._modules:
+                return self._modules[key, checks]
             library = self.cache / f"kernels-{key}.so"
             if not library.exists():
-                self._compile_module(source, filename, library, cxx, options)
-            module = Module(self, source, library)
-            self._modules[key] = module
+                self._compile_module(source, filename, library, cxx, bool(checks), options)
+            module = Module(self, source, library, checks)
+            self._modules[key, checks] = module
             return module
 
+    def _headers(self) -> Path:
+        """fast/cuda's headers after the preprocessing pass, in a folder of the cache
+        that comes first on the include path."""
+        texts = {p.name: rewrite_shared(p.read_text()) for p in sorted(CUDA_DIR.glob("*.cuh"))}
+        folder = self.cache / f"include-{digest(*texts.values())}"
+        if not folder.exists():
+            partial = Path(tempfile.mkdtemp(dir=self.cache, prefix="include-partial-"))
+            for name, text in texts.items():
+                (partial / name).write_text(text)
+            try:
+                os.replace(partial, folder)
+            except OSError:  # another process made it first
+                for child in partial.iterdir():
+                    child.unlink()
+                partial.rmdir()
+        return folder
+
     def _compile_module(
-        self, source: str, filename: str, library: Path, cxx: str, options: tuple[str, ...]
+        self,
+        source: str,
+        filename: str,
+        library: Path,
+        cxx: str,
+        checked: bool,
+        options: tuple[str, ...],
     ) -> None:
         kernels = kernel_signatures(source)
         if not kernels:
@@ -443,23 +717,38 @@ class Simulator:
         float_flags, float_entries = float_arithmetic(kernels, options)
         line_count = source.count("\n") + 2
         text = (
-            f'#line 1 "{filename}"\n{source}\n'
+            f'#line 1 "{filename}"\n{rewrite_shared(source)}\n'
             f'#line {line_count} "<gt_launch wrappers>"\n{float_entries}'
             f"{_launcher_source(kernels)}"
         )
         # A name of this process's own, in case another process compiles the same source.
         unit = library.with_suffix(f".{os.getpid()}.cpp")
+        obj = library.with_suffix(f".{os.getpid()}.o")
         unit.write_text(text)
         runtime_dir = str(self.runtime_path.parent)
-        command = [cxx, "-std=c++17", "-O2", "-fPIC", "-shared", "-pthread", *float_flags]
-        command += [f"-I{CUDA_DIR}", f"-I{SIMULATOR_DIR}", "-include", "gt_cuda_sim.h"]
-        command += ["-x", "c++", str(unit)]
-        command += ["-x", "none", f"-L{runtime_dir}", "-lgt_cuda_sim_runtime"]
-        command += [f"-Wl,-rpath,{runtime_dir}"]
+        flags = _CHECK_FLAGS if checked else ["-O2"]
+        compile_command = [cxx, "-std=c++17", *flags, *float_flags, "-fPIC", "-pthread", "-c"]
+        compile_command += [f"-I{self._headers()}", f"-I{CUDA_DIR}", f"-I{SIMULATOR_DIR}"]
+        compile_command += ["-include", "gt_cuda_sim.h", "-x", "c++", str(unit)]
+        # Two steps, so the compiler driver links no sanitizer library: the runtime
+        # defines the instrumentation's entry points.
+        link = [cxx, "-shared", "-pthread", str(obj), f"-L{runtime_dir}", "-lgt_cuda_sim_runtime"]
+        link += [f"-Wl,-rpath,{runtime_dir}"]
         try:
-            _compile(command, library)
+            # Run in the cache, so a relative file name stays relative in the debug lines.
+            result = subprocess.run(
+                compile_command + ["-o", str(obj)], capture_output=True, text=True, cwd=self.cache
+            )
+            if result.returncode != 0:
+                raise SimulatorError(
+                    f"compiling for the CUDA simulator failed ({' '.join(compile_command)}):\n"
+                    f"{result.stderr}"
+                )
+            _compile(link, library)
         finally:
             unit.unlink()
+            if obj.exists():
+                obj.unlink()
 
     # ---- memory
 
@@ -519,14 +808,119 @@ class Simulator:
 
     def synchronize(self) -> None:
         """Wait for every stream (``cudaDeviceSynchronize``); raise a recorded launch error."""
-        self.lib.gt_sim_device_synchronize()
+        self.wait(lambda: self.lib.gt_sim_device_wait(_POLL_MS))
         self.check_error()
 
+    def wait(self, poll) -> None:
+        """Call ``poll()`` (a C wait with a timeout, true when done) until it is done.
+
+        The host waits in short slices so that Python sees Ctrl-C: on
+        KeyboardInterrupt, the device is told to stop (the running kernels end at
+        once, the queued ones are skipped), and the interrupt goes on."""
+        try:
+            while not poll():
+                pass
+        except KeyboardInterrupt:
+            self.lib.gt_sim_interrupt(1)
+            try:
+                while not self.lib.gt_sim_device_wait(_POLL_MS):
+                    pass
+            finally:
+                self.lib.gt_sim_interrupt(0)
+                self._take_error()  # the interrupt's own record
+            raise
+
+    def note_allocation(self, ptr: int, nbytes: int) -> None:
+        """The caching allocator hands out ``nbytes`` at ``ptr``: their contents are
+        undefined again (for initcheck), and memcheck knows the block's size."""
+        self.lib.gt_sim_note_allocation(self.ffi.cast("void *", ptr), nbytes)
+
+    def _take_error(self):
+        error = self.ffi.new("gt_sim_error *")
+        return error if self.lib.gt_sim_take_error(error) else None
+
     def check_error(self) -> None:
-        """Raise :class:`SimulatorError` if a launch failed since the last check."""
-        message = self.ffi.string(self.lib.gt_sim_last_error()).decode()
-        if message:
-            raise SimulatorError(f"CUDA simulator: {message}")
+        """Raise the first error of a launch since the last check: :class:`SimulatorError`
+        for an invalid launch, a :class:`SanitizerError` subclass for a bug in a kernel."""
+        error = self._take_error()
+        if error is None or error.kind == _INTERRUPT:
+            return
+        raise _error_of(self.ffi, error)
+
+
+def _text(ffi, chars) -> str:
+    return ffi.string(chars).decode(errors="replace")
+
+
+_LINES: dict[tuple[str, int], tuple[str, int] | None] = {}
+
+
+def source_line(library: str, offset: int) -> tuple[str, int] | None:
+    """The (file, line) of the code at ``offset`` in a kernel library, by addr2line (the
+    innermost position in the student's source, past the simulator's header)."""
+    key = (library, offset)
+    if key not in _LINES:
+        found = None
+        try:
+            result = subprocess.run(
+                ["addr2line", "-i", "-e", library, hex(offset)],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            for line in result.stdout.splitlines():
+                file, _, number = line.rpartition(":")
+                number = number.split()[0] if number else ""
+                if file and file != "??" and number.isdigit() and int(number) > 0:
+                    if Path(file).name.startswith("gt_cuda_sim"):
+                        continue
+                    if file.startswith(str(Path(library).parent) + os.sep):
+                        file = file[len(str(Path(library).parent)) + 1 :]  # a name as given
+                    found = (file, int(number))
+                    break
+        except (OSError, subprocess.SubprocessError):
+            pass
+        _LINES[key] = found
+    return _LINES[key]
+
+
+def _error_of(ffi, error) -> SimulatorError:
+    """The exception for a runtime error record, worded as compute-sanitizer words it."""
+    cls, check = _ERROR_CLASSES.get(error.kind, (SimulatorError, ""))
+    what, detail = _text(ffi, error.what), _text(ffi, error.detail)
+    kernel, obj = _text(ffi, error.kernel), _text(ffi, error.object)
+    position = None
+    if error.line:
+        position = (_text(ffi, error.file), error.line)
+    elif obj and error.pc:
+        position = source_line(obj, error.pc - 1)  # pc: the return address after the call
+
+    # racecheck names the earlier access's code address: give its line
+    def earlier(match):
+        found = source_line(obj, int(match.group(1), 16) - 1) if obj else None
+        return f"at line {found[1]}" if found else "(line unknown)"
+
+    detail = re.sub(r"\{pc:([0-9a-f]+)\}", earlier, detail)
+    parts = [f"{check}: {what}" if check else what]
+    if position:
+        parts.append(f" at line {position[1]} of {position[0]}")
+    if kernel:
+        parts.append(f" in kernel '{kernel}'")
+    if error.has_thread:
+        thread, block = tuple(error.thread), tuple(error.block)
+        parts.append(
+            f" by thread ({thread[0]},{thread[1]},{thread[2]}) "
+            f"in block ({block[0]},{block[1]},{block[2]})"
+        )
+    if detail:
+        parts.append(f": {detail}")
+    exc = cls("".join(parts))
+    exc.check = check or None
+    exc.kernel = kernel or None
+    exc.thread = tuple(error.thread) if error.has_thread else None
+    exc.block = tuple(error.block) if error.has_thread else None
+    exc.file, exc.line = position if position else (None, None)
+    return exc
 
 
 _SIMULATOR: Simulator | None = None
