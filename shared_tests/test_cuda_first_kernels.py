@@ -4,9 +4,11 @@ The kernels' sources are launched on the simulator directly (its own memory,
 raw addresses), so these tests need no CUDA driver in the process: they run
 wherever a C++ compiler is, as the classroom's ``cuda`` assignment grades
 them. The last tests launch them on CUDA tensors, where a driver is active.
-A kernel that goes wrong on the simulator (a deadlock, and, with the
-simulator's checks, an out-of-bounds access or a race) fails the test with
-the simulator's report.
+The kernels run with every check of the simulator's sanitizer (memcheck,
+racecheck, synccheck, initcheck), each pointer checked against the array it
+points into, so a kernel that reads or writes out of bounds, misses a
+``__syncthreads()`` or reads memory nothing wrote fails its test with the
+sanitizer's report: the check, the line, the thread and the block.
 """
 
 from __future__ import annotations
@@ -31,10 +33,10 @@ if shutil.which("c++") is None or shutil.which("cc") is None:
 def _launch(source: str, name: str, grid, block, args: tuple) -> list[np.ndarray]:
     """Run kernel ``name`` of ``source`` on the simulator; NumPy arrays among ``args``
     go to device memory and come back (in order) once the kernel is done."""
-    from glasstorch.fast.cuda.simulator.simulator import get_simulator
+    from glasstorch.fast.cuda.simulator.simulator import ALL_CHECKS, get_simulator
 
     sim = get_simulator()
-    kernel = sim.load_source(source, f"{name}.cu").get_function(name)
+    kernel = sim.load_source(source, f"{name}.cu", checks=ALL_CHECKS).get_function(name)
     arrays = [a for a in args if isinstance(a, np.ndarray)]
     pointers = {}
     try:
@@ -42,7 +44,8 @@ def _launch(source: str, name: str, grid, block, args: tuple) -> list[np.ndarray
             pointers[id(array)] = sim.malloc(max(array.nbytes, 1))
             sim.copy_from_host(pointers[id(array)], np.ascontiguousarray(array))
         values = tuple(pointers[id(a)] if isinstance(a, np.ndarray) else a for a in args)
-        kernel(grid, block, values)
+        extents = [(pointers[id(a)], a.nbytes) for a in arrays]  # what memcheck checks against
+        kernel(grid, block, values, extents=extents)
         sim.synchronize()
         return [
             np.frombuffer(sim.copy_to_host(pointers[id(a)], a.nbytes), a.dtype).reshape(a.shape)
