@@ -62,6 +62,7 @@ def saxpy_source() -> str:
     """
     # -- solution: cuda/elementwise
     return r"""
+// out = alpha * x + y, every thread stepping through the vector by the grid's size.
 extern "C" __global__ void saxpy(const float *x, const float *y, float *out,
                                  float alpha, long long n) {
     long long stride = (long long)gridDim.x * blockDim.x;
@@ -96,6 +97,7 @@ def block_sum_source() -> str:
     """
     # -- solution: cuda/reduction
     return r"""
+// Each block's share of x, added per thread, then as a tree in shared memory.
 extern "C" __global__ void block_sum(const float *x, float *partial, long long n) {
     __shared__ float sums[1024];
     long long stride = (long long)gridDim.x * blockDim.x;
@@ -145,6 +147,7 @@ def tiled_matmul_source() -> str:
     """
     # -- solution: cuda/matmul
     return r"""
+// c = a @ b, a TILE x TILE block per tile of c, staging tiles of a and b in shared memory.
 #define TILE 16
 extern "C" __global__ void tiled_matmul(const float *a, const float *b, float *c,
                                         int m, int k, int n) {
