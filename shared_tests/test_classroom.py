@@ -181,6 +181,15 @@ def test_every_region_of_the_repository_is_valid_and_strips_to_valid_python():
     assert "Addmm.apply" not in text
 
 
+def test_the_build_tests_with_the_simulators_runtime_but_not_the_c_tiers_sources():
+    # The cuda assignment's tests compile kernels with the CUDA simulator, whose
+    # runtime is C; the reference tier needs none of fast/csrc.
+    assert release._in_package("fast/cuda/simulator/gt_cuda_sim_runtime.c")
+    assert release._in_package("fast/cuda/simulator/simulator.py")
+    assert not release._in_package("fast/csrc/conv.c")
+    assert not release._in_package("docs/index.md")
+
+
 def test_the_course_has_seven_assignments_in_order():
     course = load_course()
     ids = [a.id for a in course.assignments]
