@@ -345,6 +345,31 @@ def timeout_on_collectives_that_finish(rank, world):
     assert t.tolist() == [2.0]
 
 
+@check
+def collectives_in_the_profilers_chrome_trace(rank, world):
+    import threading
+
+    from glasstorch.profiler import profile
+
+    t = tensor([1.0, 2.0])
+    with profile() as prof:
+        dist.all_reduce(t)
+        dist.all_reduce(t, async_op=True).wait()
+        dist.broadcast(t, src=0)
+    trace_file = Path(sys.argv[1]) / f"trace{rank}.json"
+    prof.export_chrome_trace(str(trace_file))
+    events = json.loads(trace_file.read_text())["traceEvents"]
+    spans = [e for e in events if e.get("ph") == "X" and e["name"].startswith("mpi:")]
+    assert [e["name"] for e in spans] == ["mpi:all_reduce", "mpi:all_reduce", "mpi:broadcast"]
+    assert all(e["pid"] == rank for e in spans)  # one process per rank
+    main = threading.main_thread().native_id
+    assert spans[0]["tid"] == main and spans[1]["tid"] != main  # async: the comm thread
+    names = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    assert names[spans[1]["tid"]].startswith("glasstorch-comm-0")
+    process = [e for e in events if e["name"] == "process_name" and e["pid"] == rank]
+    assert process[0]["args"]["name"] == f"rank {rank}"
+
+
 def main() -> None:
     out_dir = Path(sys.argv[1])
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
