@@ -92,7 +92,8 @@ test: lint
 # ----------------------------------------------------------------------- bench
 # The benchmark harness (docs/bench.md): both tiers, NumPy and PyTorch, each in an
 # interpreter of its own, taking turns sample by sample; a table on stdout,
-# bench-results.json and .png.
+# bench-results.json and .png. Then all-reduce on 2 ranks, MPI against PyTorch's
+# gloo (glasstorch/bench/distributed.py): a table and bench-distributed.json.
 BENCH_STAMP := $(VENV)/.stamp-bench
 BENCH_ARGS  ?=
 
@@ -103,6 +104,7 @@ $(BENCH_STAMP): $(INSTALL_DEPS) | $(PY)
 .PHONY: bench
 bench: $(BENCH_STAMP)
 	$(PY) -m glasstorch.bench --other-tier --interleave --json bench-results.json --plot bench-results.png $(BENCH_ARGS)
+	$(PY) -m glasstorch.bench.distributed --json bench-distributed.json
 
 # ------------------------------------------------------------------ GPU check
 # On a machine with an NVIDIA GPU: the device tests on the CuPy driver and the

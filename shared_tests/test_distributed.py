@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -194,3 +195,75 @@ def test_launcher_command_line_for_open_mpi():
         assert environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] == "1"
     assert environment["OMPI_MCA_mpi_yield_when_idle"] == "1"  # more ranks than cores
     assert Path(launcher.find_mpiexec()).name in ("mpiexec", "mpirun")
+
+
+@cpu_only
+def test_torchrun_style_nodes_meet_at_node_zero():
+    # Two "nodes" on this machine: the same command with --node-rank 0 and 1.
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    common = ["--nnodes", "2", "--master-port", str(port), "--local-addr", "localhost"]
+    script = str(HERE / "report_environment.py")
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "glasstorch.distributed.run", "--nproc-per-node", "2"]
+    follower = subprocess.Popen(
+        [*command, *common, "--node-rank", "1", script],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    leader = launch(*common, "--node-rank", "0", script)
+    out, err = follower.communicate(timeout=SAFETY)
+    assert leader.returncode == 0 and follower.returncode == 0, leader.stderr + err
+    lines = sorted(line for line in leader.stdout.splitlines() if line.startswith("rank"))
+    assert lines == [
+        f"rank RANK={r} LOCAL_RANK={r % 2} GROUP_RANK={r // 2} WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 sum=6"
+        for r in range(4)
+    ]
+
+
+@cpu_only
+def test_plain_mpiexec_works_and_a_raising_rank_still_ends_the_job():
+    """Without the launcher: init_process_group reads MPI's ranks, and the uncaught
+    exception hook it installs aborts the job."""
+    mpiexec = launcher.find_mpiexec()
+    flags = ["--oversubscribe"] if launcher.mpi_flavour(mpiexec) == "openmpi" else []
+    environment = launcher.launcher_environment(total_ranks=2)
+    ok = subprocess.run(
+        [mpiexec, "-n", "2", *flags, sys.executable, str(HERE / "report_environment.py")],
+        capture_output=True,
+        text=True,
+        timeout=SAFETY,
+        env=environment,
+        cwd=ROOT,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert sorted(line.split()[-1] for line in ok.stdout.splitlines()) == ["sum=1", "sum=1"]
+    failing = subprocess.run(
+        [mpiexec, "-n", "2", *flags, sys.executable, str(HERE / "raise_on_rank_one.py")],
+        capture_output=True,
+        text=True,
+        timeout=SAFETY,
+        env=environment,
+        cwd=ROOT,
+    )
+    assert failing.returncode != 0
+    assert "ValueError: rank 1 gives up" in failing.stderr
+    assert "rank 0 should never get here" not in failing.stdout
+
+
+@cpu_only
+def test_a_torchrun_environment_without_mpi_is_refused_with_a_clear_error():
+    program = "import glasstorch.distributed as d; d.init_process_group()"
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "RANK": "0", "WORLD_SIZE": "2"}
+    job = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        timeout=SAFETY,
+        env=environment,
+    )
+    assert job.returncode != 0
+    assert "python -m glasstorch.distributed.run" in job.stderr

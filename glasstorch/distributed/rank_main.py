@@ -3,8 +3,8 @@
 ``mpiexec`` starts ``python -m glasstorch.distributed.rank_main ... -- script.py
 args`` once per rank. The MPI launcher tells each process who it is through
 its own environment variables (Open MPI: ``OMPI_COMM_WORLD_RANK``; MPICH's
-hydra: ``PMI_RANK``; any PMIx launcher: ``PMIX_RANK``), before MPI is even
-initialised. From them this module sets PyTorch's variables:
+hydra: ``PMI_RANK``; MVAPICH; Slurm's ``srun``: ``SLURM_PROCID``), before MPI
+is even initialised. From them this module sets PyTorch's variables:
 
 =====================  =====================================================
 ``RANK``               the global rank (MPI's)
@@ -38,8 +38,8 @@ def mpi_rank_and_size() -> tuple[int, int]:
     for rank_name, size_name in (
         ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
         ("PMI_RANK", "PMI_SIZE"),
-        ("PMIX_RANK", "OMPI_COMM_WORLD_SIZE"),
         ("MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"),
+        ("SLURM_PROCID", "SLURM_NTASKS"),
     ):
         if rank_name in os.environ and size_name in os.environ:
             return int(os.environ[rank_name]), int(os.environ[size_name])

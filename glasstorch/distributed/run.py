@@ -8,6 +8,8 @@ Usage (torchrun's flags; ``--nproc_per_node`` spellings work too)::
     python -m glasstorch.distributed.run --nnodes 2 --node-rank K --master-addr node1 \\
         --master-port 29500 --nproc-per-node 4 train.py
 
+(:mod:`glasstorch.distributed.rendezvous` explains how the nodes meet.)
+
 Each rank runs the script as ``__main__`` with PyTorch's environment
 variables set: ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``,
 ``GROUP_RANK`` (the node's rank), ``MASTER_ADDR``, ``MASTER_PORT``, so a
@@ -110,6 +112,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     option("--node-rank", type=int, default=0, help="this node's rank (torchrun style)")
     option("--master-addr", default="127.0.0.1", help="node 0's address")
     option("--master-port", type=int, default=29500, help="a free port on node 0")
+    option("--local-addr", default=None, help="this node's name as node 0 reaches it")
     option("--hosts", default=None, help="comma-separated host names: one mpiexec starts all")
     option("--hostfile", default=None, help="a file with one host name per line")
     option("--standalone", action="store_true", help="one node (accepted, the default)")
@@ -195,30 +198,24 @@ def launcher_environment(total_ranks: int) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     hosts = host_list(args)
-    if hosts is None and args.nnodes > 1:
-        from glasstorch.distributed.rendezvous import gather_nodes
+    rendezvous = hosts is None and args.nnodes > 1
+    if rendezvous:
+        from glasstorch.distributed import rendezvous as meeting
 
-        hosts = gather_nodes(args)  # node 0: every node's host name; other nodes: None
-        if hosts is None:
-            return 0  # this node's ranks ran as part of node 0's mpiexec
+        host = args.local_addr or socket.gethostname()
+        if args.node_rank > 0:  # this node's ranks are started by node 0's mpiexec
+            return meeting.follow_node_zero(args, host)
+        hosts = meeting.gather_nodes(args, host)
     mpiexec = find_mpiexec(args.mpiexec)
-    flavour = mpi_flavour(mpiexec)
-    command = mpiexec_command(args, hosts, mpiexec, flavour)
+    command = mpiexec_command(args, hosts, mpiexec, mpi_flavour(mpiexec))
     total = args.nproc_per_node * (len(hosts) if hosts else 1)
     try:
         code = subprocess.call(command, env=launcher_environment(total))
     except KeyboardInterrupt:
         code = 130
-    if args.nnodes > 1 and host_list(args) is None:
-        from glasstorch.distributed.rendezvous import release_nodes
-
-        release_nodes(code)
+    if rendezvous:
+        meeting.release_nodes(code)
     return code
-
-
-def local_host_name() -> str:
-    """This machine's name as other nodes reach it."""
-    return socket.gethostname()
 
 
 if __name__ == "__main__":
