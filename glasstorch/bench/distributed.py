@@ -130,17 +130,23 @@ def bus_bandwidth(nbytes: int, seconds: float, world: int) -> float:
 
 
 def format_table(results: dict, sizes: list[int], world: int) -> str:
+    """The table: one row per size; per variant the median time and the bus bandwidth."""
     names = [name for name in results if name != "world_size"]
-    header = f"{'size':>8} " + " ".join(f"{name + ' (time, bus GB/s)':>36}" for name in names)
-    lines = [f"all-reduce, float32, SUM, {world} ranks (median of samples; slowest rank)", header]
+    width = 24
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    lines = [
+        f"all-reduce, float32, SUM, {world} ranks on {os.cpu_count()} cores "
+        f"(load average {load:.1f}); median sample, slowest rank",
+        f"{'size':>8}  " + "".join(f"{name:>{width - 4}}    " for name in names),
+        f"{'':>8}  " + "".join(f"{'time':>10} {'bus GB/s':>9}    " for _ in names),
+    ]
     for nbytes in sizes:
-        cells = []
+        cells = ""
         for name in names:
-            seconds = results[name].get(str(nbytes), results[name].get(nbytes))
-            cells.append(
-                f"{_human_time(seconds):>24} {bus_bandwidth(nbytes, seconds, world):>10.2f}  "
-            )
-        lines.append(f"{_human_bytes(nbytes):>8} " + " ".join(cells))
+            seconds = results[name][nbytes]
+            bandwidth = bus_bandwidth(nbytes, seconds, world)
+            cells += f"{_human_time(seconds):>10} {bandwidth:>9.2f}    "
+        lines.append(f"{_human_bytes(nbytes):>8}  {cells}")
     return "\n".join(lines)
 
 

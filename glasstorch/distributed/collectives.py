@@ -390,7 +390,9 @@ def isend(tensor: Tensor, dst: int | None = None, group=None, tag: int = 0, grou
     if group is None:
         return not_member_warning("isend")
     peer = _peer(group, dst, group_dst, "dst")
-    return group.backend_for(tensor).isend(tensor, peer, tag)
+    work = group.backend_for(tensor).isend(tensor, peer, tag)
+    work.group = group  # whose timeout applies while waiting
+    return work
 
 
 def irecv(tensor: Tensor, src: int | None = None, group=None, tag: int = 0, group_src=None):
@@ -400,7 +402,9 @@ def irecv(tensor: Tensor, src: int | None = None, group=None, tag: int = 0, grou
     if group is None:
         return not_member_warning("irecv")
     peer = None if src is None and group_src is None else _peer(group, src, group_src, "src")
-    return group.backend_for(tensor).irecv(tensor, peer, tag)
+    work = group.backend_for(tensor).irecv(tensor, peer, tag)
+    work.group = group
+    return work
 
 
 def send(tensor: Tensor, dst: int | None = None, group=None, tag: int = 0, group_dst=None):

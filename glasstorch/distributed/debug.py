@@ -30,6 +30,7 @@ within a second (mpi4py's ``python -m mpi4py`` does the same).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import faulthandler
 import os
 import sys
@@ -129,6 +130,20 @@ def record_in_profiler(work, group) -> None:
 
 
 # ----------------------------------------------------------- ending a failed job
+_watched: set = set()  # point-to-point Works being waited for (the watchdog looks at them)
+
+
+@contextlib.contextmanager
+def watched(work):
+    """While the block runs, ``work`` counts as running for the timeout watchdog."""
+    work.start_time = time.monotonic()
+    _watched.add(work)
+    try:
+        yield
+    finally:
+        _watched.discard(work)
+
+
 def install_abort_on_error(MPI) -> None:  # noqa: N803
     """Make an uncaught exception end every rank of the job (``MPI_Abort``) after its traceback."""
     if MPI.COMM_WORLD.Get_size() == 1 or getattr(sys.excepthook, "_glasstorch", False):
@@ -173,8 +188,9 @@ class _Watchdog:
                 self.request = self.comm.Irecv(
                     self.request_buffer, source=self.MPI.ANY_SOURCE, tag=1
                 )
-            for group in list(_world.groups):
-                work = group.queue.running
+            running = [(group, group.queue.running) for group in list(_world.groups)]
+            running += [(work.group, work) for work in list(_watched)]
+            for group, work in running:
                 if work is None or work.start_time is None:
                     continue
                 elapsed = time.monotonic() - work.start_time

@@ -318,9 +318,9 @@ class RequestWork(Work):
 
     def wait(self, timeout=None) -> bool:
         if not self._done.is_set():
-            import time
+            from glasstorch.distributed import debug
 
-            self.start_time = time.monotonic()  # seen by the timeout watchdog from here on
-            self._request.Wait(self._status)
+            with debug.watched(self):  # the timeout watchdog sees the wait
+                self._request.Wait(self._status)
             self._complete()
         return super().wait(timeout)

@@ -341,6 +341,11 @@ def new_group(
     from glasstorch.distributed.work import Work
 
     MPI = load_mpi()  # noqa: N806
+    from glasstorch.distributed import debug
+
+    default.sequence_number += 1
+    if default.check_comm is not None:  # new_group is a collective of the default group
+        debug.check_collective(default, debug.fingerprint("new_group", []))
     me = default.rank()
     color = 0 if me in members else MPI.UNDEFINED
     split = Work("new_group", lambda: default.comm.Split(color, me))

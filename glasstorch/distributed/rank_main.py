@@ -107,11 +107,21 @@ def main() -> None:
                 print(exit_.code, file=sys.stderr)
             abort_job(code)
         raise
-    except BaseException:
+    except BaseException as error:
         rank = os.environ.get("RANK", "?")
         sys.stderr.write(f"[rank {rank}] uncaught exception; ending the job:\n")
-        traceback.print_exc()
+        print_user_traceback(error)
         abort_job(1)
+
+
+def print_user_traceback(error: BaseException) -> None:
+    """The traceback from the script's frames on (this runner's and runpy's left out)."""
+    report = traceback.TracebackException.from_exception(error)
+    frames = list(report.stack)
+    while frames and (frames[0].filename == __file__ or "runpy" in frames[0].filename):
+        frames.pop(0)
+    report.stack = traceback.StackSummary.from_list(frames or report.stack)
+    sys.stderr.write("".join(report.format()))
 
 
 if __name__ == "__main__":

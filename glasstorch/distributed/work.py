@@ -114,6 +114,14 @@ class Work:
         """The output tensors of the operation (after :meth:`wait`)."""
         return list(self._outputs)
 
+    def get_future(self) -> Future:
+        """A :class:`Future` of the output tensors (what DDP's communication hooks chain on)."""
+        return Future(self._wait_for_outputs)
+
+    def _wait_for_outputs(self) -> list:
+        self.wait()
+        return self.result()
+
     def _source_rank(self) -> int:
         """For ``irecv``: the rank the message came from (after :meth:`wait`)."""
         return self._value
@@ -121,6 +129,45 @@ class Work:
     def __repr__(self) -> str:
         state = "completed" if self.is_completed() else "pending"
         return f"<Work {self.name} ({state})>"
+
+
+class Future:
+    """A value that will be ready later, as ``torch.futures.Future`` (the parts DDP uses).
+
+    ``wait()`` (or ``value()``) blocks until the value is there and returns it;
+    ``then(callback)`` makes a new Future whose value is ``callback(this
+    future)``. Callbacks run when their Future is waited for, on the waiting
+    thread, not when the communication completes: results that need a copy
+    (``Work.wait``) can only be read there.
+    """
+
+    def __init__(self, produce: Callable[[], object]) -> None:
+        self._produce = produce
+        self._lock = threading.Lock()
+        self._ready = False
+        self._value = None
+
+    def wait(self):
+        with self._lock:
+            if not self._ready:
+                self._value = self._produce()
+                self._ready = True
+        return self._value
+
+    value = wait
+
+    def done(self) -> bool:
+        """Whether :meth:`wait` has produced the value."""
+        return self._ready
+
+    def then(self, callback: Callable[[Future], object]) -> Future:
+        """A Future of ``callback(self)``, computed when it is waited for."""
+
+        def produce():
+            self.wait()
+            return callback(self)
+
+        return Future(produce)
 
 
 class WorkQueue:

@@ -148,6 +148,10 @@ def all_reduce_async(rank, world):
     assert work.is_completed() and work.is_success() and work.exception() is None
     assert t.tolist() == [1.0] * 1000
     assert work.result()[0] is t
+    future = dist.all_reduce(t, async_op=True).get_future()
+    doubled = future.then(lambda f: f.value()[0] * 2)
+    assert doubled.wait().tolist() == [4.0] * 1000 and future.done()
+    assert t.tolist() == [2.0] * 1000
     # Several in flight at once complete in order.
     tensors = [tensor([float(rank + i)]) for i in range(5)]
     works = [dist.all_reduce(x, async_op=True) for x in tensors]
