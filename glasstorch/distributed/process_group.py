@@ -391,6 +391,19 @@ def get_world_size(group: ProcessGroup | None = None) -> int:
     return -1 if group is None else group.size()
 
 
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """This process's rank on its node (``LOCAL_RANK``, set by the launcher), or the fallback."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError(
+        "LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+        "`get_node_local_rank` to work, assuming you are not running in a multi-device "
+        "context and want the code to run locally instead."
+    )
+
+
 def get_backend(group: ProcessGroup | None = None) -> str:
     """The backend of ``group``: ``"mpi"`` (or ``"nccl"``); never ``"gloo"``."""
     group = resolve_group(group)
