@@ -20,8 +20,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cuda_support import requires_cuda
+from oracle import needs_torch
 
 pytest.importorskip(
     "mpi4py", reason="mpi4py is not installed: pip install -e '.[distributed]' (make install does)"
@@ -267,3 +269,39 @@ def test_a_torchrun_environment_without_mpi_is_refused_with_a_clear_error():
     )
     assert job.returncode != 0
     assert "python -m glasstorch.distributed.run" in job.stderr
+
+
+@cpu_only
+@needs_torch
+def test_a_torchrun_program_gives_pytorchs_losses_and_weights(tmp_path):
+    program = str(HERE / "data_parallel_by_hand.py")
+    ours = launch(program, "glasstorch", str(tmp_path / "glasstorch.json"))
+    assert ours.returncode == 0, ours.stderr
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    theirs = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc-per-node",
+            "2",
+            "--master-port",
+            str(port),
+            program,
+            "torch",
+            str(tmp_path / "torch.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=SAFETY,
+        cwd=ROOT,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert theirs.returncode == 0, theirs.stderr
+    ours, theirs = (
+        json.loads((tmp_path / f"{n}.json").read_text()) for n in ("glasstorch", "torch")
+    )
+    for key in ("losses", "weight", "bias"):
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-5, atol=1e-6)
