@@ -322,6 +322,20 @@ def python_objects(rank, world):
     assert dist.get_node_local_rank() == rank
 
 
+@check
+def data_loader_workers_beside_mpi(rank, world):
+    # Forked DataLoader workers of an MPI rank: they never call MPI, the rank still can.
+    from glasstorch.utils.data import DataLoader, TensorDataset
+
+    dataset = TensorDataset(torch.arange(32.0).reshape(16, 2))
+    total = torch.zeros(2)
+    for (batch,) in DataLoader(dataset, batch_size=4, num_workers=2):
+        total += batch.sum(0)
+    total = total.to(DEVICE)
+    dist.all_reduce(total)
+    assert total.tolist() == [480.0, 512.0]
+
+
 # ---------------------------------------------------------------------- errors
 @check
 def argument_errors(rank, world):
