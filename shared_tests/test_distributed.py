@@ -257,8 +257,16 @@ def test_plain_mpiexec_works_and_a_raising_rank_still_ends_the_job():
 
 
 @cpu_only
-def test_a_torchrun_environment_without_mpi_is_refused_with_a_clear_error():
-    program = "import glasstorch.distributed as d; d.init_process_group()"
+def test_processes_started_without_mpi_are_refused_with_a_clear_error():
+    # As torchrun starts them (RANK and WORLD_SIZE in the environment), then as
+    # multiprocessing.spawn programs do (rank= and world_size= arguments).
+    program = (
+        "import os, glasstorch.distributed as d\n"
+        "for kwargs in ({}, {'rank': 0, 'world_size': 2}):\n"
+        "    if kwargs: del os.environ['WORLD_SIZE'], os.environ['RANK']\n"
+        "    try: d.init_process_group('gloo', **kwargs)\n"
+        "    except RuntimeError as error: print('refused:', error)\n"
+    )
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "RANK": "0", "WORLD_SIZE": "2"}
     job = subprocess.run(
         [sys.executable, "-c", program],
@@ -267,8 +275,11 @@ def test_a_torchrun_environment_without_mpi_is_refused_with_a_clear_error():
         timeout=SAFETY,
         env=environment,
     )
-    assert job.returncode != 0
-    assert "python -m glasstorch.distributed.run" in job.stderr
+    refusals = [line for line in job.stdout.splitlines() if line.startswith("refused:")]
+    assert len(refusals) == 2, job.stdout + job.stderr
+    for refusal in refusals:
+        assert "not started as one of the ranks of an MPI job" in refusal
+        assert "python -m glasstorch.distributed.run --nproc-per-node 2 script.py" in refusal
 
 
 @cpu_only
