@@ -191,6 +191,9 @@ def test_launcher_command_line_for_open_mpi():
     assert command[command.index("--host") + 1] == "a:2,b:2"
     assert command[-4:] == ["--", "train.py", "--lr", "1"]
     assert "glasstorch.distributed.rank_main" in command
+    many = launcher.parse_args(["--nproc-per-node", str((os.cpu_count() or 1) + 1), "t.py"])
+    assert "--oversubscribe" in launcher.mpiexec_command(many, None, "/x/mpiexec", "openmpi")
+    assert "--oversubscribe" not in launcher.mpiexec_command(many, None, "/x/mpiexec", "mpich")
     environment = launcher.launcher_environment(total_ranks=64)
     if os.geteuid() == 0:  # root in a container: Open MPI refuses without these
         assert environment["OMPI_ALLOW_RUN_AS_ROOT"] == "1"
