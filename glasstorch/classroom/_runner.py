@@ -25,6 +25,7 @@ elsewhere all mean failure (see ``grading.py``). This file does not import
 glasstorch (that would import the grader's copy, not the submission's).
 """
 
+import _thread
 import json
 import os
 import sys
@@ -132,6 +133,171 @@ class _HiddenModules:
         return None
 
 
+class _Refused(RuntimeError):
+    """What the guard raises (a RuntimeError, so that a refused audit hook is not added)."""
+
+
+#: Audit events that hand out frames, objects or raw memory: refused while the
+#: submission's code is running (see :class:`_Guard`).
+_WATCHED_EVENTS = frozenset(
+    {
+        "sys._getframe",
+        "sys._getframemodulename",
+        "sys._current_frames",
+        "sys.settrace",
+        "sys.setprofile",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "code.__new__",
+        "compile",
+        "marshal.loads",
+    }
+)
+_FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_code"})
+#: Modules that ask for their caller's frame only to read its module's name.
+_NAME_READERS = (
+    "typing.py",
+    "typing_extensions.py",
+    "enum.py",
+    os.path.join("collections", "__init__.py"),
+)
+#: Foreign-function interfaces, which read and write any memory.
+_FFI_MODULES = frozenset({"cffi", "_cffi_backend"})
+
+
+class _Guard:
+    """An audit hook that keeps the submission's code out of the runner's memory.
+
+    The nonce that authenticates the result lines lives in this process, beside
+    the submission's code. Python offers no wall inside a process, but every
+    way to reach another function's variables goes through an audited
+    operation: a frame (``sys._getframe``, a traceback's ``tb_frame``, a
+    generator's ``gi_frame``, a trace function), the garbage collector's
+    object lists, ``ctypes`` and ``cffi`` (any memory), ``/proc/self/mem``, or
+    code made to look like the trusted libraries'. The guard refuses them
+    whenever the call comes from *untrusted code*: a frame of the stack whose
+    file is not in a trusted folder (the interpreter's libraries and the
+    grader's tests, all read-only for the sandbox user), or any thread but the
+    main one (pytest runs there; a thread is started by the submission).
+    Code compiled or unmarshalled while untrusted code runs must be exactly a
+    trusted file's, or it is refused too. No audit hook can be removed, and
+    adding another is refused.
+
+    What stays possible is documented in docs/guide/classroom-teachers.md
+    (reading raw memory through NumPy's array interface, for one).
+    """
+
+    def __init__(self, trusted: list[str], untrusted: list[str]):
+        self.trusted = tuple(os.path.join(os.path.realpath(p), "") for p in trusted)
+        self.trusted += tuple(os.path.join(p, "") for p in trusted if p.startswith("/proc/"))
+        self.untrusted = frozenset(untrusted)
+        self.refused: list[str] = []
+        self._busy: set[int] = set()
+        self._main = _thread.get_ident()
+
+    def is_trusted(self, filename: str) -> bool:
+        if filename in self.untrusted:
+            return False
+        return filename.startswith(self.trusted) or filename.startswith("<frozen ")
+
+    def caller_untrusted(self) -> bool:
+        """Whether untrusted code is on the stack of the caller's caller."""
+        ident = _thread.get_ident()
+        self._busy.add(ident)
+        try:
+            return self.untrusted_running(sys._getframe(2))
+        finally:
+            self._busy.discard(ident)
+
+    def untrusted_running(self, frame) -> bool:
+        """Whether untrusted code is on the stack from ``frame`` down (or off the main thread)."""
+        if _thread.get_ident() != self._main:
+            return True
+        while frame is not None:
+            if not self.is_trusted(frame.f_code.co_filename):
+                return True
+            frame = frame.f_back
+        return False
+
+    def __call__(self, event: str, args: tuple) -> None:
+        if event == "sys.addaudithook":
+            raise _Refused("the grader refuses another audit hook")
+        watched = (
+            event in _WATCHED_EVENTS
+            or event.startswith("ctypes.")
+            or (event == "object.__getattr__" and args[1] in _FRAME_ATTRIBUTES)
+            or (event == "open" and _reads_a_process(args[0], self))
+            or (event == "import" and str(args[0]).split(".")[0] in _FFI_MODULES)
+        )
+        ident = _thread.get_ident()
+        if not watched or ident in self._busy:
+            return
+        self._busy.add(ident)
+        try:
+            caller = sys._getframe(1)
+            if self._allowed(event, args, caller) or not self.untrusted_running(caller):
+                return
+            where = f"{os.path.basename(caller.f_code.co_filename)}:{caller.f_code.co_name}"
+            self.refused.append(f"{event} in {where}")
+            raise _Refused(f"the grader does not let a submission use {event} ({where})")
+        finally:
+            self._busy.discard(ident)
+
+    def _allowed(self, event: str, args: tuple, caller) -> bool:
+        """Uses that hand out nothing, even with untrusted code on the stack."""
+        filename = caller.f_code.co_filename
+        if event == "sys._getframe":  # typing, enum, namedtuple: the caller's module name
+            return self.is_trusted(filename) and filename.endswith(_NAME_READERS)
+        if event == "compile":  # importing a trusted module from its source
+            return not self.is_trusted(str(args[1])) or _same_as_file(args[0], str(args[1]))
+        if event == "marshal.loads":  # importing a module from its compiled file
+            names = caller.f_locals
+            path = names.get("bytecode_path")
+            return (
+                filename.startswith("<frozen importlib")
+                and caller.f_code.co_name == "_compile_bytecode"
+                and isinstance(path, str)
+                and names.get("source_path") is not None
+                and _same_as_file(args[0], path, skip=16)
+            )
+        return False
+
+
+def _reads_a_process(path, guard) -> bool:
+    """Whether ``path`` is in ``/proc``, other than a trusted import folder reached there."""
+    return isinstance(path, str) and path.startswith("/proc/") and not guard.is_trusted(path)
+
+
+def _same_as_file(data, path: str, skip: int = 0) -> bool:
+    """Whether ``data`` (text or bytes) is exactly the file at ``path`` (after ``skip`` bytes)."""
+    try:
+        with open(path, "rb") as file:
+            content = file.read()[skip:]
+    except OSError:
+        return False
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return isinstance(data, (bytes, bytearray, memoryview)) and bytes(data) == content
+
+
+def _sender(channel, nonce: str, guard):
+    """The only writer of the result pipe: a generator, so the nonce is one of its locals.
+
+    Reaching a generator's locals takes its ``gi_frame`` (refused by the guard
+    to untrusted code), and a line sent while untrusted code is running is
+    not written but counted (the ``done`` line reports it)."""
+    message = yield
+    while True:
+        if guard.caller_untrusted():
+            guard.refused.append("the result pipe")
+        else:
+            message["nonce"] = nonce
+            channel.write(json.dumps(message) + "\n")
+            channel.flush()
+        message = yield
+
+
 def _skip_reason(report) -> str:
     """Why a skipped test skipped (pytest keeps ``(path, line, reason)``)."""
     longrepr = getattr(report, "longrepr", None)
@@ -194,17 +360,11 @@ class _Recorder:
         )
 
 
-def main() -> int:
-    channel = os.fdopen(int(sys.argv[1]), "w", buffering=1, encoding="utf-8")
-    request = json.loads(sys.stdin.readline())
-    sys.stdin.close()
-    nonce = request.pop("nonce")
+def prepare(hide_modules=()) -> str:
+    """Import pytest, its protocol and the grader's plugins; hide ``hide_modules``.
 
-    def send(message: dict) -> None:
-        message["nonce"] = nonce
-        channel.write(json.dumps(message) + "\n")
-        channel.flush()
-
+    Returns ``""``, or why the grader's own environment cannot run the tests.
+    The fork server calls this once, before any test process is forked."""
     try:
         import pytest  # noqa: F401 - imported before any submission code runs
 
@@ -214,31 +374,51 @@ def main() -> int:
         # plugin wraps one pytest function when it is imported).
         for name in filter(None, os.environ.get("PYTEST_PLUGINS", "").split(",")):
             __import__(name.strip())
-    except ImportError as error:  # the grader's own environment is incomplete
-        send({"kind": "setup_error", "text": f"{error} (in {sys.executable})"})
-        channel.close()
-        return 3
-    hidden = request.get("hide_modules") or ()
-    if hidden:
-        sys.meta_path.insert(0, _HiddenModules(hidden))
+    except ImportError as error:
+        return f"{error} (in {sys.executable})"
+    if hide_modules and not any(isinstance(h, _HiddenModules) for h in sys.meta_path):
+        sys.meta_path.insert(0, _HiddenModules(hide_modules))
+    return ""
+
+
+def run(request: dict, channel) -> int:
+    """Run the request's tests with pytest, reporting on ``channel`` (a text file).
+
+    ``request`` holds the nonce, the package and tests folders and the node
+    ids (see ``grading.run_tests``); :func:`prepare` has run."""
+    import pytest
+
+    tests_dir = request["tests_dir"]
+    here = os.path.dirname(os.path.abspath(__file__))  # the grader's own files
+    # Trusted: the interpreter's libraries, the tests, the grader and the package's
+    # files but those that hold the submission's code (``untrusted``; in a batch
+    # of the build or of ``check`` there are none: that code is the user's own).
+    folders = [p for p in sys.path if p and os.path.isdir(p)]
+    guard = _Guard(
+        folders + [tests_dir, here, request["package_root"]], request.get("untrusted", [])
+    )
+    sender = _sender(channel, request.pop("nonce"), guard)
+    next(sender)
+    send = sender.send
+    sys.addaudithook(guard)  # from here on, for the life of this process
+
     before = _snapshot(_PROTOCOL_MODULES, (_Recorder,))
 
     # The submission's code, and only it, is importable as glasstorch.
     sys.path.insert(0, request["package_root"])
     sys.path.insert(1, request["tests_dir"])
-    os.chdir(request["tests_dir"])
     recorder = _Recorder(send, request.get("collect_only", False))
     args = [
-        *request["nodeids"],
+        *(os.path.join(tests_dir, nodeid) for nodeid in request["nodeids"]),
         "-q",
         "-p",
         "no:cacheprovider",
         "-p",
         "no:randomly",
         "--rootdir",
-        request["tests_dir"],
+        tests_dir,
         "-c",
-        os.path.join(request["tests_dir"], "pytest.ini"),
+        os.path.join(tests_dir, "pytest.ini"),
         "--tb=short",
         "--color=no",
         "-o",
@@ -267,10 +447,26 @@ def main() -> int:
             "changed": changed[:20],
             "imported": imported,
             "tier": getattr(tier_module, "tier", None),
+            "refused": sorted(set(guard.refused))[:20],
         }
     )
     channel.close()
     return 0
+
+
+def main() -> int:
+    """One process for one request (``check`` and the build; ``grade`` forks instead)."""
+    channel = os.fdopen(int(sys.argv[1]), "w", buffering=1, encoding="utf-8")
+    request = json.loads(sys.stdin.readline())
+    sys.stdin.close()
+    trouble = prepare(request.get("hide_modules") or ())
+    if trouble:  # the grader's own environment is incomplete
+        message = {"kind": "setup_error", "text": trouble, "nonce": request["nonce"]}
+        channel.write(json.dumps(message) + "\n")
+        channel.close()
+        return 3
+    os.chdir(request["tests_dir"])
+    return run(request, channel)
 
 
 if __name__ == "__main__":

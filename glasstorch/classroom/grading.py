@@ -124,6 +124,35 @@ class Batch:
     log: str = ""  # the process's own stdout and stderr (for teachers only)
     seconds: float = 0.0
 
+    def receive(self, line: str, nonce: str, on_phase=None) -> None:
+        """Take one line of the result pipe; a line the runner did not write marks the batch."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            self.forged = True
+            return
+        if not isinstance(message, dict) or message.get("nonce") != nonce:
+            self.forged = True
+            return
+        if self.done is not None:  # nothing may follow the final line
+            self.forged = True
+            return
+        kind = message.get("kind")
+        if kind == "collected":
+            self.items = message["items"]
+        elif kind == "collect_error":
+            self.collect_errors.append(message)
+        elif kind == "setup_error":
+            self.setup_error = str(message.get("text", ""))
+        elif kind == "phase":
+            self.phases.setdefault(message["nodeid"], []).append(message)
+            if on_phase is not None:
+                on_phase(message)
+        elif kind == "done":
+            self.done = message
+        else:
+            self.forged = True
+
     def trouble(self, package_root: str, tier: str) -> str:
         """Why nothing this process says can be trusted, or ``""``."""
         if self.timed_out:
@@ -143,6 +172,9 @@ class Batch:
                 "the test process ended before the tests finished "
                 f"(exit status {self.returncode}); something called exit() or crashed"
             )
+        if self.done.get("refused"):
+            reached = ", ".join(self.done["refused"][:3])
+            return f"the submission's code reached for the test runner's internals ({reached})"
         if not self.done.get("intact"):
             changed = ", ".join(self.done.get("changed", [])[:3])
             return f"the test runner (pytest) was modified while the tests ran ({changed})"
@@ -175,6 +207,31 @@ class Batch:
         return status == "passed", text
 
 
+def test_environment(tier: str) -> dict[str, str]:
+    """The environment of a test process: this one's, without what changes Python or pytest.
+
+    Every thread pool gets one thread: a test measures the reference tier, not
+    the machine, and the fork server must fork before any pool exists."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("GLASSTORCH_", "PYTEST_", "PYTHON"))
+    }
+    env.update(
+        GLASSTORCH_TIER=tier,
+        GLASSTORCH_HYPOTHESIS_PROFILE="classroom",
+        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+        PYTEST_PLUGINS="_hypothesis_pytestplugin",
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONHASHSEED="0",
+        PYTHONFAULTHANDLER="1",
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+    )
+    return env
+
+
 def run_tests(
     package_root: str,
     tests_dir: str,
@@ -202,20 +259,7 @@ def run_tests(
     """
     nonce = secrets.token_hex(16)
     read_end, write_end = os.pipe()
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("GLASSTORCH_", "PYTEST_", "PYTHON"))
-    }
-    env.update(
-        GLASSTORCH_TIER=tier,
-        GLASSTORCH_HYPOTHESIS_PROFILE="classroom",
-        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
-        PYTHONDONTWRITEBYTECODE="1",
-        PYTHONHASHSEED="0",
-        PYTHONFAULTHANDLER="1",
-    )
-    env["PYTEST_PLUGINS"] = "_hypothesis_pytestplugin"
+    env = test_environment(tier)
     request = {
         "nonce": nonce,
         "package_root": package_root,
@@ -276,29 +320,45 @@ def _kill_group(process: subprocess.Popen) -> None:
 def _read_channel(fd: int, nonce: str, batch: Batch, on_phase) -> None:
     with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as channel:
         for line in channel:
-            try:
-                message = json.loads(line)
-            except ValueError:
-                batch.forged = True
-                continue
-            if not isinstance(message, dict) or message.get("nonce") != nonce:
-                batch.forged = True
-                continue
-            if batch.done is not None:  # nothing may follow the final line
-                batch.forged = True
-                continue
-            kind = message.get("kind")
-            if kind == "collected":
-                batch.items = message["items"]
-            elif kind == "collect_error":
-                batch.collect_errors.append(message)
-            elif kind == "setup_error":
-                batch.setup_error = str(message.get("text", ""))
-            elif kind == "phase":
-                batch.phases.setdefault(message["nodeid"], []).append(message)
-                if on_phase is not None:
-                    on_phase(message)
-            elif kind == "done":
-                batch.done = message
-            else:
-                batch.forged = True
+            batch.receive(line, nonce, on_phase)
+
+
+def run_forked(
+    server,
+    package_root: str,
+    tests_dir: str,
+    nodeids: list[str],
+    *,
+    time_limit: float,
+    scratch: str,
+    untrusted: list[str] = (),
+) -> Batch:
+    """Like :func:`run_tests`, in a process forked by ``server`` (a ``forkserver.ForkServer``).
+
+    The process runs in the server's sandbox (``sandbox.py``) with a fresh home
+    folder made in ``scratch`` and deleted afterwards; the time limit, the
+    kill and the sweep of the sandbox user are the server's. ``untrusted`` are
+    the package's files that hold the submission's code (``_runner._Guard``)."""
+    nonce = secrets.token_hex(16)
+    home = server.sandbox.make_home(scratch)
+    request = {
+        "nonce": nonce,
+        "package_root": package_root,
+        "tests_dir": tests_dir,
+        "nodeids": nodeids,
+        "home": home,
+        "log": os.path.join(scratch, f".log-{nonce[:8]}"),
+        "untrusted": list(untrusted),
+    }
+    try:
+        answer = server.run(request, time_limit)
+    finally:
+        server.sandbox.remove_home(home)
+        if os.path.exists(request["log"]):
+            os.remove(request["log"])
+    batch = Batch(returncode=answer["returncode"], timed_out=answer["timed_out"])
+    for line in answer["channel"].splitlines():
+        batch.receive(line, nonce)
+    batch.forged = batch.forged or answer["overflow"]
+    batch.log, batch.seconds = answer["log"], answer["seconds"]
+    return batch
