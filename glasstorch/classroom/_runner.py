@@ -1,28 +1,33 @@
-"""The test process of the grader (run as a script, never imported by glasstorch).
+"""The test process of the grader (never imported by glasstorch).
 
-The grading process starts this file with ``python -I _runner.py <fd>`` for one
-graded test (or, for ``check`` and the build's own checks, one batch of
-tests). It is the only code that runs before the submission's code does:
+It runs one graded test (or, for ``check`` and the build's own checks, one
+batch of tests), in one of two ways: as a script (``python -I _runner.py
+<fd>``, :func:`main`), or in a child of the fork server (``forkserver.py``
+calls :func:`prepare` once, then :func:`run` in each forked child). Either
+way it is the only code that runs before the submission's code does:
 
-1. it reads its request (with a fresh random nonce) from stdin, which the
-   grader then closes;
-2. it imports pytest and snapshots the code of pytest's test protocol and of
-   its own recorder, before a line of the submission runs (if pytest cannot
-   be imported it says so on the pipe and stops);
-3. it hides the optional dependencies the request names (PyTorch, ...) behind
-   an import hook, so every test sees the grading image's environment;
-4. it puts the submission's package folder first on ``sys.path`` and runs
-   pytest in-process on the requested node ids, with a recorder plugin that
-   writes one JSON line per test phase to the pipe ``<fd>`` (not stdout, not
-   a file);
-5. after pytest returns, it writes a final ``done`` line with facts: whether
-   pytest's protocol and the recorder are unchanged, and which files
-   ``glasstorch`` and ``glasstorch.reference`` were imported from.
+1. :func:`prepare` imports pytest, its protocol and the grader's plugins, and
+   hides the optional dependencies (PyTorch, ...) behind an import hook, so
+   every test sees the grading image's environment (if pytest cannot be
+   imported it says so on the pipe and stops);
+2. :func:`run` takes the request's fresh random nonce into the only writer of
+   the result pipe (:func:`_sender`), installs the guard (:class:`_Guard`, an
+   audit hook that refuses the submission's code the ways into the runner's
+   memory), snapshots the code of pytest's test protocol and of its own
+   recorder, puts the submission's package folder first on ``sys.path`` and
+   runs pytest in-process on the requested node ids, with a recorder plugin
+   that writes one JSON line per test phase to the pipe (not stdout, not a
+   file);
+3. after pytest returns, it writes a final ``done`` line with facts: whether
+   pytest's protocol and the recorder are unchanged, what the guard refused,
+   and which files ``glasstorch`` and ``glasstorch.reference`` were imported
+   from.
 
 Every line carries the nonce. The grading process trusts nothing else: no line,
-no nonce, no ``done`` line, a changed protocol or a glasstorch imported from
-elsewhere all mean failure (see ``grading.py``). This file does not import
-glasstorch (that would import the grader's copy, not the submission's).
+no nonce, no ``done`` line, a changed protocol, a refusal or a glasstorch
+imported from elsewhere all mean failure (see ``grading.py``). This file does
+not import glasstorch (that would import the grader's copy, not the
+submission's).
 """
 
 import _thread

@@ -2,24 +2,28 @@
 
 The grading process never runs submission code itself. For each graded test it
 
-* builds a *sandbox*: a package folder holding the submission's ``glasstorch``
-  and ``reference`` (see :func:`make_package`), and a test folder holding the
+* lays out a package folder holding the submission's ``glasstorch`` and
+  ``reference`` (see :func:`make_package`), and a test folder holding the
   grader's own copies of the tests (never the submission's);
-* starts ``_runner.py`` in a fresh interpreter (``python -I``: no
-  ``PYTHONPATH``, no user site, no current folder on ``sys.path``) in a process
-  group of its own, hands it a random nonce on stdin, and reads its reports
-  from a private pipe;
-* kills the whole process group when the time limit passes;
+* runs ``_runner.py`` in a process of its own, with a random nonce, and reads
+  its reports from a private pipe: :func:`run_tests` starts a fresh
+  interpreter (``python -I``: no ``PYTHONPATH``, no user site, no current
+  folder on ``sys.path``) in a process group of its own, and kills the group at
+  the time limit; :func:`run_forked` has the fork server (``forkserver.py``)
+  fork one into the sandbox (``sandbox.py``: an unprivileged user when root,
+  limits, every process of that user killed afterwards);
 * hides the optional dependencies (:data:`HIDDEN_MODULES`) from the tests, so a
   verdict never depends on whether PyTorch is installed;
-* counts a test as passed only when every fact checks out: the pipe carried a
-  ``done`` line with the right nonce, pytest's protocol was unchanged, the
-  ``glasstorch`` that ran was the sandbox's, the tier was the course's, the
+* counts a test as passed only when every fact checks out (:class:`Batch`):
+  the pipe carried a ``done`` line with the right nonce and nothing after it,
+  pytest's protocol was unchanged, the runner's guard refused nothing, the
+  ``glasstorch`` that ran was the package's, the tier was the course's, the
   collected cases are exactly the expected ones, and each passed its setup,
   call and teardown.
 
 :func:`run_tests` runs a batch in one process (the build's checks and
-``check``); ``grade`` calls it once per graded test.
+``check``, on the user's own code); ``grade`` calls :func:`run_forked` once
+per graded test.
 """
 
 from __future__ import annotations
