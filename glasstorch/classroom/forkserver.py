@@ -146,16 +146,19 @@ def _run_one(request: dict, runner, sandbox, keep_closed) -> dict:
         _child(request, write_end, log, runner, sandbox)  # never returns
     os.close(write_end)
     os.close(log)
-    pidfd = os.pidfd_open(pid)
+    try:  # readable when the child ends (Linux 5.3 and later)
+        pidfd, poll = os.pidfd_open(pid), None
+    except (AttributeError, OSError):
+        pidfd, poll = None, 0.05  # look every 50 ms instead
     chunks, size, status, timed_out = [], 0, None, False
-    waiting = [read_end, pidfd]
+    waiting = [read_end] + ([pidfd] if pidfd is not None else [])
     deadline = start + request["time_limit"]
     while status is None:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             timed_out = True
             break
-        ready, _, _ = select.select(waiting, [], [], remaining)
+        ready, _, _ = select.select(waiting, [], [], min(remaining, poll or remaining))
         if read_end in ready:
             data = os.read(read_end, 1 << 16)
             if not data:
@@ -163,8 +166,9 @@ def _run_one(request: dict, runner, sandbox, keep_closed) -> dict:
             elif size < CHANNEL_LIMIT:
                 chunks.append(data)
                 size += len(data)
-        if pidfd in ready:
-            _, status = os.waitpid(pid, 0)
+        if pidfd in ready or poll:
+            ended, code = os.waitpid(pid, 0 if pidfd in ready else os.WNOHANG)
+            status = code if ended else None
     # The test's session, then every process of the sandbox user (daemons included).
     try:
         os.killpg(pid, signal.SIGKILL)
@@ -173,7 +177,8 @@ def _run_one(request: dict, runner, sandbox, keep_closed) -> dict:
     sandbox.sweep()
     if status is None:
         _, status = os.waitpid(pid, 0)
-    os.close(pidfd)
+    if pidfd is not None:
+        os.close(pidfd)
     os.set_blocking(read_end, False)
     try:  # what the test wrote before it ended (its writers are gone now, as root)
         while size < CHANNEL_LIMIT and (data := os.read(read_end, 1 << 16)):

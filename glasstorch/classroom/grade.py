@@ -366,6 +366,7 @@ def grade(
             sandbox.share(package)
             sandbox.share(tests_dir)
             sandbox.traversable(scratch)  # the homes inside are private, the logs root's
+            sandbox.share(source)  # the grader itself: root's, read-only
             sandbox.hide(os.path.join(source, ".classroom"))
             environment = test_environment(manifest["tier"])
             with ForkServer(sandbox, environment, python, HIDDEN_MODULES) as server:
