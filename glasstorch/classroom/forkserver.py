@@ -28,6 +28,7 @@ the server's pipes (closed in the child).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -132,12 +133,15 @@ def serve() -> int:
     answer({"setup_error": trouble})
     if trouble:
         return 3
+    gc.freeze()  # what is imported now stays put: children share its pages, collect less
     for line in requests:
-        answer(_run_one(json.loads(line), runner, sandbox, (answers,)))
+        answer(_run_one(json.loads(line), runner, sandbox))
     return 0
 
 
-def _run_one(request: dict, runner, sandbox, keep_closed) -> dict:
+def _run_one(request: dict, runner, sandbox) -> dict:
+    if request.get("cache_tests"):
+        runner.cache_rewritten_tests(request["tests_dir"])
     read_end, write_end = os.pipe()
     log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     start = time.monotonic()

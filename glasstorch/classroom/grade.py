@@ -392,6 +392,7 @@ def grade(
                             time_limit=min(time_limit or entry["time_limit"], remaining),
                             scratch=scratch,
                             untrusted=spliced,
+                            cache_tests=not entry["hidden"],
                         )
                         if entry["hidden"] and entry["file"] in visible_copies:
                             with open(local, "w", encoding="utf-8") as file:

@@ -336,13 +336,16 @@ def run_forked(
     time_limit: float,
     scratch: str,
     untrusted: list[str] = (),
+    cache_tests: bool = True,
 ) -> Batch:
     """Like :func:`run_tests`, in a process forked by ``server`` (a ``forkserver.ForkServer``).
 
     The process runs in the server's sandbox (``sandbox.py``) with a fresh home
     folder made in ``scratch`` and deleted afterwards; the time limit, the
     kill and the sweep of the sandbox user are the server's. ``untrusted`` are
-    the package's files that hold the submission's code (``_runner._Guard``)."""
+    the package's files that hold the submission's code (``_runner._Guard``);
+    ``cache_tests`` lets the server cache pytest's rewrite of the test files
+    (never while a hidden test's file is there: the cache would outlive it)."""
     nonce = secrets.token_hex(16)
     home = server.sandbox.make_home(scratch)
     request = {
@@ -353,6 +356,7 @@ def run_forked(
         "home": home,
         "log": os.path.join(scratch, f".log-{nonce[:8]}"),
         "untrusted": list(untrusted),
+        "cache_tests": cache_tests,
     }
     try:
         answer = server.run(request, time_limit)
