@@ -45,8 +45,8 @@ from .release import hide_tests
 from .sandbox import Sandbox
 
 OUTPUT_LIMIT = 3000
-#: Seconds for one whole grading, unless the manifest says otherwise: a
-#: submission that sleeps to every test's limit cannot hold the grader longer.
+#: Seconds for one whole grading (``grade --budget``): a submission that sleeps
+#: to every test's limit cannot hold the grader longer.
 BUDGET = 600
 #: Runs of this many tokens of a hidden test's source make an output withheld.
 REDACT_RUN = 8
@@ -312,8 +312,8 @@ def grade(
         log: where progress lines go (Gradescope keeps stdout for teachers).
         only: grade only the tests with these node ids (a teacher's spot check).
         time_limit: seconds per test instead of the manifest's limits.
-        budget: seconds for the whole grading (default: the manifest's, else
-            :data:`BUDGET`); tests that do not start within it fail, unrun.
+        budget: seconds for the whole grading (default :data:`BUDGET`); tests
+            that cannot start within it fail, unrun.
     """
     start = time.monotonic()
     manifest = load_manifest(source)
@@ -327,7 +327,7 @@ def grade(
     tests = sorted(manifest["tests"], key=lambda t: t["hidden"])  # hidden ones last
     if only is not None:
         tests = [t for t in tests if t["name"] in only]
-    deadline = start + (budget or manifest.get("budget") or BUDGET)
+    deadline = start + (budget or BUDGET)
     results = []
     sandbox = Sandbox.open()
     try:
