@@ -31,8 +31,10 @@ submission's).
 """
 
 import _thread
+import gc
 import json
 import os
+import signal
 import sys
 
 _PROTOCOL_MODULES = (
@@ -162,7 +164,10 @@ _WATCHED_EVENTS = frozenset(
         "marshal.loads",
     }
 )
-_FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_code"})
+#: A suspended generator's or coroutine's frame (the sender's holds the nonce). A
+#: traceback's ``tb_frame`` stays allowed: formatting an exception needs it, and a
+#: worker pool of the course sends its workers' tracebacks.
+_FRAME_ATTRIBUTES = frozenset({"gi_frame", "cr_frame", "ag_frame"})
 #: Modules that ask for their caller's frame only to read its module's name.
 _NAME_READERS = (
     "typing.py",
@@ -178,10 +183,11 @@ class _Guard:
     """An audit hook that keeps the submission's code out of the runner's memory.
 
     The nonce that authenticates the result lines lives in this process, beside
-    the submission's code. Python offers no wall inside a process, but every
-    way to reach another function's variables goes through an audited
-    operation: a frame (``sys._getframe``, a traceback's ``tb_frame``, a
-    generator's ``gi_frame``, a trace function), the garbage collector's
+    the submission's code, as a variable of a suspended generator
+    (:func:`_sender`). Python offers no wall inside a process, but the ways to
+    a suspended generator's variables go through audited operations: its
+    ``gi_frame``, the frames of another thread (``sys._current_frames``) or of
+    the stack (``sys._getframe``, a trace function), the garbage collector's
     object lists, ``ctypes`` and ``cffi`` (any memory), ``/proc/self/mem``, or
     code made to look like the trusted libraries'. The guard refuses them
     whenever the call comes from *untrusted code*: a frame of the stack whose
@@ -192,6 +198,8 @@ class _Guard:
     trusted file's, or it is refused too. No audit hook can be removed, and
     adding another is refused.
 
+    The guard itself is held by the sender only (and by the interpreter's
+    list of hooks), so no frame of the stack leads to it.
     What stays possible is documented in docs/guide/classroom-teachers.md
     (reading raw memory through NumPy's array interface, for one).
     """
@@ -293,16 +301,30 @@ def _sender(channel, nonce: str, guard):
     """The only writer of the result pipe: a generator, so the nonce is one of its locals.
 
     Reaching a generator's locals takes its ``gi_frame`` (refused by the guard
-    to untrusted code), and a line sent while untrusted code is running is
-    not written but counted (the ``done`` line reports it)."""
+    to untrusted code). The first ``next()`` installs the guard. A line sent
+    while untrusted code is running is not written but counted; the ``done``
+    line gets the list of what the guard refused. While a line is written the
+    garbage collector and signals wait, so no code of the submission (a
+    ``__del__``, a signal handler) runs with this frame on the stack."""
+    sys.addaudithook(guard)  # from here on, for the life of this process
     message = yield
     while True:
         if guard.caller_untrusted():
             guard.refused.append("the result pipe")
         else:
-            message["nonce"] = nonce
-            channel.write(json.dumps(message) + "\n")
-            channel.flush()
+            collecting = gc.isenabled()
+            gc.disable()
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+            try:
+                if message.get("kind") == "done":
+                    message["refused"] = sorted(set(guard.refused))[:20]
+                message["nonce"] = nonce
+                channel.write(json.dumps(message) + "\n")
+                channel.flush()
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+                if collecting:
+                    gc.enable()
         message = yield
 
 
@@ -433,13 +455,13 @@ def run(request: dict, channel) -> int:
     # files but those that hold the submission's code (``untrusted``; in a batch
     # of the build or of ``check`` there are none: that code is the user's own).
     folders = [p for p in sys.path if p and os.path.isdir(p)]
-    guard = _Guard(
-        folders + [tests_dir, here, request["package_root"]], request.get("untrusted", [])
+    sender = _sender(
+        channel,
+        request.pop("nonce"),
+        _Guard(folders + [tests_dir, here, request["package_root"]], request.get("untrusted", [])),
     )
-    sender = _sender(channel, request.pop("nonce"), guard)
-    next(sender)
+    next(sender)  # the guard is on
     send = sender.send
-    sys.addaudithook(guard)  # from here on, for the life of this process
 
     before = _snapshot(_PROTOCOL_MODULES, (_Recorder,))
 
@@ -486,7 +508,6 @@ def run(request: dict, channel) -> int:
             "changed": changed[:20],
             "imported": imported,
             "tier": getattr(tier_module, "tier", None),
-            "refused": sorted(set(guard.refused))[:20],
         }
     )
     channel.close()

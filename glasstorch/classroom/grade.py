@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 
@@ -330,6 +331,13 @@ def grade(
     deadline = start + (budget or BUDGET)
     results = []
     sandbox = Sandbox.open()
+    if not sandbox.can_run(python or sys.executable):
+        log(
+            f"warning: the sandbox user cannot enter the folders of {python or sys.executable}: "
+            "the tests import through descriptors opened before the switch, but a test that "
+            "starts a new Python (multiprocessing's spawn) fails. Install the grading Python "
+            "where every user may read it (setup.sh's /autograder/venv on Gradescope is)."
+        )
     try:
         with tempfile.TemporaryDirectory(prefix="glasstorch-grade-") as work:
             work = os.path.realpath(work)

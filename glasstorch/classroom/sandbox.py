@@ -89,6 +89,30 @@ class Sandbox:
             os.close(self._lock)
             self._lock = None
 
+    def can_run(self, python: str) -> bool:
+        """Whether the sandbox user can start ``python`` and read its standard library.
+
+        Imports of a Python it cannot reach still work in a test process (see
+        :func:`_reach_import_folders`); starting a new interpreter does not
+        (multiprocessing's spawn start method)."""
+        if self.uid is None:
+            return True
+        import sysconfig
+
+        paths = [os.path.realpath(python), sysconfig.get_paths()["stdlib"]]
+        pid = os.fork()
+        if pid == 0:
+            reachable = False
+            try:
+                os.setgroups([])
+                os.setgid(self.uid)
+                os.setuid(self.uid)
+                reachable = os.access(paths[0], os.X_OK) and os.access(paths[1], os.R_OK | os.X_OK)
+            finally:
+                os._exit(0 if reachable else 1)
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status) == 0
+
     # -------------------------------------------------------------- the files
     def share(self, path: str) -> None:
         """Make ``path`` (a tree) root's and read-only for the sandbox user."""
