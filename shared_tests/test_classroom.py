@@ -1054,3 +1054,43 @@ def test_a_test_process_has_a_memory_limit(tiny):
     results = _grade(tiny, attack, "hog", only=["shared_tests/test_tiny.py::test_add"])
     (add,) = results["tests"]
     assert add["score"] == 0 and "MemoryError" in add["output"]
+
+
+PATCH_AND_HIDE = """
+import sys, _pytest.python
+try:  # the runner's record of pytest, through a traceback's frames
+    raise RuntimeError
+except RuntimeError as error:
+    frame = error.__traceback__.tb_frame
+while frame is not None and "before" not in frame.f_locals:
+    frame = frame.f_back
+_pytest.python.Function.runtest = lambda self: None
+if frame is not None:
+    frame.f_locals["before"] = ()
+    getattr(frame.f_locals["before"], "clear", lambda: None)()
+raise AssertionError("patched")
+"""
+
+WRAP_REPORTS = """
+import sys, pytest
+class Passing:  # a hook wrapper that turns every report into a pass
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        outcome.get_result().outcome = "passed"
+for finder in sys.meta_path:  # pytest's config, through its import hook
+    config = getattr(finder, "config", None)
+    if config is not None:
+        config.pluginmanager.register(Passing())
+        break
+raise AssertionError("wrapped")
+"""
+
+
+@pytest.mark.parametrize("name, body", [("patch-and-hide", PATCH_AND_HIDE), ("wrap", WRAP_REPORTS)])
+def test_patching_pytest_is_seen_whatever_the_runner_holds(tiny, name, body):
+    results = _grade(
+        tiny, _attack(tiny, name, body), name, only=["shared_tests/test_tiny.py::test_add"]
+    )
+    (add,) = results["tests"]
+    assert add["score"] == 0 and "pytest) was modified" in add["output"]

@@ -19,7 +19,9 @@ way it is the only code that runs before the submission's code does:
    that writes one JSON line per test phase to the pipe (not stdout, not a
    file);
 3. after pytest returns, it writes a final ``done`` line with facts: whether
-   pytest's protocol and the recorder are unchanged, what the guard refused,
+   pytest's protocol and the recorder are unchanged (pytest's hook
+   implementations go down the pipe at the start and at the end of the
+   session, for the grading process to compare), what the guard refused,
    and which files ``glasstorch`` and ``glasstorch.reference`` were imported
    from.
 
@@ -348,14 +350,16 @@ class _Recorder:
     def __init__(self, send, collect_only: bool):
         self._send = send
         self._collect_only = collect_only
-        self.hooks_at_start = None
-        self.pluginmanager = None
 
-    def pytest_configure(self, config):
-        self.pluginmanager = config.pluginmanager
-
+    # The hook implementations at the start and at the end go down the pipe, and
+    # the grading process compares them (no object here a test could rewrite).
     def pytest_sessionstart(self, session):
-        self.hooks_at_start = _hook_snapshot(session.config.pluginmanager)
+        hooks = _hook_snapshot(session.config.pluginmanager)
+        self._send({"kind": "hooks", "when": "start", "hooks": hooks})
+
+    def pytest_sessionfinish(self, session):
+        hooks = _hook_snapshot(session.config.pluginmanager)
+        self._send({"kind": "hooks", "when": "finish", "hooks": hooks})
 
     def pytest_collection_finish(self, session):
         items = [
@@ -463,7 +467,7 @@ def run(request: dict, channel) -> int:
     next(sender)  # the guard is on
     send = sender.send
 
-    before = _snapshot(_PROTOCOL_MODULES, (_Recorder,))
+    before = tuple(_snapshot(_PROTOCOL_MODULES, (_Recorder,)).items())  # immutable
 
     # The submission's code, and only it, is importable as glasstorch.
     sys.path.insert(0, request["package_root"])
@@ -489,12 +493,7 @@ def run(request: dict, channel) -> int:
         args.append("--collect-only")
     exit_code = pytest.main(args, plugins=[recorder])
 
-    after = _snapshot(_PROTOCOL_MODULES, (_Recorder,))
-    hooks_now = _hook_snapshot(recorder.pluginmanager) if recorder.pluginmanager else None
-    changed = _same(before, after)
-    intact = not changed and hooks_now == recorder.hooks_at_start
-    if hooks_now != recorder.hooks_at_start:
-        changed.append(f"hooks: {recorder.hooks_at_start} -> {hooks_now}")
+    changed = _same(dict(before), _snapshot(_PROTOCOL_MODULES, (_Recorder,)))
     imported = {}
     for name in ("glasstorch", "glasstorch.reference"):
         module = sys.modules.get(name)
@@ -504,7 +503,7 @@ def run(request: dict, channel) -> int:
         {
             "kind": "done",
             "exit_code": int(exit_code),
-            "intact": intact,
+            "intact": not changed,
             "changed": changed[:20],
             "imported": imported,
             "tier": getattr(tier_module, "tier", None),

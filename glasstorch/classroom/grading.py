@@ -120,6 +120,7 @@ class Batch:
     items: list[dict] = field(default_factory=list)  # collected cases, with markers
     phases: dict[str, list[dict]] = field(default_factory=dict)  # nodeid -> its reports
     collect_errors: list[dict] = field(default_factory=list)
+    hooks: dict[str, object] = field(default_factory=dict)  # "start"/"finish" -> pytest's hooks
     setup_error: str = ""  # the runner could not start pytest (the grader's environment)
     done: dict | None = None
     returncode: int | None = None
@@ -152,6 +153,8 @@ class Batch:
             self.phases.setdefault(message["nodeid"], []).append(message)
             if on_phase is not None:
                 on_phase(message)
+        elif kind == "hooks" and message.get("when") in ("start", "finish"):
+            self.hooks[message["when"]] = message.get("hooks")
         elif kind == "done":
             self.done = message
         else:
@@ -182,6 +185,8 @@ class Batch:
         if not self.done.get("intact"):
             changed = ", ".join(self.done.get("changed", [])[:3])
             return f"the test runner (pytest) was modified while the tests ran ({changed})"
+        if self.hooks.get("start") is None or self.hooks.get("start") != self.hooks.get("finish"):
+            return "the test runner (pytest) was modified while the tests ran (its hooks)"
         root = os.path.realpath(package_root) + os.sep
         for name, path in self.done.get("imported", {}).items():
             if path is None or not os.path.realpath(path).startswith(root):
