@@ -66,7 +66,14 @@ class ForkServer:
                 "memory_limit": sandbox.memory_limit,
             }
         )
-        self.setup_error = self._receive(timeout=120).get("setup_error", "")
+        self._ready: dict | None = None  # its first answer, once it has imported pytest
+
+    @property
+    def setup_error(self) -> str:
+        """Why the server cannot run tests (pytest missing), or ``""``; waits until it knows."""
+        if self._ready is None:
+            self._ready = self._receive(timeout=120)
+        return self._ready.get("setup_error", "")
 
     def __enter__(self) -> ForkServer:
         return self
@@ -80,6 +87,8 @@ class ForkServer:
         The answer holds ``returncode``, ``timed_out``, ``channel`` (the text of
         the result pipe), ``log`` (the test's stdout and stderr) and ``seconds``.
         """
+        if self.setup_error:
+            raise RuntimeError(f"the fork server cannot run tests: {self.setup_error}")
         self._send(dict(request, time_limit=time_limit))
         return self._receive(timeout=time_limit + 60)
 

@@ -40,7 +40,7 @@ from .grading import (
     run_forked,
     test_environment,
 )
-from .leaks import fingerprints, runs_of, text_tokens
+from .leaks import fingerprints, text_tokens
 from .markers import MarkerError, find_regions, region_bodies, replace_regions
 from .release import hide_tests
 from .sandbox import Sandbox
@@ -87,6 +87,8 @@ def splice_submission(package: str, submission: str, tags: set[str]) -> tuple[li
             inside = os.path.relpath(full, package).replace(os.sep, "/")
             with open(full, encoding="utf-8") as file:
                 pristine = file.read()
+            if not any(tag in pristine for tag in tags):
+                continue  # no marker of these tasks can be there (parsing every file is slow)
             try:
                 wanted = [r for r in find_regions(pristine, inside) if r.tag in tags]
             except MarkerError:
@@ -148,9 +150,14 @@ def _hidden_fingerprints(
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
                 segment = ast.get_source_segment(source, node) or ""
                 runs |= {_folded(run) for run in fingerprints(segment, REDACT_RUN)}
-    if runs:
-        for text in public:
-            runs -= runs_of(_folded(text_tokens(text)), REDACT_RUN)
+    by_first: dict[str, set[tuple[str, ...]]] = {}
+    for run in runs:
+        by_first.setdefault(run[0], set()).add(run)
+    for text in public if runs else ():
+        tokens = _folded(text_tokens(text))
+        for i, token in enumerate(tokens):  # only where a hidden run could start
+            if token in by_first and tokens[i : i + REDACT_RUN] in by_first[token]:
+                runs.discard(tokens[i : i + REDACT_RUN])
     return runs
 
 
@@ -339,7 +346,9 @@ def grade(
             "where every user may read it (setup.sh's /autograder/venv on Gradescope is)."
         )
     try:
-        with tempfile.TemporaryDirectory(prefix="glasstorch-grade-") as work:
+        # The fork server imports pytest while the package is laid out.
+        server = ForkServer(sandbox, test_environment(manifest["tier"]), python, HIDDEN_MODULES)
+        with server, tempfile.TemporaryDirectory(prefix="glasstorch-grade-") as work:
             work = os.path.realpath(work)
             package = make_package(source, os.path.join(work, "pkg"))
             notes, spliced = splice_submission(package, os.path.realpath(submission), tags)
@@ -376,38 +385,36 @@ def grade(
             sandbox.traversable(scratch)  # the homes inside are private, the logs root's
             sandbox.share(source)  # the grader itself: root's, read-only
             sandbox.hide(os.path.join(source, ".classroom"))
-            environment = test_environment(manifest["tier"])
-            with ForkServer(sandbox, environment, python, HIDDEN_MODULES) as server:
-                for entry in tests:
-                    remaining = deadline - time.monotonic()
-                    if server.setup_error:
-                        batch = Batch(setup_error=server.setup_error)
-                    elif remaining < 1:
-                        results.append(_not_run(entry, manifest, titles))
-                        log(f"NOT RUN {entry['name']}: the grading's time budget is spent")
-                        continue
-                    else:
-                        local = os.path.join(tests_dir, os.path.basename(entry["file"]))
-                        if entry["hidden"]:  # the hidden version is there only while it runs
-                            shutil.copyfile(
-                                os.path.join(full_tests, os.path.basename(entry["file"])), local
-                            )
-                        batch = run_forked(
-                            server,
-                            package,
-                            tests_dir,
-                            [local_nodeid(entry["name"])],
-                            time_limit=min(time_limit or entry["time_limit"], remaining),
-                            scratch=scratch,
-                            untrusted=spliced,
-                            cache_tests=not entry["hidden"],
+            for entry in tests:
+                remaining = deadline - time.monotonic()
+                if server.setup_error:
+                    batch = Batch(setup_error=server.setup_error)
+                elif remaining < 1:
+                    results.append(_not_run(entry, manifest, titles))
+                    log(f"NOT RUN {entry['name']}: the grading's time budget is spent")
+                    continue
+                else:
+                    local = os.path.join(tests_dir, os.path.basename(entry["file"]))
+                    if entry["hidden"]:  # the hidden version is there only while it runs
+                        shutil.copyfile(
+                            os.path.join(full_tests, os.path.basename(entry["file"])), local
                         )
-                        if entry["hidden"] and entry["file"] in visible_copies:
-                            with open(local, "w", encoding="utf-8") as file:
-                                file.write(visible_copies[entry["file"]])
-                    results.append(
-                        _result(entry, batch, package, manifest, titles, stubs, runs, work, log)
+                    batch = run_forked(
+                        server,
+                        package,
+                        tests_dir,
+                        [local_nodeid(entry["name"])],
+                        time_limit=min(time_limit or entry["time_limit"], remaining),
+                        scratch=scratch,
+                        untrusted=spliced,
+                        cache_tests=not entry["hidden"],
                     )
+                    if entry["hidden"] and entry["file"] in visible_copies:
+                        with open(local, "w", encoding="utf-8") as file:
+                            file.write(visible_copies[entry["file"]])
+                results.append(
+                    _result(entry, batch, package, manifest, titles, stubs, runs, work, log)
+                )
     finally:
         sandbox.close()  # nothing of the submission runs from here on
     score = sum(r["score"] for r in results)
