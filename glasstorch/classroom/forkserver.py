@@ -136,7 +136,9 @@ def serve() -> int:
     sandbox = sandbox_module.Sandbox(config["uid"], config["memory_limit"])
 
     def answer(message: dict) -> None:
-        os.write(answers, (json.dumps(message) + "\n").encode())
+        data = (json.dumps(message) + "\n").encode()
+        while data:  # a pipe may take a long answer in parts
+            data = data[os.write(answers, data) :]
 
     trouble = runner.prepare(config["hide_modules"])
     answer({"setup_error": trouble})
