@@ -338,6 +338,8 @@ def grade(
     deadline = start + (budget or BUDGET)
     results = []
     sandbox = Sandbox.open()
+    if sandbox.note:
+        log(sandbox.note)
     if not sandbox.can_run(python or sys.executable):
         log(
             f"warning: the sandbox user cannot enter the folders of {python or sys.executable}: "
