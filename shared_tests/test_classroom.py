@@ -1035,14 +1035,22 @@ def test_an_honest_failure_quoting_shared_lines_is_not_withheld(tmp_path):
 
 
 def test_a_grading_has_a_time_budget(tiny):
+    # every region sleeps: the first test runs to its limit, the next to what is
+    # left of the budget, and the hidden one never starts
     attack = _attack(tiny, "sleeper", "import time\ntime.sleep(600)\nreturn a + b")
+    path = attack / "reference" / "__init__.py"
+    path.write_text(
+        path.read_text().replace(
+            "return [value * factor for value in values]", "import time; time.sleep(600)"
+        )
+    )
     results = grade(
         str(tiny["dist"] / "basics" / "autograder"),
         str(attack),
         str(tiny["root"] / "sleeper.json"),
         log=lambda *a: None,
         time_limit=3,
-        budget=3.5,
+        budget=6,
     )
     add, scale, hidden = results["tests"]
     assert "timed out" in add["output"]
