@@ -208,7 +208,11 @@ class _Guard:
 
     def __init__(self, trusted: list[str], untrusted: list[str]):
         self.trusted = tuple(os.path.join(os.path.realpath(p), "") for p in trusted)
-        self.trusted += tuple(os.path.join(p, "") for p in trusted if p.startswith("/proc/"))
+        # Folders reached through a descriptor (sandbox.py): trusted while the
+        # descriptor still leads where it did (a closed one can be reopened elsewhere).
+        through = [p for p in trusted if p.startswith("/proc/self/fd/")]
+        self.trusted += tuple(os.path.join(p, "") for p in through)
+        self.links = {_descriptor(p): os.readlink(_descriptor(p)) for p in through}
         self.untrusted = frozenset(untrusted)
         self.refused: list[str] = []
         self._busy: set[int] = set()
@@ -217,6 +221,13 @@ class _Guard:
     def is_trusted(self, filename: str) -> bool:
         if filename in self.untrusted:
             return False
+        if filename.startswith("/proc/self/fd/"):
+            link = _descriptor(filename)
+            try:
+                if link not in self.links or os.readlink(link) != self.links[link]:
+                    return False
+            except OSError:
+                return False
         return filename.startswith(self.trusted) or filename.startswith("<frozen ")
 
     def caller_untrusted(self) -> bool:
@@ -280,6 +291,11 @@ class _Guard:
                 and _same_as_file(args[0], path, skip=16)
             )
         return False
+
+
+def _descriptor(path: str) -> str:
+    """``/proc/self/fd/<n>`` of a path under it."""
+    return "/".join(path.split("/")[:5])
 
 
 def _reads_a_process(path, guard) -> bool:
