@@ -549,7 +549,10 @@ def test_hidden_test_source_never_reaches_the_output(tiny):
     results = _grade(tiny, submission, "snoop")
     assert results["score"] == 2  # add only
     assert "secret_expected_value" not in json.dumps(results)
-    assert "withheld" in results["tests"][1]["output"]
+    if os.geteuid() == 0:  # the test process runs as a user who cannot read the file
+        assert "Permission denied" in results["tests"][1]["output"]
+    else:  # the grader's own rights: it read it, and the output is withheld
+        assert "withheld" in results["tests"][1]["output"]
 
 
 def test_check_reports_tasks_and_sync_carries_regions_forward(tiny, tmp_path):
@@ -586,22 +589,27 @@ def _gradescope(tiny, tmp_path, submission) -> tuple[dict, str]:
     ``run_autograder`` copied to ``<root>/run_autograder``, the submission put in
     ``<root>/submission``; ``<root>/venv/bin/python`` stands for the interpreter
     ``setup.sh`` installs. ``GLASSTORCH_AUTOGRADER_ROOT`` moves ``/autograder``.
+    Called again with the same ``tmp_path``, it grades another submission with
+    the same install (as one autograder image grades every submission).
     """
     root = tmp_path / "autograder"
     source = root / "source"
-    with zipfile.ZipFile(tiny["dist"] / "basics" / "autograder.zip") as archive:
-        for info in archive.infolist():
-            archive.extract(info, source)
-            mode = info.external_attr >> 16
-            if mode:
-                os.chmod(source / info.filename, mode)
-    assert (source / "setup.sh").is_file() and (source / ".classroom" / "manifest.json").is_file()
-    shutil.copy2(source / "run_autograder", root / "run_autograder")
+    if not source.exists():
+        with zipfile.ZipFile(tiny["dist"] / "basics" / "autograder.zip") as archive:
+            for info in archive.infolist():
+                archive.extract(info, source)
+                mode = info.external_attr >> 16
+                if mode:
+                    os.chmod(source / info.filename, mode)
+        assert (source / "setup.sh").is_file()
+        assert (source / ".classroom" / "manifest.json").is_file()
+        shutil.copy2(source / "run_autograder", root / "run_autograder")
+        (root / "venv" / "bin").mkdir(parents=True)
+        python = root / "venv" / "bin" / "python"
+        python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+        python.chmod(python.stat().st_mode | stat.S_IXUSR)
+    shutil.rmtree(root / "submission", ignore_errors=True)
     shutil.copytree(submission, root / "submission")
-    (root / "venv" / "bin").mkdir(parents=True)
-    python = root / "venv" / "bin" / "python"
-    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
-    python.chmod(python.stat().st_mode | stat.S_IXUSR)
     env = dict(os.environ, GLASSTORCH_AUTOGRADER_ROOT=str(root))
     run = subprocess.run(
         [str(root / "run_autograder")], cwd=tmp_path, env=env, capture_output=True, text=True
@@ -777,3 +785,329 @@ def test_the_commands_run_from_a_checkout_that_is_not_installed():
     )
     assert run.returncode == 0, run.stderr
     assert "--task" in run.stdout
+
+
+# ------------------------------------------------------------------ hostile submissions
+# Each attack below once won points (see docs/guide/classroom-teachers.md, "What the
+# grader defends against"). The region bodies are the attacks, as a student would
+# write them; they run inside the tiny course's test processes.
+
+#: The grader switches the test process to an unprivileged user only when it runs as
+#: root (Gradescope, CI); as any other user the submission has the grader's rights.
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0,
+    reason="the sandbox user exists only when the grader runs as root (Gradescope and CI do)",
+)
+
+
+def _attack(tiny, name: str, add_body: str, scale_solved: bool = True):
+    """The basics release with ``add_body`` (several lines) as the add region."""
+    target = _submission(tiny, name, textwrap.indent(textwrap.dedent(add_body), "    ").strip())
+    if not scale_solved:
+        path = target / "reference" / "__init__.py"
+        path.write_text(
+            path.read_text().replace(
+                "return [value * factor for value in values]",
+                "raise NotImplementedError('basics/scale: multiply each')",
+            )
+        )
+    return target
+
+
+def _tree_digest(root) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+def _sandbox_processes() -> list[str]:
+    """Processes of any sandbox user (the grader's uids) alive now."""
+    from glasstorch.classroom.sandbox import FIRST_UID, SLOTS
+
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            status = open(f"/proc/{name}/status").read()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        uid = int(fields.get("Uid", "-1").split()[0])
+        if FIRST_UID <= uid < FIRST_UID + SLOTS and not fields["State"].strip().startswith("Z"):
+            found.append(f"{name}: {fields.get('Name', '').strip()}")
+    return found
+
+
+TAMPER = """
+import os, sys
+# Everything the test process can find: the working folders of every process
+# (/proc/<pid>/cwd: the grader's is the autograder), its own import path (the
+# tests, the package), the grader's own folder.
+roots = set()
+for pid in os.listdir("/proc"):
+    try:
+        roots.add(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        pass
+roots.update(p for p in sys.path[:2] if os.path.isdir(p))
+runner = sys.modules.get("_glasstorch_runner") or sys.modules.get("__main__")
+roots.add(os.path.dirname(os.path.dirname(os.path.dirname(runner.__file__))))
+for root in sorted(roots):
+    if root in ("/", os.sep) or root.startswith(("/proc", "/usr", "/sys")):
+        continue
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in ("venv", "site-packages")]
+        for name in names:
+            if name.endswith((".py", ".json")) and not folder.endswith("submission"):
+                path = os.path.join(folder, name)
+                try:  # a test that passes, a grader that gives full marks
+                    with open(path, "a") as file:
+                        file.write("\\n# tampered\\n")
+                except OSError:
+                    pass
+return a + b
+"""
+
+
+@needs_root
+def test_tampering_with_the_tests_and_the_grader_earns_nothing(tiny, tmp_path):
+    # Rewrite every test file and every grader file reachable through
+    # /proc/<pid>/cwd, sys.path and the runner's own path (_runner.py, grade.py,
+    # forkserver.py, the hidden tests, manifest.json), then grade an honest stub
+    # with the same install.
+    submission = _attack(tiny, "tamper", TAMPER, scale_solved=False)
+    results, _ = _gradescope(tiny, tmp_path, tiny["dist"] / "basics" / "student")
+    assert results["score"] == 0
+    source = tmp_path / "autograder" / "source"
+    before = _tree_digest(source)
+    results, _ = _gradescope(tiny, tmp_path, submission)
+    assert results["score"] == 2  # add, honestly solved; scale left as the stub
+    assert _tree_digest(source) == before  # not one file of the autograder changed
+    results, _ = _gradescope(tiny, tmp_path, tiny["dist"] / "basics" / "student")
+    assert results["score"] == 0  # the next honest stub graded by this install
+
+
+PROBE = """
+import os, sys
+seen = []
+try:
+    os.listdir(f"/proc/{{os.getppid()}}/cwd")
+    seen.append("parent's cwd")
+except OSError:
+    pass
+for path in ({classroom!r}, os.path.join(sys.path[1], "..", "pkg")):
+    if os.access(path, os.W_OK):
+        seen.append("writable " + path)
+if os.access({classroom!r}, os.R_OK):
+    seen.append("hidden tests readable")
+assert os.getuid() != 0 and os.geteuid() != 0, "root"
+assert os.getcwd() == os.environ["HOME"] and os.listdir(".") == [], os.getcwd()
+assert not seen, seen
+return a + b
+"""
+
+
+@needs_root
+def test_the_test_process_runs_as_an_unprivileged_user_in_a_private_home(tiny, tmp_path):
+    classroom = str(tmp_path / "autograder" / "source" / ".classroom")
+    results, _ = _gradescope(
+        tiny, tmp_path, _attack(tiny, "probe", PROBE.format(classroom=classroom))
+    )
+    assert results["score"] == 4, results["tests"][0]["output"]
+
+
+DAEMON = """
+import os, time
+if os.fork() == 0:  # a daemon: its own session, outliving the test and the grader
+    os.setsid()
+    if os.fork() == 0:
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            for path, text in (({results!r}, '{{"score": 100, "tests": []}}'), ({marker!r}, "x")):
+                try:
+                    with open(path, "w") as file:
+                        file.write(text)
+                except OSError:
+                    pass
+            time.sleep(0.02)
+    os._exit(0)
+return a + b
+"""
+
+
+@needs_root
+def test_a_daemon_does_not_outlive_its_test(tiny, tmp_path):
+    results_path = tmp_path / "autograder" / "results" / "results.json"
+    marker = f"/tmp/glasstorch-daemon-{os.getpid()}-{id(tmp_path)}"
+    attack = _attack(tiny, "daemon", DAEMON.format(results=str(results_path), marker=marker))
+    try:
+        results, _ = _gradescope(tiny, tmp_path, attack)
+        assert results["score"] == 4  # the honest work, nothing more
+        assert _sandbox_processes() == []  # no process of a sandbox user is left
+        written = os.path.getmtime(marker) if os.path.exists(marker) else None
+        subprocess.run(["sleep", "0.5"], check=True)  # time for a survivor to write again
+        assert (os.path.getmtime(marker) if os.path.exists(marker) else None) == written
+        assert json.loads(results_path.read_text())["score"] == 4
+    finally:
+        if os.path.exists(marker):
+            os.remove(marker)
+
+
+FORGE = """
+import json, os, sys
+nonce = None
+try:  # 1. the runner's variables, through the frames of the stack
+    frame = sys._getframe()
+    while frame is not None and nonce is None:
+        nonce = frame.f_locals.get("nonce")
+        frame = frame.f_back
+except RuntimeError:
+    pass
+passed = {{"kind": "phase", "outcome": "passed", "crash": "", "text": "", "reason": "",
+          "duration": 0.0}}
+lines = [dict(passed, nodeid=f"test_tiny.py::test_add[{{a}}]", when=when)
+         for a in (1, 2) for when in ("call", "teardown")]
+lines.append({{"kind": "done", "exit_code": 0, "intact": True, "changed": [], "refused": [],
+              "tier": os.environ["GLASSTORCH_TIER"],
+              "imported": {{"glasstorch": sys.modules["glasstorch"].__file__,
+                           "glasstorch.reference": sys.modules["glasstorch.reference"].__file__}}}})
+for finder in sys.meta_path:  # 2. the recorder itself, through pytest's import hook
+    config = getattr(finder, "config", None)
+    for plugin in config.pluginmanager.get_plugins() if config else ():
+        if hasattr(plugin, "_send"):
+            for line in lines:
+                try:
+                    plugin._send(dict(line))
+                except Exception:
+                    pass
+for line in lines:  # 3. the pipe itself (descriptor {fd}), with whatever nonce was found
+    os.write({fd}, (json.dumps(dict(line, nonce=nonce or "0" * 32)) + "\\n").encode())
+os._exit(0)
+"""
+
+
+def test_forged_result_lines_earn_nothing(tiny):
+    from glasstorch.classroom.forkserver import CHANNEL_FD
+
+    attack = _attack(tiny, "forge", FORGE.format(fd=CHANNEL_FD))
+    results = _grade(tiny, attack, "forge")
+    add, scale, hidden = results["tests"]
+    assert (add["score"], scale["score"], hidden["score"]) == (0, 1, 1)
+    assert add["status"] == "failed"
+
+
+SMUGGLE = """
+import os, sys
+source = open(sys.modules["test_tiny"].__file__).read()  # the running test's file
+secret = source.split("def test_scale_hidden")[-1].swapcase()
+name = "".join(c for c in secret if c.isalnum() or c == "_")[:200]
+raise {error}(secret)
+"""
+
+
+@pytest.mark.parametrize(
+    "error",
+    ["AssertionError", "NotImplementedError", "type(name, (Exception,), {})"],
+)
+def test_hidden_source_does_not_leave_case_swapped(tiny, error):
+    # the scale region reads the test file while the hidden test runs (it is there then)
+    attack = _submission(tiny, f"smuggle-{len(error)}", "return a + b")
+    path = attack / "reference" / "__init__.py"
+    body = textwrap.indent(textwrap.dedent(SMUGGLE.format(error=error)), "    ").strip()
+    path.write_text(path.read_text().replace("return [value * factor for value in values]", body))
+    results = _grade(tiny, attack, f"smuggle-{len(error)}")
+    text = json.dumps(results).casefold()
+    assert "secret_expected_value" not in text and "secret_expected_value".swapcase() not in text
+    hidden = results["tests"][2]
+    assert hidden["status"] == "failed" and hidden["output"].startswith("Failed with ")
+
+
+def test_an_honest_failure_quoting_shared_lines_is_not_withheld(tmp_path):
+    from glasstorch.classroom.grade import _hidden_fingerprints, _redact
+
+    shared = "assert_close(scale(values, factor), expected, atol=0, rtol=0)"
+    visible = f"def test_visible():\n    values, factor, expected = [1], 2, [2]\n    {shared}\n"
+    hidden = (
+        "def test_hidden():\n    values, factor = [4], 0.5\n    secret_expected_value = [2.0]\n"
+        f"    expected = secret_expected_value\n    {shared}\n"
+    )
+    (tmp_path / "test_x.py").write_text(visible + "\n\n" + hidden)
+    runs = _hidden_fingerprints(
+        str(tmp_path), [{"file": "test_x.py", "name": "test_x.py::test_hidden"}], [visible]
+    )
+    honest = f"test_x.py:3: in test_visible\n    {shared}\nE   AssertionError: 4 != 2"
+    assert _redact(honest, runs) == honest  # the student's own test's line
+    quoted = "values, factor = [4], 0.5\nsecret_expected_value = [2.0]"
+    assert "withheld" in _redact(quoted, runs)
+    assert "withheld" in _redact(quoted.swapcase(), runs)
+
+
+def test_a_grading_has_a_time_budget(tiny):
+    # every region sleeps: the first test runs to its limit, the next to what is
+    # left of the budget, and the hidden one never starts
+    attack = _attack(tiny, "sleeper", "import time\ntime.sleep(600)\nreturn a + b")
+    path = attack / "reference" / "__init__.py"
+    path.write_text(
+        path.read_text().replace(
+            "return [value * factor for value in values]", "import time; time.sleep(600)"
+        )
+    )
+    results = grade(
+        str(tiny["dist"] / "basics" / "autograder"),
+        str(attack),
+        str(tiny["root"] / "sleeper.json"),
+        log=lambda *a: None,
+        time_limit=3,
+        budget=6,
+    )
+    add, scale, hidden = results["tests"]
+    assert "timed out" in add["output"]
+    assert results["score"] == 0 and "budget" in hidden["output"]  # never started
+
+
+def test_a_test_process_has_a_memory_limit(tiny):
+    attack = _attack(tiny, "hog", "hog = bytearray(64 << 30)\nreturn a + b")
+    results = _grade(tiny, attack, "hog", only=["shared_tests/test_tiny.py::test_add"])
+    (add,) = results["tests"]
+    assert add["score"] == 0 and "MemoryError" in add["output"]
+
+
+PATCH_AND_HIDE = """
+import sys, _pytest.python
+try:  # the runner's record of pytest, through a traceback's frames
+    raise RuntimeError
+except RuntimeError as error:
+    frame = error.__traceback__.tb_frame
+while frame is not None and "before" not in frame.f_locals:
+    frame = frame.f_back
+_pytest.python.Function.runtest = lambda self: None
+if frame is not None:
+    frame.f_locals["before"] = ()
+    getattr(frame.f_locals["before"], "clear", lambda: None)()
+raise AssertionError("patched")
+"""
+
+WRAP_REPORTS = """
+import sys, pytest
+class Passing:  # a hook wrapper that turns every report into a pass
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        outcome.get_result().outcome = "passed"
+for finder in sys.meta_path:  # pytest's config, through its import hook
+    config = getattr(finder, "config", None)
+    if config is not None:
+        config.pluginmanager.register(Passing())
+        break
+raise AssertionError("wrapped")
+"""
+
+
+@pytest.mark.parametrize("name, body", [("patch-and-hide", PATCH_AND_HIDE), ("wrap", WRAP_REPORTS)])
+def test_patching_pytest_is_seen_whatever_the_runner_holds(tiny, name, body):
+    results = _grade(
+        tiny, _attack(tiny, name, body), name, only=["shared_tests/test_tiny.py::test_add"]
+    )
+    (add,) = results["tests"]
+    assert add["score"] == 0 and "pytest) was modified" in add["output"]

@@ -11,6 +11,8 @@ Modules:
 * :mod:`.leaks`: the token-level check for solution text in a release;
 * :mod:`.release`: ``build``, the student releases and the autograders;
 * :mod:`.grading`: running tests on a submission, in isolated processes;
+* :mod:`.sandbox`: the unprivileged user, limits and clean-up of a graded test;
+* :mod:`.forkserver`: one interpreter that imports pytest once and forks each graded test;
 * :mod:`.grade`: ``grade`` and Gradescope's ``results.json``;
 * :mod:`.check`: ``check`` and ``sync``, for students.
 """

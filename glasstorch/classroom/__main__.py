@@ -48,6 +48,13 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--submission", required=True, help="the student's repository")
     grade.add_argument("--out", required=True, help="where results.json goes")
     grade.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="seconds for the whole grading (default 600); tests that cannot start "
+        "within it fail, unrun",
+    )
+    grade.add_argument(
         "--autograder",
         default=None,
         help="the autograder's folder, the zip's root (default: the current folder inside "
@@ -131,7 +138,9 @@ def _grade(args) -> int:
         else:
             source = os.path.join(_repo_root(), "dist", "classroom", args.assignment, "autograder")
     try:
-        results = run_grade(source, args.submission, args.out, assignment=args.assignment)
+        results = run_grade(
+            source, args.submission, args.out, assignment=args.assignment, budget=args.budget
+        )
     except Exception as error:
         # Gradescope shows results.json only: say there that the grader failed (not the student).
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

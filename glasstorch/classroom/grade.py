@@ -19,19 +19,36 @@ of a stub the student did not fill in, which is their own code's message).
 from __future__ import annotations
 
 import ast
+import builtins
+import compileall
 import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 
-from .grading import local_nodeid, make_package, make_tests_dir, repository_path, run_tests
+from .forkserver import ForkServer
+from .grading import (
+    HIDDEN_MODULES,
+    Batch,
+    local_nodeid,
+    make_package,
+    make_tests_dir,
+    repository_path,
+    run_forked,
+    test_environment,
+)
 from .leaks import fingerprints, text_tokens
 from .markers import MarkerError, find_regions, region_bodies, replace_regions
 from .release import hide_tests
+from .sandbox import Sandbox
 
 OUTPUT_LIMIT = 3000
+#: Seconds for one whole grading (``grade --budget``): a submission that sleeps
+#: to every test's limit cannot hold the grader longer.
+BUDGET = 600
 #: Runs of this many tokens of a hidden test's source make an output withheld.
 REDACT_RUN = 8
 _PYTEST_PREFIX = re.compile(r"^(E   |>   |\s*\d+\s*[|:] ?)")
@@ -48,15 +65,16 @@ def load_manifest(source: str) -> dict:
         return json.load(file)
 
 
-def splice_submission(package: str, submission: str, tags: set[str]) -> list[str]:
+def splice_submission(package: str, submission: str, tags: set[str]) -> tuple[list[str], list[str]]:
     """Put the submission's regions tagged ``tags`` into the package at ``package``.
 
     A file is looked for at its repository path in ``submission``, or, if its
     name is unique in the package, at the top of ``submission`` (loose files
     uploaded to Gradescope). Returns notes for the student (a file or a region
-    that could not be found).
+    that could not be found) and the files of the package that hold the
+    submission's code (the test runner trusts the others: they are the release's).
     """
-    notes = []
+    notes, spliced = [], []
     unique: dict[str, int] = {}
     for _, _, names in os.walk(os.path.join(package, "glasstorch")):
         for name in names:
@@ -69,6 +87,8 @@ def splice_submission(package: str, submission: str, tags: set[str]) -> list[str
             inside = os.path.relpath(full, package).replace(os.sep, "/")
             with open(full, encoding="utf-8") as file:
                 pristine = file.read()
+            if not any(tag in pristine for tag in tags):
+                continue  # no marker of these tasks can be there (parsing every file is slow)
             try:
                 wanted = [r for r in find_regions(pristine, inside) if r.tag in tags]
             except MarkerError:
@@ -106,11 +126,20 @@ def splice_submission(package: str, submission: str, tags: set[str]) -> list[str
                     )
             with open(full, "w", encoding="utf-8") as file:
                 file.write(replace_regions(pristine, inside, texts))
-    return notes
+            spliced.append(full)
+    return notes, spliced
 
 
-def _hidden_fingerprints(tests_dir: str, hidden: list[dict]) -> set[tuple[str, ...]]:
-    """Token runs of every hidden test's source, to redact from any output."""
+def _hidden_fingerprints(
+    tests_dir: str, hidden: list[dict], public: list[str]
+) -> set[tuple[str, ...]]:
+    """Token runs of every hidden test's source, to redact from any output.
+
+    Runs that also appear in ``public`` (the texts the student has: the visible
+    tests, the suite's helpers, the package) give nothing away and are left
+    out: a visible failure that quotes a helper line a hidden test shares is
+    the student's own business. Tokens are compared in lower case (see
+    :func:`_folded`)."""
     runs = set()
     for entry in hidden:
         path = os.path.join(tests_dir, os.path.basename(entry["file"]))
@@ -120,8 +149,21 @@ def _hidden_fingerprints(tests_dir: str, hidden: list[dict]) -> set[tuple[str, .
         for node in ast.parse(source).body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
                 segment = ast.get_source_segment(source, node) or ""
-                runs |= fingerprints(segment, REDACT_RUN)
+                runs |= {_folded(run) for run in fingerprints(segment, REDACT_RUN)}
+    by_first: dict[str, set[tuple[str, ...]]] = {}
+    for run in runs:
+        by_first.setdefault(run[0], set()).add(run)
+    for text in public if runs else ():
+        tokens = _folded(text_tokens(text))
+        for i, token in enumerate(tokens):  # only where a hidden run could start
+            if token in by_first and tokens[i : i + REDACT_RUN] in by_first[token]:
+                runs.discard(tokens[i : i + REDACT_RUN])
     return runs
+
+
+def _folded(tokens) -> tuple[str, ...]:
+    """Tokens in lower case, so that a case-swapped copy still matches."""
+    return tuple(token.casefold() for token in tokens)
 
 
 def _redact(text: str, runs: set[tuple[str, ...]]) -> str:
@@ -129,11 +171,11 @@ def _redact(text: str, runs: set[tuple[str, ...]]) -> str:
     if not runs:
         return text
     plain = "\n".join(_PYTEST_PREFIX.sub("", line) for line in text.splitlines())
-    tokens = text_tokens(plain)
+    tokens = _folded(text_tokens(plain))
     lengths = {len(r) for r in runs}
     for length in lengths:
         for i in range(len(tokens) - length + 1):
-            if tuple(tokens[i : i + length]) in runs:
+            if tokens[i : i + length] in runs:
                 return "[output withheld: it quoted the source of a hidden test]"
     return text
 
@@ -143,8 +185,10 @@ def _student_text(text: str, work: str) -> str:
     text = text.replace(os.path.join(work, "pkg", "glasstorch", "reference") + os.sep, "reference/")
     text = text.replace(os.path.join(work, "pkg") + os.sep, "")
     text = text.replace(os.path.join(work, "tests") + os.sep, "shared_tests/")
-    # pytest names files outside the tests folder relative to it
-    text = text.replace("../pkg/glasstorch/reference/", "reference/").replace("../pkg/", "")
+    # pytest names files relative to the test process's folder (its home in the work folder)
+    text = re.sub(r"(\.\./)+pkg/glasstorch/reference/", "reference/", text)
+    text = re.sub(r"(\.\./)+pkg/", "", text)
+    text = re.sub(r"(\.\./)+tests/", "shared_tests/", text)
     text = re.sub(r"(?m)^test_(\w+)\.py", r"shared_tests/test_\1.py", text)
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     if len(text) > OUTPUT_LIMIT:
@@ -152,23 +196,105 @@ def _student_text(text: str, work: str) -> str:
     return text
 
 
-def _hidden_text(passed: bool, trouble: str, batch, local_items) -> str:
+#: Exception names a hidden test's output may show: Python's own (a submission
+#: can name a class of its own anything, and so spell out what it read).
+_BUILTIN_ERRORS = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
+
+
+def _hidden_text(passed: bool, trouble: str, batch, local_items, stubs: set[str]) -> str:
+    """The output of a hidden test: fixed sentences only, nothing the submission wrote.
+
+    ``stubs`` are the crash lines of the release's own stubs
+    (``NotImplementedError: <tag>: <hint>``), the one message shown as is."""
     if passed:
         return "Passed."
     if trouble:
         return f"Failed: {trouble.split(':')[0]}."
     for item in local_items:
-        status, reason = batch.status(item)
+        status, _ = batch.status(item)
         if status == "skipped":
-            return f"Failed: the test skipped ({reason[:300]}); a skipped test earns nothing."
+            return "Failed: the test skipped; a skipped test earns nothing."
         for report in batch.phases.get(item, []):
             if report["outcome"] == "failed":
-                crash = report.get("crash", "")
-                kind = crash.split(":", 1)[0].strip() or "an error"
-                if kind == "NotImplementedError":
-                    return f"Failed: {crash.strip()[:300]}"
+                crash = report.get("crash", "").strip()
+                if crash in stubs:
+                    return f"Failed: {crash}"
+                kind = crash.split(":", 1)[0].strip()
+                kind = kind if kind in _BUILTIN_ERRORS else "an exception"
                 return f"Failed with {kind} (this test is hidden: its details are not shown)."
     return "Failed (this test is hidden: its details are not shown)."
+
+
+def _result(entry, batch, package, manifest, titles, stubs, runs, work, log) -> dict:
+    """One test's entry of ``results.json``, from what its process reported."""
+    expected = [local_nodeid(i) for i in entry["items"]]
+    trouble = batch.trouble(package, manifest["tier"])
+    passed, text = False, ""
+    if trouble:
+        text = trouble
+    elif batch.collect_errors:
+        text = "the test could not be collected:\n" + batch.collect_errors[0]["text"]
+    elif sorted(i["nodeid"] for i in batch.items) != sorted(expected):
+        text = f"expected {len(expected)} test case(s), the run collected {len(batch.items)}"
+    else:
+        failures = [
+            (item, batch.outcome(item)[1]) for item in expected if not batch.outcome(item)[0]
+        ]
+        passed = not failures
+        if failures:
+            text = f"{len(failures)} of {len(expected)} case(s) failed; the first:\n"
+            text += f"{failures[0][0]}\n{failures[0][1]}"
+    if entry["hidden"]:
+        output = _hidden_text(passed, trouble, batch, expected, stubs)
+    else:
+        output = "Passed." if passed else _student_text(text, work)
+    output = _redact(output, runs)
+    log(
+        f"{'PASS' if passed else 'FAIL'} {entry['name']} ({batch.seconds:.1f} s)"
+        + ("" if passed else f": {trouble or text.splitlines()[0] if text else ''}")
+    )
+    if trouble and batch.log.strip():  # for the teacher (Gradescope hides stdout from students)
+        log(
+            "    the test process's last output:\n    "
+            + batch.log.strip()[-1500:].replace("\n", "\n    ")
+        )
+    return _entry(entry, manifest, titles, passed, output)
+
+
+def _not_run(entry, manifest, titles) -> dict:
+    output = (
+        "Not run: the grading's time budget was spent (earlier tests ran to their time limits)."
+    )
+    return _entry(entry, manifest, titles, False, output)
+
+
+def _entry(entry, manifest, titles, passed: bool, output: str) -> dict:
+    short = entry["name"].split("::", 1)[-1]
+    return {
+        "name": f"{titles.get(entry['task'], entry['task'])}: {short}",
+        "score": entry["points"] if passed else 0.0,
+        "max_score": entry["points"],
+        "status": "passed" if passed else "failed",
+        "output": output,
+        "visibility": manifest["hidden_visibility"] if entry["hidden"] else "visible",
+        "tags": [entry["task"]],
+    }
+
+
+def _public_texts(tests_dir: str, package: str) -> list[str]:
+    """What the student holds anyway: the visible test files, the helpers, the package."""
+    texts = []
+    for top in (tests_dir, package):
+        for folder, _, names in os.walk(top):
+            for name in sorted(names):
+                if name.endswith(".py"):
+                    with open(os.path.join(folder, name), encoding="utf-8") as file:
+                        texts.append(file.read())
+    return texts
 
 
 def grade(
@@ -180,6 +306,7 @@ def grade(
     log=print,
     only: list[str] | None = None,
     time_limit: float | None = None,
+    budget: float | None = None,
 ) -> dict:
     """Grade ``submission`` with the autograder at ``source``; write ``out``; return the results.
 
@@ -193,6 +320,8 @@ def grade(
         log: where progress lines go (Gradescope keeps stdout for teachers).
         only: grade only the tests with these node ids (a teacher's spot check).
         time_limit: seconds per test instead of the manifest's limits.
+        budget: seconds for the whole grading (default :data:`BUDGET`); tests
+            that cannot start within it fail, unrun.
     """
     start = time.monotonic()
     manifest = load_manifest(source)
@@ -200,87 +329,96 @@ def grade(
         raise ValueError(f"this autograder grades {manifest['assignment']!r}, not {assignment!r}")
     tags = {task["tag"] for task in manifest["tasks"]}
     titles = {task["id"]: task["title"] for task in manifest["tasks"]}
+    stubs = {
+        f"NotImplementedError: {task['tag']}: {task['hint']}".strip() for task in manifest["tasks"]
+    }
     tests = sorted(manifest["tests"], key=lambda t: t["hidden"])  # hidden ones last
     if only is not None:
         tests = [t for t in tests if t["name"] in only]
+    deadline = start + (budget or BUDGET)
     results = []
-    with tempfile.TemporaryDirectory(prefix="glasstorch-grade-") as work:
-        work = os.path.realpath(work)
-        package = make_package(source, os.path.join(work, "pkg"))
-        notes = splice_submission(package, os.path.realpath(submission), tags)
-        full_tests = os.path.join(source, ".classroom", "tests")
-        files = sorted({t["file"] for t in tests})
-        tests_dir = make_tests_dir(full_tests, os.path.join(work, "tests"), files)
-        hidden_names: dict[str, set[str]] = {}
-        for entry in tests:
-            if entry["hidden"]:
-                hidden_names.setdefault(entry["file"], set()).add(entry["name"].split("::")[-1])
-        visible_copies = {}
-        for path, names in hidden_names.items():
-            local = os.path.join(tests_dir, os.path.basename(path))
-            with open(local, encoding="utf-8") as file:
-                visible_copies[path] = hide_tests(file.read(), names)
-            with open(local, "w", encoding="utf-8") as file:
-                file.write(visible_copies[path])
-        runs = _hidden_fingerprints(full_tests, [t for t in tests if t["hidden"]])
-
-        for entry in tests:
-            local = os.path.join(tests_dir, os.path.basename(entry["file"]))
-            if entry["hidden"]:  # the hidden version is there only while it runs
-                shutil.copyfile(os.path.join(full_tests, os.path.basename(entry["file"])), local)
-            batch = run_tests(
-                package,
-                tests_dir,
-                [local_nodeid(entry["name"])],
-                tier=manifest["tier"],
-                time_limit=time_limit or entry["time_limit"],
-                python=python,
-            )
-            if entry["hidden"] and entry["file"] in visible_copies:
+    sandbox = Sandbox.open()
+    if sandbox.note:
+        log(sandbox.note)
+    if not sandbox.can_run(python or sys.executable):
+        log(
+            f"warning: the sandbox user cannot enter the folders of {python or sys.executable}: "
+            "the tests import through descriptors opened before the switch, but a test that "
+            "starts a new Python (multiprocessing's spawn) fails. Install the grading Python "
+            "where every user may read it (setup.sh's /autograder/venv on Gradescope is)."
+        )
+    try:
+        # The fork server imports pytest while the package is laid out.
+        server = ForkServer(sandbox, test_environment(manifest["tier"]), python, HIDDEN_MODULES)
+        with server, tempfile.TemporaryDirectory(prefix="glasstorch-grade-") as work:
+            work = os.path.realpath(work)
+            package = make_package(source, os.path.join(work, "pkg"))
+            notes, spliced = splice_submission(package, os.path.realpath(submission), tags)
+            full_tests = os.path.join(source, ".classroom", "tests")
+            files = sorted({t["file"] for t in tests})
+            tests_dir = make_tests_dir(full_tests, os.path.join(work, "tests"), files)
+            hidden_names: dict[str, set[str]] = {}
+            for entry in tests:
+                if entry["hidden"]:
+                    hidden_names.setdefault(entry["file"], set()).add(entry["name"].split("::")[-1])
+            visible_copies = {}
+            for path, names in hidden_names.items():
+                local = os.path.join(tests_dir, os.path.basename(path))
+                with open(local, encoding="utf-8") as file:
+                    visible_copies[path] = hide_tests(file.read(), names)
                 with open(local, "w", encoding="utf-8") as file:
-                    file.write(visible_copies[entry["file"]])
-            expected = [local_nodeid(i) for i in entry["items"]]
-            trouble = batch.trouble(package, manifest["tier"])
-            passed, text = False, ""
-            if trouble:
-                text = trouble
-            elif batch.collect_errors:
-                text = "the test could not be collected:\n" + batch.collect_errors[0]["text"]
-            elif sorted(i["nodeid"] for i in batch.items) != sorted(expected):
-                text = (
-                    f"expected {len(expected)} test case(s), the run collected {len(batch.items)}"
+                    file.write(visible_copies[path])
+            runs = _hidden_fingerprints(
+                full_tests, [t for t in tests if t["hidden"]], _public_texts(tests_dir, package)
+            )
+            # Compiled once here, by the grader (compiling runs none of the code):
+            # no test process compiles the package again.
+            compileall.compile_dir(package, quiet=2, workers=1)
+            compileall.compile_dir(
+                tests_dir, quiet=2, workers=1, rx=re.compile(r"/test_[^/]*\.py$")
+            )
+            # The test processes read the package and the tests, write nothing of
+            # them, and never see the autograder's own copy of the hidden tests.
+            scratch = os.path.join(work, "scratch")
+            os.mkdir(scratch)
+            sandbox.traversable(work)
+            sandbox.share(package)
+            sandbox.share(tests_dir)
+            sandbox.traversable(scratch)  # the homes inside are private, the logs root's
+            sandbox.share(source)  # the grader itself: root's, read-only
+            sandbox.hide(os.path.join(source, ".classroom"))
+            for entry in tests:
+                remaining = deadline - time.monotonic()
+                if server.setup_error:
+                    batch = Batch(setup_error=server.setup_error)
+                elif remaining < 1:
+                    results.append(_not_run(entry, manifest, titles))
+                    log(f"NOT RUN {entry['name']}: the grading's time budget is spent")
+                    continue
+                else:
+                    local = os.path.join(tests_dir, os.path.basename(entry["file"]))
+                    if entry["hidden"]:  # the hidden version is there only while it runs
+                        shutil.copyfile(
+                            os.path.join(full_tests, os.path.basename(entry["file"])), local
+                        )
+                    batch = run_forked(
+                        server,
+                        package,
+                        tests_dir,
+                        [local_nodeid(entry["name"])],
+                        time_limit=min(time_limit or entry["time_limit"], remaining),
+                        scratch=scratch,
+                        untrusted=spliced,
+                        cache_tests=not entry["hidden"],
+                    )
+                    if entry["hidden"] and entry["file"] in visible_copies:
+                        with open(local, "w", encoding="utf-8") as file:
+                            file.write(visible_copies[entry["file"]])
+                results.append(
+                    _result(entry, batch, package, manifest, titles, stubs, runs, work, log)
                 )
-            else:
-                failures = [
-                    (item, batch.outcome(item)[1])
-                    for item in expected
-                    if not batch.outcome(item)[0]
-                ]
-                passed = not failures
-                if failures:
-                    text = f"{len(failures)} of {len(expected)} case(s) failed; the first:\n"
-                    text += f"{failures[0][0]}\n{failures[0][1]}"
-            if entry["hidden"]:
-                output = _hidden_text(passed, trouble, batch, expected)
-            else:
-                output = "Passed." if passed else _student_text(text, work)
-            output = _redact(output, runs)
-            short = entry["name"].split("::", 1)[-1]
-            results.append(
-                {
-                    "name": f"{titles.get(entry['task'], entry['task'])}: {short}",
-                    "score": entry["points"] if passed else 0.0,
-                    "max_score": entry["points"],
-                    "status": "passed" if passed else "failed",
-                    "output": output,
-                    "visibility": manifest["hidden_visibility"] if entry["hidden"] else "visible",
-                    "tags": [entry["task"]],
-                }
-            )
-            log(
-                f"{'PASS' if passed else 'FAIL'} {entry['name']} ({batch.seconds:.1f} s)"
-                + ("" if passed else f": {trouble or text.splitlines()[0] if text else ''}")
-            )
+    finally:
+        sandbox.close()  # nothing of the submission runs from here on
     score = sum(r["score"] for r in results)
     visible = [r for r in results if r["visibility"] == "visible"]
     summary = [
@@ -301,10 +439,12 @@ def grade(
         "stdout_visibility": "hidden",
         "tests": results,
     }
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    temporary = out + ".tmp"
-    with open(temporary, "w") as file:
+    folder = os.path.dirname(os.path.abspath(out))
+    os.makedirs(folder, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=".results-", dir=folder)  # a new file
+    with os.fdopen(descriptor, "w") as file:
         json.dump(document, file, indent=1)
         file.write("\n")
+    os.chmod(temporary, 0o644)
     os.replace(temporary, out)
     return document

@@ -2,24 +2,28 @@
 
 The grading process never runs submission code itself. For each graded test it
 
-* builds a *sandbox*: a package folder holding the submission's ``glasstorch``
-  and ``reference`` (see :func:`make_package`), and a test folder holding the
+* lays out a package folder holding the submission's ``glasstorch`` and
+  ``reference`` (see :func:`make_package`), and a test folder holding the
   grader's own copies of the tests (never the submission's);
-* starts ``_runner.py`` in a fresh interpreter (``python -I``: no
-  ``PYTHONPATH``, no user site, no current folder on ``sys.path``) in a process
-  group of its own, hands it a random nonce on stdin, and reads its reports
-  from a private pipe;
-* kills the whole process group when the time limit passes;
+* runs ``_runner.py`` in a process of its own, with a random nonce, and reads
+  its reports from a private pipe: :func:`run_tests` starts a fresh
+  interpreter (``python -I``: no ``PYTHONPATH``, no user site, no current
+  folder on ``sys.path``) in a process group of its own, and kills the group at
+  the time limit; :func:`run_forked` has the fork server (``forkserver.py``)
+  fork one into the sandbox (``sandbox.py``: an unprivileged user when root,
+  limits, every process of that user killed afterwards);
 * hides the optional dependencies (:data:`HIDDEN_MODULES`) from the tests, so a
   verdict never depends on whether PyTorch is installed;
-* counts a test as passed only when every fact checks out: the pipe carried a
-  ``done`` line with the right nonce, pytest's protocol was unchanged, the
-  ``glasstorch`` that ran was the sandbox's, the tier was the course's, the
+* counts a test as passed only when every fact checks out (:class:`Batch`):
+  the pipe carried a ``done`` line with the right nonce and nothing after it,
+  pytest's protocol was unchanged, the runner's guard refused nothing, the
+  ``glasstorch`` that ran was the package's, the tier was the course's, the
   collected cases are exactly the expected ones, and each passed its setup,
   call and teardown.
 
 :func:`run_tests` runs a batch in one process (the build's checks and
-``check``); ``grade`` calls it once per graded test.
+``check``, on the user's own code); ``grade`` calls :func:`run_forked` once
+per graded test.
 """
 
 from __future__ import annotations
@@ -116,6 +120,7 @@ class Batch:
     items: list[dict] = field(default_factory=list)  # collected cases, with markers
     phases: dict[str, list[dict]] = field(default_factory=dict)  # nodeid -> its reports
     collect_errors: list[dict] = field(default_factory=list)
+    hooks: dict[str, object] = field(default_factory=dict)  # "start"/"finish" -> pytest's hooks
     setup_error: str = ""  # the runner could not start pytest (the grader's environment)
     done: dict | None = None
     returncode: int | None = None
@@ -123,6 +128,37 @@ class Batch:
     forged: bool = False  # a line on the pipe without the nonce
     log: str = ""  # the process's own stdout and stderr (for teachers only)
     seconds: float = 0.0
+
+    def receive(self, line: str, nonce: str, on_phase=None) -> None:
+        """Take one line of the result pipe; a line the runner did not write marks the batch."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            self.forged = True
+            return
+        if not isinstance(message, dict) or message.get("nonce") != nonce:
+            self.forged = True
+            return
+        if self.done is not None:  # nothing may follow the final line
+            self.forged = True
+            return
+        kind = message.get("kind")
+        if kind == "collected":
+            self.items = message["items"]
+        elif kind == "collect_error":
+            self.collect_errors.append(message)
+        elif kind == "setup_error":
+            self.setup_error = str(message.get("text", ""))
+        elif kind == "phase":
+            self.phases.setdefault(message["nodeid"], []).append(message)
+            if on_phase is not None:
+                on_phase(message)
+        elif kind == "hooks" and message.get("when") in ("start", "finish"):
+            self.hooks[message["when"]] = message.get("hooks")
+        elif kind == "done":
+            self.done = message
+        else:
+            self.forged = True
 
     def trouble(self, package_root: str, tier: str) -> str:
         """Why nothing this process says can be trusted, or ``""``."""
@@ -143,9 +179,14 @@ class Batch:
                 "the test process ended before the tests finished "
                 f"(exit status {self.returncode}); something called exit() or crashed"
             )
+        if self.done.get("refused"):
+            reached = ", ".join(self.done["refused"][:3])
+            return f"the submission's code reached for the test runner's internals ({reached})"
         if not self.done.get("intact"):
             changed = ", ".join(self.done.get("changed", [])[:3])
             return f"the test runner (pytest) was modified while the tests ran ({changed})"
+        if self.hooks.get("start") is None or self.hooks.get("start") != self.hooks.get("finish"):
+            return "the test runner (pytest) was modified while the tests ran (its hooks)"
         root = os.path.realpath(package_root) + os.sep
         for name, path in self.done.get("imported", {}).items():
             if path is None or not os.path.realpath(path).startswith(root):
@@ -175,6 +216,31 @@ class Batch:
         return status == "passed", text
 
 
+def test_environment(tier: str) -> dict[str, str]:
+    """The environment of a test process: this one's, without what changes Python or pytest.
+
+    Every thread pool gets one thread: a test measures the reference tier, not
+    the machine, and the fork server must fork before any pool exists."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("GLASSTORCH_", "PYTEST_", "PYTHON"))
+    }
+    env.update(
+        GLASSTORCH_TIER=tier,
+        GLASSTORCH_HYPOTHESIS_PROFILE="classroom",
+        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+        PYTEST_PLUGINS="_hypothesis_pytestplugin",
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONHASHSEED="0",
+        PYTHONFAULTHANDLER="1",
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+    )
+    return env
+
+
 def run_tests(
     package_root: str,
     tests_dir: str,
@@ -202,20 +268,7 @@ def run_tests(
     """
     nonce = secrets.token_hex(16)
     read_end, write_end = os.pipe()
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("GLASSTORCH_", "PYTEST_", "PYTHON"))
-    }
-    env.update(
-        GLASSTORCH_TIER=tier,
-        GLASSTORCH_HYPOTHESIS_PROFILE="classroom",
-        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
-        PYTHONDONTWRITEBYTECODE="1",
-        PYTHONHASHSEED="0",
-        PYTHONFAULTHANDLER="1",
-    )
-    env["PYTEST_PLUGINS"] = "_hypothesis_pytestplugin"
+    env = test_environment(tier)
     request = {
         "nonce": nonce,
         "package_root": package_root,
@@ -276,29 +329,49 @@ def _kill_group(process: subprocess.Popen) -> None:
 def _read_channel(fd: int, nonce: str, batch: Batch, on_phase) -> None:
     with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as channel:
         for line in channel:
-            try:
-                message = json.loads(line)
-            except ValueError:
-                batch.forged = True
-                continue
-            if not isinstance(message, dict) or message.get("nonce") != nonce:
-                batch.forged = True
-                continue
-            if batch.done is not None:  # nothing may follow the final line
-                batch.forged = True
-                continue
-            kind = message.get("kind")
-            if kind == "collected":
-                batch.items = message["items"]
-            elif kind == "collect_error":
-                batch.collect_errors.append(message)
-            elif kind == "setup_error":
-                batch.setup_error = str(message.get("text", ""))
-            elif kind == "phase":
-                batch.phases.setdefault(message["nodeid"], []).append(message)
-                if on_phase is not None:
-                    on_phase(message)
-            elif kind == "done":
-                batch.done = message
-            else:
-                batch.forged = True
+            batch.receive(line, nonce, on_phase)
+
+
+def run_forked(
+    server,
+    package_root: str,
+    tests_dir: str,
+    nodeids: list[str],
+    *,
+    time_limit: float,
+    scratch: str,
+    untrusted: list[str] = (),
+    cache_tests: bool = True,
+) -> Batch:
+    """Like :func:`run_tests`, in a process forked by ``server`` (a ``forkserver.ForkServer``).
+
+    The process runs in the server's sandbox (``sandbox.py``) with a fresh home
+    folder made in ``scratch`` and deleted afterwards; the time limit, the
+    kill and the sweep of the sandbox user are the server's. ``untrusted`` are
+    the package's files that hold the submission's code (``_runner._Guard``);
+    ``cache_tests`` lets the server cache pytest's rewrite of the test files
+    (never while a hidden test's file is there: the cache would outlive it)."""
+    nonce = secrets.token_hex(16)
+    home = server.sandbox.make_home(scratch)
+    request = {
+        "nonce": nonce,
+        "package_root": package_root,
+        "tests_dir": tests_dir,
+        "nodeids": nodeids,
+        "home": home,
+        "log": os.path.join(scratch, f".log-{nonce[:8]}"),
+        "untrusted": list(untrusted),
+        "cache_tests": cache_tests,
+    }
+    try:
+        answer = server.run(request, time_limit)
+    finally:
+        server.sandbox.remove_home(home)
+        if os.path.exists(request["log"]):
+            os.remove(request["log"])
+    batch = Batch(returncode=answer["returncode"], timed_out=answer["timed_out"])
+    for line in answer["channel"].splitlines():
+        batch.receive(line, nonce)
+    batch.forged = batch.forged or answer["overflow"]
+    batch.log, batch.seconds = answer["log"], answer["seconds"]
+    return batch

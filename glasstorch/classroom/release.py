@@ -37,6 +37,7 @@ its own.
 from __future__ import annotations
 
 import ast
+import concurrent.futures
 import functools
 import importlib.util
 import json
@@ -323,8 +324,11 @@ def build(
     out: str,
     only: list[str] | None = None,
     log=print,
+    jobs: int | None = None,
 ) -> list[AssignmentReport]:
     """Build every assignment (or those in ``only``) into ``out``; see the module docstring.
+
+    ``jobs`` assignments are built at once (default: one per core).
 
     Raises:
         BuildError: when any check fails (after trying every assignment).
@@ -333,29 +337,39 @@ def build(
     pinned_requirements()  # what grading will install must be here: say so before any test runs
     files = [f for f in repository_files(root) if not f.startswith(RELEASE_EXCLUDE)]
     scan_regions(root, files, course)
-    reports, problems = [], []
-    for assignment in course.assignments:
-        if only and assignment.id not in only:
-            continue
-        log(f"== {assignment.id}: {assignment.title}")
+    chosen = [a for a in course.assignments if not only or a.id in only]
+
+    def build_one(assignment: Assignment) -> tuple[AssignmentReport, list[str]]:
+        lines: list[str] = []
         start = time.monotonic()
         try:
-            report = build_assignment(course, assignment, root, files, out, log)
+            report = build_assignment(course, assignment, root, files, out, lines.append)
         except (BuildError, MarkerError) as error:
             report = AssignmentReport(assignment.id, problems=[str(error)])
         report.seconds = time.monotonic() - start
-        reports.append(report)
-        problems.extend(f"{assignment.id}: {p}" for p in report.problems)
-        log(
-            f"   {report.tasks} tasks, {report.graded} graded tests ({report.hidden} hidden, "
-            f"{report.cases} cases, {report.points:g} points), scope {report.scope} cases "
-            f"({report.excluded} left to later assignments, {report.skipped} skipped without "
-            f"the optional dependencies, {report.speed_trick_tests} checking speed tricks the "
-            f"release cuts out), {report.seconds:.0f} s"
-            + (f", {len(report.problems)} PROBLEM(S)" if report.problems else "")
-        )
-        for problem in report.problems:
-            log("   PROBLEM: " + problem.replace("\n", "\n   "))
+        return report, lines
+
+    # The assignments are independent: one at a time per core (their tests run in
+    # processes of their own); each one's lines are printed together, in course order.
+    workers = max(1, min(len(chosen), jobs or os.cpu_count() or 1))
+    reports, problems = [], []
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        for assignment, (report, lines) in zip(chosen, pool.map(build_one, chosen)):
+            log(f"== {assignment.id}: {assignment.title}")
+            for line in lines:
+                log(line)
+            reports.append(report)
+            problems.extend(f"{assignment.id}: {p}" for p in report.problems)
+            log(
+                f"   {report.tasks} tasks, {report.graded} graded tests ({report.hidden} hidden, "
+                f"{report.cases} cases, {report.points:g} points), scope {report.scope} cases "
+                f"({report.excluded} left to later assignments, {report.skipped} skipped "
+                f"without the optional dependencies, {report.speed_trick_tests} checking speed "
+                f"tricks the release cuts out), {report.seconds:.0f} s"
+                + (f", {len(report.problems)} PROBLEM(S)" if report.problems else "")
+            )
+            for problem in report.problems:
+                log("   PROBLEM: " + problem.replace("\n", "\n   "))
     if problems:
         raise BuildError("the build refuses to ship:\n" + "\n".join(problems))
     return reports
