@@ -128,5 +128,5 @@ docs: $(DOCS_STAMP)
 clean:
 	rm -rf $(VENV) build dist *.egg-info docs/_build docs/api/generated docs/tutorials \
 	       docs/jupyter_execute .pytest_cache .ruff_cache .hypothesis
-	rm -f fast/_native*.so fast/_native.c
+	rm -f fast/_native*.so fast/_native*.c
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
