@@ -42,15 +42,17 @@ does, and the compiler auto-vectorises the rest for the flags it is given);
 nothing has to rename hundreds of functions or keep a pointer table in step
 with the headers; and a call from Python reaches its kernel as directly as
 before. The cost is compile time: each file is compiled three times (the
-non-hot files too, though they are a small part). :func:`build_in_place`
-compiles the three modules in parallel processes, one per core, and
-setup.py asks setuptools to do the same, so on two cores a rebuild takes
-about 1.5 times as long as the single ``-march=native`` build did.
+non-hot files too, though they are a small part), about three times the CPU
+time of one module. :func:`build_in_place` compiles the modules in parallel
+processes and setup.py asks setuptools to do the same: measured on this
+project's 2-core machine, 41 s (58 s of CPU) against 22 s (21 s of CPU) for
+the single ``-march=native`` module of before.
 
-Building on the machine itself with ``-march=native`` is no longer needed:
-the AVX-512 module measured as fast as the native build on AMD Zen 4
-(docs/bench.md). ``GLASSTORCH_PORTABLE``, which used to leave out
-``-march=native``, no longer means anything: every build is portable.
+Building on the machine itself with ``-march=native`` is not needed: on an
+AMD EPYC with AVX-512, the AVX-512 module ran the GEMM and the model
+training steps as fast as the ``-march=native`` build did (docs/bench.md).
+``GLASSTORCH_PORTABLE``, which used to leave out ``-march=native``, no longer
+means anything: every build is portable.
 
 Compiler flags (all three modules):
 
