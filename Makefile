@@ -66,6 +66,14 @@ lint: $(TEST_STAMP)
 # Last, the whole conformance suite runs with its inputs on the simulated device
 # (--device=cuda; the tests of host memory are skipped as cpu_only, see
 # shared_tests/conftest.py); on a GPU run it with GLASSTORCH_CUDA=cupy.
+# The fast tier's C kernels are compiled for several CPU levels (fast/build.py)
+# and the suite above runs the best this CPU has; its kernel tests run again on
+# each lower level it can run (forced by GLASSTORCH_CPU_CAPABILITY), which
+# takes about a minute each, where the whole suite would take many.
+LOWER_LEVELS := from glasstorch.fast import CAPABILITIES as c, supported_capability as s; \
+                print(*c[: c.index(s())])
+LEVEL_TESTS  := $(wildcard shared_tests/test_fast_*.py) shared_tests/test_nn_transformer_kernels.py
+
 test: lint
 	@tiers="$$(GLASSTORCH_TIER=reference $(PY) -m glasstorch.tiers)" || exit 1; \
 	if [ -z "$$tiers" ]; then echo "no tier implements the whole kernel contract"; exit 1; fi; \
@@ -76,6 +84,12 @@ test: lint
 	  GLASSTORCH_TIER=$$t $(PY) -m pytest shared_tests -q || failed="$$failed $$t"; \
 	done; \
 	if echo $$tiers | tr ' ' '\n' | grep -qx fast; then \
+	  for level in $$(GLASSTORCH_TIER=fast $(PY) -c "$(LOWER_LEVELS)"); do \
+	    echo ""; \
+	    echo "===== the fast tier's kernel tests on lower CPU levels: GLASSTORCH_CPU_CAPABILITY=$$level ====="; \
+	    GLASSTORCH_CPU_CAPABILITY=$$level GLASSTORCH_TIER=fast $(PY) -m pytest $(LEVEL_TESTS) -q \
+	      || failed="$$failed fast($$level)"; \
+	  done; \
 	  echo ""; \
 	  echo "========= device tests: GLASSTORCH_TIER=fast GLASSTORCH_CUDA=simulator ========="; \
 	  GLASSTORCH_TIER=fast GLASSTORCH_CUDA=simulator $(PY) -m pytest -m cuda shared_tests -q \
@@ -87,7 +101,7 @@ test: lint
 	fi; \
 	echo ""; \
 	if [ -n "$$failed" ]; then echo "FAILED on tier(s):$$failed"; exit 1; fi; \
-	echo "conformance suite passed on tier(s):" $$tiers "(and the device tests and the device suite on the simulator)"
+	echo "conformance suite passed on tier(s):" $$tiers "(and the kernel tests on lower CPU levels, the device tests and the device suite on the simulator)"
 
 # ----------------------------------------------------------------------- bench
 # The benchmark harness (docs/bench.md): both tiers, NumPy and PyTorch, each in an
@@ -131,5 +145,5 @@ docs: $(DOCS_STAMP)
 clean:
 	rm -rf $(VENV) build dist *.egg-info docs/_build docs/api/generated docs/tutorials \
 	       docs/jupyter_execute .pytest_cache .ruff_cache .hypothesis
-	rm -f fast/_native*.so fast/_native.c
+	rm -f fast/_native*.so fast/_native*.c
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -159,6 +159,48 @@ def test_format_seconds(seconds, text):
     assert format_seconds(seconds) == text
 
 
+def test_machine_line_names_the_cpu_kernels_and_a_forced_level():
+    from glasstorch.bench.report import machine_line
+
+    machine = {
+        "cpu": "Some CPU",
+        "cores": 2,
+        "python": "3.11",
+        "numpy": "2.0",
+        "torch": None,
+        "torch_threads": None,
+        "tier": "fast",
+        "threads": 2,
+        "fast_build": {"capability": "AVX2", "cpu_supports": "AVX512"},
+    }
+    assert machine_line(machine).endswith("| fast kernels: AVX2, forced down from AVX512")
+    machine["fast_build"] = {"capability": "AVX512", "cpu_supports": "AVX512"}
+    assert machine_line(machine).endswith("| fast kernels: AVX512")
+    machine["fast_build"] = {"unavailable": "ImportError: not built"}
+    assert "fast kernels" not in machine_line(machine)
+
+
+def test_gemm_line_compares_the_best_matmul_with_the_peak():
+    from glasstorch.bench.report import gemm_line
+
+    def matmul(name, gflops):
+        return {"name": name, "results": {"fast": {"status": "ok", "throughput": gflops}}}
+
+    document = {
+        "machine": {
+            "cores": 2,
+            "cpu_mhz": 2000.0,
+            "fast_build": {"capability": "AVX2", "cpu_supports": "AVX2"},
+        },
+        "workloads": [matmul("matmul-128", 40.0), matmul("matmul-1024", 96.0)],
+    }
+    # 2 cores x 2 GHz x (2 units x 8 lanes x 2 flops) = 128 GFLOP/s
+    line = gemm_line(document)
+    assert "matmul-1024 96 GFLOP/s = 75% of 128 GFLOP/s" in line
+    document["machine"]["cpu_mhz"] = None  # no clock known: no line
+    assert gemm_line(document) is None
+
+
 def test_merge_best_keeps_the_fastest_successful_run():
     from glasstorch.bench.runner import _merge_best
 

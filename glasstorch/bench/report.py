@@ -35,6 +35,51 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def cpu_mhz() -> float | None:
+    """The clock of the first core in MHz, from /proc/cpuinfo's "cpu MHz" (Linux), or None."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as file:
+            for line in file:
+                if line.startswith("cpu MHz"):
+                    return float(line.split(":", 1)[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+#: float32 lanes of one vector at each level of the fast tier's kernels, and
+#: the flops one lane does per instruction (a fused multiply-add is two; plain
+#: x86-64 has none, so a multiply and an add are one each).
+_LANES = {"AVX512": (16, 2), "AVX2": (8, 2), "DEFAULT": (4, 1)}
+
+
+def gemm_peak(machine: dict) -> dict | None:
+    """The float32 peak of the cores, in GFLOP/s, for the kernels in use, or None.
+
+    cores x clock x vector units x lanes x flops per lane. It assumes two
+    vector units per core that each start one full-width multiply-add (or,
+    without FMA, a multiply or an add) per cycle, as every AVX2 core since
+    Haswell and Zen 2 does; Zen 4 and some Intel cores split a 512-bit
+    instruction in two, which halves the AVX-512 figure. The clock is
+    /proc/cpuinfo's "cpu MHz": the clock when it was read, often the base
+    clock on a virtual machine, while a busy core may run faster (boost), so
+    a GEMM may measure above this "peak".
+    """
+    build = machine.get("fast_build") or {}
+    mhz = machine.get("cpu_mhz")
+    if "capability" not in build or not mhz or not machine.get("cores"):
+        return None
+    lanes, flops = _LANES[build["capability"]]
+    per_cycle = 2 * lanes * flops
+    return {
+        "gflops": machine["cores"] * mhz / 1000 * per_cycle,
+        "flops_per_cycle": per_cycle,
+        "cores": machine["cores"],
+        "ghz": mhz / 1000,
+        "capability": build["capability"],
+    }
+
+
 def machine_info(torch_threads: int | None = None) -> dict:
     """Where the figures were measured: hardware, software versions, tier, build.
 
@@ -47,6 +92,7 @@ def machine_info(torch_threads: int | None = None) -> dict:
         "platform": platform.platform(),
         "cpu": cpu_model(),
         "cores": os.cpu_count(),
+        "cpu_mhz": cpu_mhz(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "torch": _version("torch"),
@@ -223,6 +269,31 @@ def throughput_table(document: dict) -> str:
     return _markdown(header, rows)
 
 
+def gemm_line(document: dict) -> str | None:
+    """The fast tier's best matmul throughput against the cores' peak (see gemm_peak)."""
+    peak = gemm_peak(document["machine"])
+    best = max(
+        (
+            (record["throughput"], entry["name"])
+            for entry in document["workloads"]
+            if entry["name"].startswith("matmul")
+            for name, record in entry["results"].items()
+            if name == "fast" and record["status"] == "ok" and record.get("throughput")
+        ),
+        default=None,
+    )
+    if peak is None or best is None:
+        return None
+    gflops, name = best
+    return (
+        f"GEMM against the peak: fast {name} {gflops:.0f} GFLOP/s = "
+        f"{100 * gflops / peak['gflops']:.0f}% of {peak['gflops']:.0f} GFLOP/s "
+        f"({peak['cores']} cores x {peak['ghz']:.2f} GHz x {peak['flops_per_cycle']} float32 "
+        f"flops a cycle with {peak['capability']}: two vector units per core assumed; "
+        "the clock is /proc/cpuinfo's, which a boosting core may exceed)"
+    )
+
+
 def notes(document: dict) -> list[str]:
     """One line per distinct reason a cell holds no time."""
     lines: list[str] = []
@@ -260,7 +331,26 @@ def machine_line(machine: dict, isolated: bool = False, interleaved: bool = Fals
             else f"glasstorch tier in process: {machine['tier']}"
         )
         + (f" | glasstorch threads: {machine['threads']}" if machine.get("threads") else "")
+        + capability_text(machine)
     )
+
+
+def capability_text(machine: dict) -> str:
+    """Which instruction set the fast tier's kernels use, for the machine line.
+
+    The level forced by GLASSTORCH_CPU_CAPABILITY (or ATEN_CPU_CAPABILITY) is
+    inherited by every interpreter the harness starts, so one line holds for
+    all of them.
+    """
+    build = machine.get("fast_build") or {}
+    if "capability" not in build:
+        return ""
+    forced = (
+        ""
+        if build["capability"] == build["cpu_supports"]
+        else f", forced down from {build['cpu_supports']}"
+    )
+    return f" | fast kernels: {build['capability']}{forced}"
 
 
 def render(document: dict) -> str:
@@ -282,6 +372,9 @@ def render(document: dict) -> str:
     ]
     if any(entry["unit"] for entry in document["workloads"]):
         parts += ["", "Throughput (higher is better)", "", throughput_table(document)]
+    peak = gemm_line(document)
+    if peak:
+        parts += ["", peak]
     lines = notes(document)
     if lines:
         parts += ["", "Notes:", *(f"- {line}" for line in lines)]
