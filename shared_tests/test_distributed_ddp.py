@@ -1,0 +1,194 @@
+"""DistributedDataParallel on 2 ranks, through the launcher, asserting values.
+
+One launch (``ddp_ranks.py`` on 2 ranks, about a second to start) runs every
+check and leaves each rank's observations in a JSON file; the tests below read
+them. What is asserted:
+
+* construction broadcasts rank 0's weights; the ``state_dict`` keys carry the
+  ``module.`` prefix;
+* averaged gradients, and the weights after 3 SGD steps, equal one process
+  training on the whole batch, with the default buckets, with many small
+  buckets, and with ``gradient_as_bucket_view``;
+* ``no_sync`` accumulates locally and the next synchronised backward reduces
+  the sum;
+* ``find_unused_parameters``: a parameter unused on one rank gets the average
+  of the others' gradients, one unused everywhere keeps ``grad`` None;
+* without it, an unused parameter gives PyTorch's error at the next forward,
+  naming the parameters;
+* ``DistributedSampler`` takes its rank and world size from the process group
+  and, with the DataLoader, deals disjoint shares;
+* a program written for ``torchrun`` (``programs/ddp_training.py``: model,
+  optimizer, DistributedSampler) gives PyTorch's loss history and final weights
+  (PyTorch over gloo under ``torchrun``, glasstorch over MPI under its launcher).
+
+Needs mpi4py and an MPI (``pip install glasstorch[distributed]``); skipped,
+visibly, without them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from oracle import needs_torch
+
+pytestmark = [pytest.mark.distributed, pytest.mark.cpu_only("processes exchange CPU tensors")]
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+WORLD = 2
+
+
+def launch(script: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run ``script`` on 2 ranks with glasstorch's launcher (as ``torchrun`` would)."""
+    pytest.importorskip("mpi4py", reason="the distributed tests need mpi4py and an MPI")
+    command = [sys.executable, "-m", "glasstorch.distributed.run", "--nproc-per-node", str(WORLD)]
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, HERE]), **(env or {}))
+    return subprocess.run(
+        [*command, script, *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=environment,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def ranks(tmp_path_factory) -> list[dict]:
+    """Every rank's observations from one launch of ``ddp_ranks.py``."""
+    out = tmp_path_factory.mktemp("ddp")
+    done = launch(os.path.join(HERE, "ddp_ranks.py"), str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = []
+    for rank in range(WORLD):
+        with open(out / f"rank{rank}.json", encoding="utf-8") as file:
+            results.append(json.load(file))
+    return results
+
+
+def close(ours, theirs, atol=1e-6) -> None:
+    """Nested lists of numbers (or None) equal within float32 rounding."""
+    if ours is None or theirs is None:
+        assert ours is None and theirs is None
+        return
+    np.testing.assert_allclose(
+        np.array(ours, dtype=float), np.array(theirs, dtype=float), atol=atol, rtol=1e-5
+    )
+
+
+def test_construction_broadcasts_rank_0s_weights(ranks):
+    checks = [rank["construction_and_training"] for rank in ranks]
+    assert ranks[0]["world_size"] == WORLD
+    assert checks[0]["initial"] != checks[1]["initial"]  # seeded apart on purpose
+    for check in checks:
+        for ours, rank0 in zip(check["after_broadcast"], checks[0]["initial"]):
+            close(ours, rank0, atol=0)
+    assert checks[0]["state_dict_keys"][:2] == ["module.0.weight", "module.0.bias"]
+
+
+@pytest.mark.parametrize(
+    "variant", ["buckets None view False", "buckets 0.0005 view False", "buckets 0.0005 view True"]
+)
+def test_averaged_gradients_and_steps_equal_full_batch_training(ranks, variant):
+    runs = [rank["construction_and_training"][variant] for rank in ranks]
+    if variant == "buckets None view False":
+        assert runs[0]["bucket_sizes"] == [6]  # 2 KiB of parameters: one bucket
+    else:
+        assert len(runs[0]["bucket_sizes"]) > 1 and sum(runs[0]["bucket_sizes"]) == 6
+    for run in runs:
+        for step in run["history"]:
+            for ddp_grad, single_grad in zip(step["ddp"], step["single"]):
+                close(ddp_grad, single_grad)
+        for ours, single in zip(run["ddp_weights"], run["single_weights"]):
+            close(ours, single)
+    for ours, theirs in zip(runs[0]["ddp_weights"], runs[1]["ddp_weights"]):
+        close(ours, theirs, atol=0)  # the copies stay identical
+
+
+def test_no_sync_accumulates_locally_then_reduces_the_sum(ranks):
+    checks = [rank["no_sync"] for rank in ranks]
+    # Under no_sync nothing was communicated: the ranks' gradients differ.
+    assert not np.allclose(np.array(checks[0]["local"][0]), np.array(checks[1]["local"][0]))
+    for check in checks:
+        for ours, single in zip(check["ddp"], check["single"]):
+            close(ours, single)
+
+
+def test_find_unused_parameters_averages_what_was_used(ranks):
+    checks = [rank["find_unused_parameters"] for rank in ranks]
+    local = [check["local"] for check in checks]
+    for check in checks:
+        for iteration in check["ddp"]:
+            for name in ("trunk.weight", "trunk.bias"):  # used everywhere: the mean
+                close(iteration[name], (np.array(local[0][name]) + np.array(local[1][name])) / 2)
+            for name in ("sometimes.weight", "sometimes.bias"):  # rank 0 only: rank 1 adds 0
+                assert local[1][name] is None
+                close(iteration[name], np.array(local[0][name]) / 2)
+            assert iteration["never.weight"] is None and iteration["never.bias"] is None
+
+
+def test_unused_parameter_without_find_unused_parameters_is_named_at_the_next_forward(ranks):
+    for rank, result in enumerate(ranks):
+        message = result["unused_parameter_error"]["error"]
+        assert message is not None
+        assert message.startswith(
+            "Expected to have finished reduction in the prior iteration before starting a new one."
+        )
+        assert "find_unused_parameters=True" in message
+        assert f"Parameter indices which did not receive grad for rank {rank}: 2 3 4 5" in message
+        names = "sometimes.weight, sometimes.bias, never.weight, never.bias"
+        assert f"Parameters which did not receive grad for rank {rank}: {names}" in message
+
+
+def test_distributed_sampler_and_dataloader_deal_disjoint_shares(ranks):
+    from glasstorch.utils.data import DistributedSampler
+
+    checks = [rank["sampler_and_loader"] for rank in ranks]
+    for rank, check in enumerate(checks):
+        assert (check["num_replicas"], check["rank"]) == (WORLD, rank)
+    for epoch in range(2):
+        shares = [[i for batch in check["epochs"][epoch] for i in batch] for check in checks]
+        assert [len(share) for share in shares] == [11, 11]  # 21 padded to 22
+        assert set(shares[0]) | set(shares[1]) == set(range(21))
+        for rank, share in enumerate(shares):  # what a sampler told its rank gives
+            sampler = DistributedSampler(range(21), num_replicas=WORLD, rank=rank, seed=3)
+            sampler.set_epoch(epoch)
+            assert share == list(sampler)
+    assert checks[0]["epochs"][0] != checks[0]["epochs"][1]
+
+
+@needs_torch
+def test_torchrun_program_gives_pytorchs_loss_history_and_final_weights(tmp_path):
+    """``programs/ddp_training.py`` under torchrun (PyTorch, gloo) and under glasstorch's launcher."""
+    loader = os.path.join(HERE, "programs", "loader.py")
+    ours, theirs = tmp_path / "glasstorch.json", tmp_path / "torch.json"
+    done = launch(
+        loader,
+        "ddp_training",
+        "glasstorch",
+        env={"DDP_TRAINING_OUTPUT": str(ours), "GLASSTORCH_RNG": "pytorch"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(WORLD)]
+    done = subprocess.run(
+        [*torchrun, loader, "ddp_training", "torch"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=dict(os.environ, DDP_TRAINING_OUTPUT=str(theirs), OMP_NUM_THREADS="1"),
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    mine, reference = (json.loads(path.read_text()) for path in (ours, theirs))
+    assert (
+        len(mine["losses"]) == len(reference["losses"]) == 3 * 6
+    )  # 45 samples a rank, batches of 8
+    close(mine["losses"], reference["losses"], atol=1e-5)
+    assert mine["weights"].keys() == reference["weights"].keys()
+    for name, value in reference["weights"].items():
+        close(mine["weights"][name], value, atol=1e-5)
