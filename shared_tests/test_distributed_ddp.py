@@ -192,3 +192,122 @@ def test_torchrun_program_gives_pytorchs_loss_history_and_final_weights(tmp_path
     assert mine["weights"].keys() == reference["weights"].keys()
     for name, value in reference["weights"].items():
         close(mine["weights"][name], value, atol=1e-5)
+
+
+# ------------------------------------------- the reducer in one process (no MPI needed)
+class RecordingGroup:
+    """Stands in for ``glasstorch.distributed`` with a world of one: records each collective.
+
+    Each all-reduce is logged with the number of gradients that were ready
+    when it started, which shows whether communication began during backward.
+    """
+
+    def __init__(self):
+        self.log: list[tuple] = []
+        self.ready_so_far = 0
+
+    def is_available(self):
+        return True
+
+    def get_world_size(self, group=None):
+        return 1
+
+    def get_rank(self, group=None):
+        return 0
+
+    def broadcast(self, tensor, src, group=None, async_op=False):
+        self.log.append(("broadcast", tuple(tensor.shape)))
+
+    def all_reduce(self, tensor, op=None, group=None, async_op=False):
+        self.log.append(("all_reduce", tensor.numel(), self.ready_so_far))
+        if async_op:
+            return self
+
+    def wait(self):  # the Work of an all_reduce: already complete
+        self.log.append(("wait",))
+        return True
+
+
+@pytest.fixture
+def group(monkeypatch):
+    import glasstorch
+
+    fake = RecordingGroup()
+    monkeypatch.setitem(sys.modules, "glasstorch.distributed", fake)
+    monkeypatch.setattr(glasstorch, "distributed", fake, raising=False)
+    return fake
+
+
+def layers(sizes, gt):
+    return gt.nn.Sequential(*[gt.nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])])
+
+
+def test_buckets_follow_pytorchs_assignment_in_reverse_registration_order(group):
+    import glasstorch as gt
+    from glasstorch.nn.parallel.reducer import assign_buckets
+
+    torch = pytest.importorskip("torch")
+    sizes = [(70_000, "float32"), (100, "float64"), (300_000, "float32"), (5, "float64")] * 3
+    limits = [1 << 20, 2 << 20]
+    ours = assign_buckets([gt.zeros(n, dtype=getattr(gt, d)) for n, d in sizes], limits)
+    theirs = torch.distributed._compute_bucket_assignment_by_size(
+        [torch.zeros(n, dtype=getattr(torch, d)) for n, d in sizes], limits
+    )[0]
+    assert ours == theirs
+    model = layers([600, 600, 600, 10], gt)  # 6 parameters, 2.9 MB in all
+    ddp = gt.nn.parallel.DistributedDataParallel(model)
+    params = list(model.parameters())
+    order = [param for bucket in ddp.reducer.buckets for param in bucket.params]
+    assert [id(p) for p in order] == [id(p) for p in reversed(params)]
+    # The first bucket closes once it passes 1 MiB: the last layer and the middle one.
+    assert [len(bucket.params) for bucket in ddp.reducer.buckets] == [4, 2]
+    buffer = ddp.reducer.buckets[0].buffer
+    assert buffer.is_contiguous() and buffer.numel() == sum(p.numel() for p in order[:4])
+    assert [entry[0] for entry in group.log] == ["broadcast"] * 6  # every parameter from rank 0
+
+
+def test_each_bucket_is_sent_during_backward_once_full(group):
+    import glasstorch as gt
+
+    model = layers([4, 64, 64, 64, 3], gt)
+    ddp = gt.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.01)  # 10 KiB buckets
+    sizes = [len(bucket.params) for bucket in ddp.reducer.buckets]
+    assert len(sizes) >= 3
+
+    def count_ready(param):
+        group.ready_so_far += 1
+
+    for param in model.parameters():  # registered after DDP's hook: runs after it
+        param.register_post_accumulate_grad_hook(count_ready)
+    group.log.clear()
+    ddp(gt.randn(2, 4)).sum().backward()
+    reduces = [entry for entry in group.log if entry[0] == "all_reduce"]
+    assert len(reduces) == len(sizes)
+    # Bucket k starts when its last gradient is ready: sizes[0] + ... + sizes[k] of them
+    # (counted before that gradient's own counting hook), well before backward ends.
+    expected = [sum(sizes[: k + 1]) - 1 for k in range(len(sizes))]
+    assert [ready for _, _, ready in reduces] == expected
+    assert group.log.index(("wait",)) > group.log.index(reduces[-1])  # waits come at the end
+
+
+def test_no_sync_and_no_grad_forward_send_nothing(group):
+    import glasstorch as gt
+
+    model = layers([3, 5, 2], gt)
+    ddp = gt.nn.parallel.DistributedDataParallel(model)
+    group.log.clear()
+    with ddp.no_sync():
+        ddp(gt.randn(2, 3)).sum().backward()
+    with gt.no_grad():
+        ddp(gt.randn(2, 3))
+    assert group.log == []
+    assert ddp.require_backward_grad_sync
+
+
+@pytest.mark.errors
+def test_ddp_needs_a_parameter_that_requires_grad(group):
+    import glasstorch as gt
+
+    model = gt.nn.Linear(2, 2).requires_grad_(False)
+    with pytest.raises(RuntimeError, match="DistributedDataParallel is not needed when a module"):
+        gt.nn.parallel.DistributedDataParallel(model)

@@ -75,29 +75,35 @@ def assign_buckets(params: list[Tensor], limits: list[int]) -> list[list[int]]:
 
     Parameters go one by one into the open bucket of their dtype and device;
     once a bucket holds at least its size limit in bytes it is closed (so a
-    bucket may pass its limit by one parameter) and the next one opens. The
-    first bucket closed gets ``limits[0]``, later ones the next limits, the
-    last limit repeating.
+    bucket may pass its limit by one parameter) and a new one opens. The first
+    bucket of each dtype and device gets ``limits[0]``, its next ones the next
+    limits, the last limit repeating.
 
     Args:
         params: the parameters, in the order their gradients are expected.
         limits: byte limits: ``[first bucket, every later bucket]``.
 
     Returns:
-        buckets as lists of positions in ``params``, in the order they close
-        (the partly filled ones last).
+        buckets as lists of positions in ``params``, ordered by their first
+        position (the order in which each bucket starts to fill), as PyTorch's
+        ``_compute_bucket_assignment_by_size`` gives them.
     """
-    closed: list[list[int]] = []
-    open_buckets: dict[tuple, list[int]] = {}  # (dtype, device) -> positions
-    sizes: dict[tuple, int] = {}
+    buckets: list[list[int]] = []
+    open_bucket: dict[tuple, list[int]] = {}  # (dtype, device) -> the positions in it
+    filled: dict[tuple, int] = {}  # bytes in the open bucket
+    closed_count: dict[tuple, int] = {}  # buckets closed so far
     for position, param in enumerate(params):
         key = (param.dtype, str(param.device))
-        open_buckets.setdefault(key, []).append(position)
-        sizes[key] = sizes.get(key, 0) + param.numel() * param.element_size()
-        if sizes[key] >= limits[min(len(closed), len(limits) - 1)]:
-            closed.append(open_buckets.pop(key))
-            sizes[key] = 0
-    return closed + [bucket for bucket in open_buckets.values()]
+        if key not in open_bucket:
+            open_bucket[key], filled[key] = [], 0
+            buckets.append(open_bucket[key])
+        open_bucket[key].append(position)
+        filled[key] += param.numel() * param.element_size()
+        limit = limits[min(closed_count.get(key, 0), len(limits) - 1)]
+        if filled[key] >= limit:
+            del open_bucket[key]
+            closed_count[key] = closed_count.get(key, 0) + 1
+    return buckets  # in the order they were opened, which is the order of their first position
 
 
 class Bucket:
