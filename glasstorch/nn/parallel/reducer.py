@@ -221,6 +221,10 @@ class Reducer:
         self.ready: set[int] = set()  # ids of the parameters marked ready this iteration
         self.unused: list[Tensor] = []  # parameters the forward did not reach
         self.next_bucket = 0  # the next bucket to launch (they launch in index order)
+        #: Launch each bucket as soon as it is full (True), or all of them only once
+        #: backward has produced every gradient (False: no overlap, to measure what
+        #: overlapping buys; the benchmark and the course switch it off).
+        self.overlap = True
 
     # ------------------------------------------------------------- forward
     def prepare_for_backward(self, outputs: list[Tensor]) -> None:
@@ -292,6 +296,8 @@ class Reducer:
         else:
             view.copy_(param.grad * (1.0 / self.world_size))
         bucket.pending -= 1
+        if not self.overlap and len(self.ready) < len(self.params):
+            return  # (the comparison: every bucket waits for the last gradient)
         while self.next_bucket < len(self.buckets) and self.buckets[self.next_bucket].pending == 0:
             self._launch(self.buckets[self.next_bucket])
             self.next_bucket += 1
