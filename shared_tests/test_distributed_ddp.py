@@ -311,3 +311,50 @@ def test_ddp_needs_a_parameter_that_requires_grad(group):
     model = gt.nn.Linear(2, 2).requires_grad_(False)
     with pytest.raises(RuntimeError, match="DistributedDataParallel is not needed when a module"):
         gt.nn.parallel.DistributedDataParallel(model)
+
+
+def two_heads(gt):
+    """A module whose forward uses ``used`` and skips ``skipped``."""
+
+    class TwoHeads(gt.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.used = gt.nn.Linear(3, 2)
+            self.skipped = gt.nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.used(x)
+
+    return TwoHeads()
+
+
+def test_find_unused_parameters_in_one_process(group):
+    import glasstorch as gt
+
+    model = two_heads(gt)
+    ddp = gt.nn.parallel.DistributedDataParallel(model, find_unused_parameters=True)
+    x = gt.randn(4, 3)
+    for _ in range(2):
+        ddp(x).sum().backward()
+    assert model.skipped.weight.grad is None and model.skipped.bias.grad is None
+    np.testing.assert_allclose(model.used.bias.grad.tolist(), [8.0, 8.0])  # 4 rows, 2 passes
+    assert [entry[0] for entry in group.log].count("all_reduce") == 2 * 2  # a bucket, a used-map
+
+
+@pytest.mark.errors
+def test_unused_parameter_error_in_one_process(group):
+    import glasstorch as gt
+
+    ddp = gt.nn.parallel.DistributedDataParallel(two_heads(gt))
+    x = gt.randn(4, 3)
+    ddp(x).sum().backward()  # the bucket waits for skipped's gradients: never sent
+    assert [entry[0] for entry in group.log].count("all_reduce") == 0
+    with pytest.raises(RuntimeError) as error:
+        ddp(x)
+    message = str(error.value)
+    assert "Expected to have finished reduction in the prior iteration" in message
+    assert "Parameter indices which did not receive grad for rank 0: 2 3" in message
+    assert (
+        "Parameters which did not receive grad for rank 0: skipped.weight, skipped.bias" in message
+    )
+    ddp(x)  # reported once: the next iteration starts afresh

@@ -280,10 +280,12 @@ class Reducer:
         Then launch every bucket that is full and whose predecessors are launched.
         """
         if id(param) in self.ready:
+            index = next(i for i, known in enumerate(self.params) if known is param)
             raise RuntimeError(
-                f"Expected to mark a variable ready only once. Parameter {self.names[self.params.index(param)]} "
-                "got its gradient twice in one backward pass (a second backward through the "
-                "same graph, or a parameter used by two DistributedDataParallel modules)."
+                "Expected to mark a variable ready only once. "
+                f"Parameter at index {index} with name {self.names[index]} has been marked as "
+                "ready twice: its gradient arrived twice in one iteration (a second backward "
+                "through the same forward, or a parameter shared by two DDP modules)."
             )
         self.ready.add(id(param))
         bucket_index, slot = self.slot_of[id(param)]
@@ -301,9 +303,8 @@ class Reducer:
         while self.next_bucket < len(self.buckets) and self.buckets[self.next_bucket].pending == 0:
             self._launch(self.buckets[self.next_bucket])
             self.next_bucket += 1
-        if self.next_bucket == len(self.buckets):  # all launched: finish when backward does
-            Variable._execution_engine.queue_callback(self._finalize)
-            self.next_bucket += 1  # (queued once)
+        if self.next_bucket == len(self.buckets):  # the last bucket just left (this happens once)
+            Variable._execution_engine.queue_callback(self._finalize)  # wait when backward ends
 
     def _launch(self, bucket: Bucket) -> None:
         """Start the bucket's all-reduce; it runs while backward goes on."""
