@@ -28,8 +28,7 @@ order from the first iteration (PyTorch 2.x starts with one bucket, then
 rebuilds its buckets from the order it observed in the first backward); the
 unused-parameter error always names the parameters (PyTorch does so only with
 ``TORCH_DISTRIBUTED_DEBUG=INFO`` or ``DETAIL``); there is no ``register_comm_hook``,
-``static_graph`` or ``join``; CUDA modules use the process group's backend as
-CPU ones do.
+``static_graph`` or ``join``.
 """
 
 from __future__ import annotations
@@ -156,18 +155,14 @@ class DistributedDataParallel(Module):
 
     @no_grad()
     def _sync_buffers(self) -> None:
-        """Before a forward: rank 0's buffers (e.g. running statistics) for every rank."""
+        """Before a forward: rank 0's buffers (e.g. batch norm's running statistics) everywhere."""
         src = self._source_rank()
         for buffer in self.module.buffers():
             self._dist.broadcast(buffer, src, group=self.process_group)
 
     def forward(self, *inputs, **kwargs):
         """Run the wrapped module, and prepare the reducer for the backward that follows."""
-        if (
-            self.broadcast_buffers
-            and self._world_size > 1
-            and any(True for _ in self.module.buffers())
-        ):
+        if self.broadcast_buffers and self._world_size > 1:
             self._sync_buffers()
         output = self.module(*inputs, **kwargs)
         if is_grad_enabled() and self.require_backward_grad_sync:
