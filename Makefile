@@ -17,7 +17,8 @@ LINT_PATHS   := glasstorch reference fast shared_tests docs/conf.py setup.py
 
 help:
 	@echo "make install      create .venv and install glasstorch into it (the C kernels are compiled) with"
-	@echo "                  the test extra (pytest, Hypothesis); PyTorch is optional, never installed"
+	@echo "                  the test and distributed extras (pytest, Hypothesis, mpi4py + Open MPI);"
+	@echo "                  PyTorch is optional, never installed"
 	@echo "make demo         train a LeNet-style CNN on the bundled 8x8 digits (on 'cuda' when"
 	@echo "                  torch.cuda.is_available(), e.g. with GLASSTORCH_CUDA=simulator)"
 	@echo "make test         ruff, the conformance suite once per complete tier, then the device"
@@ -38,11 +39,11 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(TEST_STAMP): $(INSTALL_DEPS) | $(PY)
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,distributed]'
 	@touch $@
 
 $(DOCS_STAMP): $(INSTALL_DEPS) | $(PY)
-	$(PY) -m pip install --quiet -e '.[test,docs]'
+	$(PY) -m pip install --quiet -e '.[test,docs,distributed]'
 	@touch $@
 
 install: $(TEST_STAMP)
@@ -91,17 +92,19 @@ test: lint
 # ----------------------------------------------------------------------- bench
 # The benchmark harness (docs/bench.md): both tiers, NumPy and PyTorch, each in an
 # interpreter of its own, taking turns sample by sample; a table on stdout,
-# bench-results.json and .png.
+# bench-results.json and .png. Then all-reduce on 2 ranks, MPI against PyTorch's
+# gloo (glasstorch/bench/distributed.py): a table and bench-distributed.json.
 BENCH_STAMP := $(VENV)/.stamp-bench
 BENCH_ARGS  ?=
 
 $(BENCH_STAMP): $(INSTALL_DEPS) | $(PY)
-	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) -m pip install --quiet -e '.[bench,distributed]'
 	@touch $@
 
 .PHONY: bench
 bench: $(BENCH_STAMP)
 	$(PY) -m glasstorch.bench --other-tier --interleave --json bench-results.json --plot bench-results.png $(BENCH_ARGS)
+	$(PY) -m glasstorch.bench.distributed --json bench-distributed.json
 
 # ------------------------------------------------------------------ GPU check
 # On a machine with an NVIDIA GPU: the device tests on the CuPy driver and the

@@ -49,6 +49,7 @@ TOPICS: dict[str, str] = {
     "optim": "optimizers and learning-rate schedulers",
     "data": "Dataset, samplers, collate and the DataLoader with workers",
     "multiprocessing": "torch.multiprocessing: tensors shared between processes, spawn, Hogwild",
+    "distributed": "torch.distributed: process groups, collectives over MPI, the launcher, DDP",
     "datasets": "bundled and standard datasets, file formats and transforms",
     "serialization": "save and load",
     "programs": "public-style PyTorch programs (tutorials, examples, courses) run unchanged",
