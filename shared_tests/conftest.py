@@ -56,7 +56,6 @@ TOPICS: dict[str, str] = {
     "cuda": "the GPU runtime: devices, streams, the caching allocator and the CUDA simulator",
     "profiler": "glasstorch.profiler: operation spans, record_function, tables, Chrome traces",
     "classroom": "the classroom tools: solution markers, releases, the autograder",
-    "distributed": "torch.distributed, DistributedDataParallel and the launcher, on 2 ranks",
     "coverage": "the API coverage table: PyTorch's names, arguments and use against glasstorch's",
 }
 

@@ -1,6 +1,6 @@
 """DistributedDataParallel on 2 ranks, through the launcher, asserting values.
 
-One launch (``ddp_ranks.py`` on 2 ranks, about a second to start) runs every
+One launch (``distributed/ddp_checks.py`` on 2 ranks, about a second to start) runs every
 check and leaves each rank's observations in a JSON file; the tests below read
 them. What is asserted:
 
@@ -15,6 +15,7 @@ them. What is asserted:
   of the others' gradients, one unused everywhere keeps ``grad`` None;
 * without it, an unused parameter gives PyTorch's error at the next forward,
   naming the parameters;
+* ``broadcast_buffers``: every forward starts from rank 0's running statistics;
 * ``DistributedSampler`` takes its rank and world size from the process group
   and, with the DataLoader, deals disjoint shares;
 * a program written for ``torchrun`` (``programs/ddp_training.py``: model,
@@ -60,9 +61,9 @@ def launch(script: str, *args: str, env: dict | None = None) -> subprocess.Compl
 
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory) -> list[dict]:
-    """Every rank's observations from one launch of ``ddp_ranks.py``."""
+    """Every rank's observations from one launch of ``distributed/ddp_checks.py``."""
     out = tmp_path_factory.mktemp("ddp")
-    done = launch(os.path.join(HERE, "ddp_ranks.py"), str(out))
+    done = launch(os.path.join(HERE, "distributed", "ddp_checks.py"), str(out))
     assert done.returncode == 0, done.stdout + done.stderr
     results = []
     for rank in range(WORLD):
@@ -145,6 +146,21 @@ def test_unused_parameter_without_find_unused_parameters_is_named_at_the_next_fo
         assert f"Parameters which did not receive grad for rank {rank}: {names}" in message
 
 
+def test_buffers_are_broadcast_from_rank_0_before_each_forward(ranks):
+    steps = [rank["buffers"]["steps"] for rank in ranks]
+    momentum = 0.1  # BatchNorm1d's default
+    # The first forward: both start from zeros (broadcast), each adds its own batch.
+    for rank in range(WORLD):
+        close(steps[rank][0]["running_mean"], momentum * np.array(steps[rank][0]["batch_mean"]))
+    assert not np.allclose(steps[0][0]["running_mean"], steps[1][0]["running_mean"])
+    # The second: both start from rank 0's statistics, then add their own batch.
+    for rank in range(WORLD):
+        expected = (1 - momentum) * np.array(steps[0][0]["running_mean"]) + momentum * np.array(
+            steps[rank][1]["batch_mean"]
+        )
+        close(steps[rank][1]["running_mean"], expected)
+
+
 def test_distributed_sampler_and_dataloader_deal_disjoint_shares(ranks):
     from glasstorch.utils.data import DistributedSampler
 
@@ -215,7 +231,7 @@ class RecordingGroup:
     def get_rank(self, group=None):
         return 0
 
-    def broadcast(self, tensor, src, group=None, async_op=False):
+    def broadcast(self, tensor, src=None, group=None, async_op=False, group_src=None):
         self.log.append(("broadcast", tuple(tensor.shape)))
 
     def all_reduce(self, tensor, op=None, group=None, async_op=False):

@@ -136,29 +136,21 @@ class DistributedDataParallel(Module):
             gradient_as_bucket_view,
         )
 
-    def _source_rank(self) -> int:
-        """The global rank of the group's rank 0 (the one whose values everyone copies)."""
-        if self.process_group is None:
-            return 0
-        return self._dist.get_global_rank(self.process_group, 0)
-
     @no_grad()
     def _sync_module_states(self) -> None:
-        """Copy rank 0's parameters and buffers into every rank's module (a broadcast each).
+        """Copy the group's rank 0's parameters and buffers into every rank (a broadcast each).
 
         Every rank must start from the same weights: the averaged gradients
         keep equal copies equal, but cannot make unequal copies meet.
         """
-        src = self._source_rank()
         for tensor in [*self.module.parameters(), *self.module.buffers()]:
-            self._dist.broadcast(tensor, src, group=self.process_group)
+            self._dist.broadcast(tensor, group=self.process_group, group_src=0)
 
     @no_grad()
     def _sync_buffers(self) -> None:
         """Before a forward: rank 0's buffers (e.g. batch norm's running statistics) everywhere."""
-        src = self._source_rank()
         for buffer in self.module.buffers():
-            self._dist.broadcast(buffer, src, group=self.process_group)
+            self._dist.broadcast(buffer, group=self.process_group, group_src=0)
 
     def forward(self, *inputs, **kwargs):
         """Run the wrapped module, and prepare the reducer for the backward that follows."""

@@ -1,7 +1,7 @@
 """What each rank runs for ``test_distributed_ddp.py``: ``DistributedDataParallel`` on 2 ranks.
 
 Started by the launcher (``python -m glasstorch.distributed.run --nproc-per-node 2
-ddp_ranks.py OUT``), every rank runs every check below, one after another (a
+distributed/ddp_checks.py OUT``), every rank runs every check below, one after another (a
 launch costs about a second), and writes what it saw to ``OUT/rank<r>.json``:
 gradients, weights and messages as plain lists and strings. The tests read
 those files and assert the values. Each check also computes, in the same
@@ -183,12 +183,30 @@ def check_sampler_and_loader(rank: int, world: int) -> dict:
     return {"num_replicas": sampler.num_replicas, "rank": sampler.rank, "epochs": epochs}
 
 
+def check_buffers_follow_rank_0(rank: int, world: int) -> dict:
+    """broadcast_buffers: before each forward every rank takes rank 0's running statistics."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(5, 4), nn.BatchNorm1d(4))
+    ddp = DistributedDataParallel(model)
+    seen = []
+    for step in range(2):
+        x = torch.randn(6, 5, generator=torch.Generator().manual_seed(10 * step + rank))
+        with torch.no_grad():
+            batch_mean = model[0](x).mean(0)  # what this forward adds to the running mean
+        ddp(x).sum().backward()
+        seen.append(
+            {"batch_mean": batch_mean.tolist(), "running_mean": model[1].running_mean.tolist()}
+        )
+    return {"steps": seen}
+
+
 CHECKS = {
     "construction_and_training": check_construction_and_training,
     "no_sync": check_no_sync,
     "find_unused_parameters": check_find_unused_parameters,
     "unused_parameter_error": check_unused_parameter_error,
     "sampler_and_loader": check_sampler_and_loader,
+    "buffers": check_buffers_follow_rank_0,
 }
 
 
