@@ -10,7 +10,9 @@ Times are in milliseconds, medians over the steps on rank 0:
   overlapped all-reduces, optimizer step), median over the steps;
 * **no overlap** (glasstorch only): the step with every bucket sent after
   backward has produced the last gradient (``reducer.overlap = False``);
-* **compute**: the same step under ``no_sync()``: no communication at all;
+* **compute**: the same step under ``no_sync()`` (no gradient is sent), then
+  a barrier: a real step cannot finish before the slower rank has computed its
+  gradients either, and on a shared machine the ranks often differ;
 * **comm**: the gradients' all-reduces alone, bucket by bucket as DDP makes
   them, one after the other, with nothing else running;
 * **exposed**: ``step - compute``, what the step paid for communicating
@@ -126,6 +128,7 @@ def _measure(lib, dist, model: str, steps: int, warmup: int) -> dict:
     def compute():
         with ddp.no_sync():
             step()
+        dist.barrier()  # and wait for the slower rank, as a step's all-reduce must
 
     def comm():
         for buffer in buffers:
