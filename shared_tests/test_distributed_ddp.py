@@ -18,6 +18,8 @@ them. What is asserted:
 * ``broadcast_buffers``: every forward starts from rank 0's running statistics;
 * ``DistributedSampler`` takes its rank and world size from the process group
   and, with the DataLoader, deals disjoint shares;
+* the same training and ``no_sync`` checks with the model on (simulated) CUDA,
+  whose tensors travel through host memory;
 * a program written for ``torchrun`` (``programs/ddp_training.py``: model,
   optimizer, DistributedSampler) gives PyTorch's loss history and final weights
   (PyTorch over gloo under ``torchrun``, glasstorch over MPI under its launcher).
@@ -35,9 +37,13 @@ import sys
 
 import numpy as np
 import pytest
+from cuda_support import requires_cuda
 from oracle import needs_torch
 
-pytestmark = [pytest.mark.distributed, pytest.mark.cpu_only("processes exchange CPU tensors")]
+pytestmark = pytest.mark.distributed
+#: The launched job makes its own tensors (the cuda variant at the end covers devices), and the
+#: one-process tests check bookkeeping, not kernels.
+cpu_only = pytest.mark.cpu_only("the ranks make their own tensors; a cuda variant covers devices")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -59,17 +65,26 @@ def launch(script: str, *args: str, env: dict | None = None) -> subprocess.Compl
     )
 
 
-@pytest.fixture(scope="module")
-def ranks(tmp_path_factory) -> list[dict]:
+def run_checks(tmp_path_factory, device: str) -> list[dict]:
     """Every rank's observations from one launch of ``distributed/ddp_checks.py``."""
-    out = tmp_path_factory.mktemp("ddp")
-    done = launch(os.path.join(HERE, "distributed", "ddp_checks.py"), str(out))
+    out = tmp_path_factory.mktemp(f"ddp-{device}")
+    done = launch(os.path.join(HERE, "distributed", "ddp_checks.py"), str(out), device)
     assert done.returncode == 0, done.stdout + done.stderr
     results = []
     for rank in range(WORLD):
         with open(out / f"rank{rank}.json", encoding="utf-8") as file:
             results.append(json.load(file))
     return results
+
+
+@pytest.fixture(scope="module")
+def ranks(tmp_path_factory) -> list[dict]:
+    return run_checks(tmp_path_factory, "cpu")
+
+
+@pytest.fixture(scope="module")
+def cuda_ranks(tmp_path_factory) -> list[dict]:
+    return run_checks(tmp_path_factory, "cuda")
 
 
 def close(ours, theirs, atol=1e-6) -> None:
@@ -82,6 +97,7 @@ def close(ours, theirs, atol=1e-6) -> None:
     )
 
 
+@cpu_only
 def test_construction_broadcasts_rank_0s_weights(ranks):
     checks = [rank["construction_and_training"] for rank in ranks]
     assert ranks[0]["world_size"] == WORLD
@@ -92,10 +108,10 @@ def test_construction_broadcasts_rank_0s_weights(ranks):
     assert checks[0]["state_dict_keys"][:2] == ["module.0.weight", "module.0.bias"]
 
 
-@pytest.mark.parametrize(
-    "variant", ["buckets None view False", "buckets 0.0005 view False", "buckets 0.0005 view True"]
-)
-def test_averaged_gradients_and_steps_equal_full_batch_training(ranks, variant):
+VARIANTS = ["buckets None view False", "buckets 0.0005 view False", "buckets 0.0005 view True"]
+
+
+def assert_full_batch_training(ranks: list[dict], variant: str) -> None:
     runs = [rank["construction_and_training"][variant] for rank in ranks]
     if variant == "buckets None view False":
         assert runs[0]["bucket_sizes"] == [6]  # 2 KiB of parameters: one bucket
@@ -111,7 +127,7 @@ def test_averaged_gradients_and_steps_equal_full_batch_training(ranks, variant):
         close(ours, theirs, atol=0)  # the copies stay identical
 
 
-def test_no_sync_accumulates_locally_then_reduces_the_sum(ranks):
+def assert_no_sync_accumulation(ranks: list[dict]) -> None:
     checks = [rank["no_sync"] for rank in ranks]
     # Under no_sync nothing was communicated: the ranks' gradients differ.
     assert not np.allclose(np.array(checks[0]["local"][0]), np.array(checks[1]["local"][0]))
@@ -120,6 +136,31 @@ def test_no_sync_accumulates_locally_then_reduces_the_sum(ranks):
             close(ours, single)
 
 
+@cpu_only
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_averaged_gradients_and_steps_equal_full_batch_training(ranks, variant):
+    assert_full_batch_training(ranks, variant)
+
+
+@cpu_only
+def test_no_sync_accumulates_locally_then_reduces_the_sum(ranks):
+    assert_no_sync_accumulation(ranks)
+
+
+@pytest.mark.cuda
+@requires_cuda
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_simulated_cuda_model_trains_as_full_batch(cuda_ranks, variant):
+    assert_full_batch_training(cuda_ranks, variant)
+
+
+@pytest.mark.cuda
+@requires_cuda
+def test_simulated_cuda_no_sync_accumulates(cuda_ranks):
+    assert_no_sync_accumulation(cuda_ranks)
+
+
+@cpu_only
 def test_find_unused_parameters_averages_what_was_used(ranks):
     checks = [rank["find_unused_parameters"] for rank in ranks]
     local = [check["local"] for check in checks]
@@ -133,6 +174,7 @@ def test_find_unused_parameters_averages_what_was_used(ranks):
             assert iteration["never.weight"] is None and iteration["never.bias"] is None
 
 
+@cpu_only
 def test_unused_parameter_without_find_unused_parameters_is_named_at_the_next_forward(ranks):
     for rank, result in enumerate(ranks):
         message = result["unused_parameter_error"]["error"]
@@ -146,6 +188,7 @@ def test_unused_parameter_without_find_unused_parameters_is_named_at_the_next_fo
         assert f"Parameters which did not receive grad for rank {rank}: {names}" in message
 
 
+@cpu_only
 def test_buffers_are_broadcast_from_rank_0_before_each_forward(ranks):
     steps = [rank["buffers"]["steps"] for rank in ranks]
     momentum = 0.1  # BatchNorm1d's default
@@ -161,6 +204,7 @@ def test_buffers_are_broadcast_from_rank_0_before_each_forward(ranks):
         close(steps[rank][1]["running_mean"], expected)
 
 
+@cpu_only
 def test_distributed_sampler_and_dataloader_deal_disjoint_shares(ranks):
     from glasstorch.utils.data import DistributedSampler
 
@@ -178,6 +222,7 @@ def test_distributed_sampler_and_dataloader_deal_disjoint_shares(ranks):
     assert checks[0]["epochs"][0] != checks[0]["epochs"][1]
 
 
+@cpu_only
 @needs_torch
 def test_torchrun_program_gives_pytorchs_loss_history_and_final_weights(tmp_path):
     """``programs/ddp_training.py`` under torchrun (PyTorch, gloo) and under glasstorch's launcher."""
@@ -258,6 +303,7 @@ def layers(sizes, gt):
     return gt.nn.Sequential(*[gt.nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])])
 
 
+@cpu_only
 def test_buckets_follow_pytorchs_assignment_in_reverse_registration_order(group):
     import glasstorch as gt
     from glasstorch.nn.parallel.reducer import assign_buckets
@@ -282,6 +328,7 @@ def test_buckets_follow_pytorchs_assignment_in_reverse_registration_order(group)
     assert [entry[0] for entry in group.log] == ["broadcast"] * 6  # every parameter from rank 0
 
 
+@cpu_only
 def test_each_bucket_is_sent_during_backward_once_full(group):
     import glasstorch as gt
 
@@ -306,6 +353,7 @@ def test_each_bucket_is_sent_during_backward_once_full(group):
     assert group.log.index(("wait",)) > group.log.index(reduces[-1])  # waits come at the end
 
 
+@cpu_only
 def test_no_sync_and_no_grad_forward_send_nothing(group):
     import glasstorch as gt
 
@@ -320,6 +368,7 @@ def test_no_sync_and_no_grad_forward_send_nothing(group):
     assert ddp.require_backward_grad_sync
 
 
+@cpu_only
 @pytest.mark.errors
 def test_ddp_needs_a_parameter_that_requires_grad(group):
     import glasstorch as gt
@@ -344,6 +393,7 @@ def two_heads(gt):
     return TwoHeads()
 
 
+@cpu_only
 def test_find_unused_parameters_in_one_process(group):
     import glasstorch as gt
 
@@ -357,6 +407,7 @@ def test_find_unused_parameters_in_one_process(group):
     assert [entry[0] for entry in group.log].count("all_reduce") == 2 * 2  # a bucket, a used-map
 
 
+@cpu_only
 @pytest.mark.errors
 def test_unused_parameter_error_in_one_process(group):
     import glasstorch as gt

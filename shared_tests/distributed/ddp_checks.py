@@ -1,7 +1,7 @@
 """What each rank runs for ``test_distributed_ddp.py``: ``DistributedDataParallel`` on 2 ranks.
 
 Started by the launcher (``python -m glasstorch.distributed.run --nproc-per-node 2
-distributed/ddp_checks.py OUT``), every rank runs every check below, one after another (a
+distributed/ddp_checks.py OUT [cuda]``), every rank runs every check below, one after another (a
 launch costs about a second), and writes what it saw to ``OUT/rank<r>.json``:
 gradients, weights and messages as plain lists and strings. The tests read
 those files and assert the values. Each check also computes, in the same
@@ -22,17 +22,20 @@ from glasstorch.nn.parallel import DistributedDataParallel
 from glasstorch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 BATCH = 8  # the whole batch; each of the 2 ranks gets half
+DEVICE = "cpu"  # "cuda" (the simulator's tensors go through host memory) from the command line
 
 
 def net() -> nn.Module:
-    return nn.Sequential(
+    model = nn.Sequential(
         nn.Linear(5, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 3)
     )
+    return model.to(DEVICE)
 
 
 def the_data(seed: int = 100):
     generator = torch.Generator().manual_seed(seed)
-    return torch.randn(BATCH, 5, generator=generator), torch.randn(BATCH, 3, generator=generator)
+    x, y = torch.randn(BATCH, 5, generator=generator), torch.randn(BATCH, 3, generator=generator)
+    return x.to(DEVICE), y.to(DEVICE)
 
 
 def my_half(tensor, rank: int, world: int):
@@ -210,11 +213,19 @@ CHECKS = {
 }
 
 
-def main(out_dir: str) -> None:
+#: The checks run with the model on a GPU (``ddp_checks.py OUT cuda``).
+DEVICE_CHECKS = ("construction_and_training", "no_sync")
+
+
+def main(out_dir: str, device: str = "cpu") -> None:
+    global DEVICE
+    DEVICE = device
     dist.init_process_group()
     rank, world = dist.get_rank(), dist.get_world_size()
     results = {"world_size": world}
     for name, check in CHECKS.items():
+        if device != "cpu" and name not in DEVICE_CHECKS:
+            continue
         results[name] = check(rank, world)
         dist.barrier()  # the next check starts together (its broadcasts pair up)
     with open(os.path.join(out_dir, f"rank{rank}.json"), "w", encoding="utf-8") as file:
@@ -223,4 +234,4 @@ def main(out_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:])
