@@ -20,8 +20,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cuda_support import requires_cuda
+from oracle import needs_torch
 
 pytest.importorskip(
     "mpi4py", reason="mpi4py is not installed: pip install -e '.[distributed]' (make install does)"
@@ -189,6 +191,9 @@ def test_launcher_command_line_for_open_mpi():
     assert command[command.index("--host") + 1] == "a:2,b:2"
     assert command[-4:] == ["--", "train.py", "--lr", "1"]
     assert "glasstorch.distributed.rank_main" in command
+    many = launcher.parse_args(["--nproc-per-node", str((os.cpu_count() or 1) + 1), "t.py"])
+    assert "--oversubscribe" in launcher.mpiexec_command(many, None, "/x/mpiexec", "openmpi")
+    assert "--oversubscribe" not in launcher.mpiexec_command(many, None, "/x/mpiexec", "mpich")
     environment = launcher.launcher_environment(total_ranks=64)
     if os.geteuid() == 0:  # root in a container: Open MPI refuses without these
         assert environment["OMPI_ALLOW_RUN_AS_ROOT"] == "1"
@@ -206,7 +211,7 @@ def test_torchrun_style_nodes_meet_at_node_zero():
     common = ["--nnodes", "2", "--master-port", str(port), "--local-addr", "localhost"]
     script = str(HERE / "report_environment.py")
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "glasstorch.distributed.run", "--nproc-per-node", "2"]
+    command = [sys.executable, "-m", "glasstorch.distributed.run", "--nproc-per-node", "1"]
     follower = subprocess.Popen(
         [*command, *common, "--node-rank", "1", script],
         env=environment,
@@ -214,13 +219,13 @@ def test_torchrun_style_nodes_meet_at_node_zero():
         stderr=subprocess.PIPE,
         text=True,
     )
-    leader = launch(*common, "--node-rank", "0", script)
+    leader = launch(*common, "--node-rank", "0", script, nproc=1)
     out, err = follower.communicate(timeout=SAFETY)
     assert leader.returncode == 0 and follower.returncode == 0, leader.stderr + err
     lines = sorted(line for line in leader.stdout.splitlines() if line.startswith("rank"))
     assert lines == [
-        f"rank RANK={r} LOCAL_RANK={r % 2} GROUP_RANK={r // 2} WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 sum=6"
-        for r in range(4)
+        f"rank RANK={r} LOCAL_RANK=0 GROUP_RANK={r} WORLD_SIZE=2 LOCAL_WORLD_SIZE=1 sum=1"
+        for r in range(2)
     ]
 
 
@@ -255,8 +260,16 @@ def test_plain_mpiexec_works_and_a_raising_rank_still_ends_the_job():
 
 
 @cpu_only
-def test_a_torchrun_environment_without_mpi_is_refused_with_a_clear_error():
-    program = "import glasstorch.distributed as d; d.init_process_group()"
+def test_processes_started_without_mpi_are_refused_with_a_clear_error():
+    # As torchrun starts them (RANK and WORLD_SIZE in the environment), then as
+    # multiprocessing.spawn programs do (rank= and world_size= arguments).
+    program = (
+        "import os, glasstorch.distributed as d\n"
+        "for kwargs in ({}, {'rank': 0, 'world_size': 2}):\n"
+        "    if kwargs: del os.environ['WORLD_SIZE'], os.environ['RANK']\n"
+        "    try: d.init_process_group('gloo', **kwargs)\n"
+        "    except RuntimeError as error: print('refused:', error)\n"
+    )
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "RANK": "0", "WORLD_SIZE": "2"}
     job = subprocess.run(
         [sys.executable, "-c", program],
@@ -265,5 +278,44 @@ def test_a_torchrun_environment_without_mpi_is_refused_with_a_clear_error():
         timeout=SAFETY,
         env=environment,
     )
-    assert job.returncode != 0
-    assert "python -m glasstorch.distributed.run" in job.stderr
+    refusals = [line for line in job.stdout.splitlines() if line.startswith("refused:")]
+    assert len(refusals) == 2, job.stdout + job.stderr
+    for refusal in refusals:
+        assert "not started as one of the ranks of an MPI job" in refusal
+        assert "python -m glasstorch.distributed.run --nproc-per-node 2 script.py" in refusal
+
+
+@cpu_only
+@needs_torch
+def test_a_torchrun_program_gives_pytorchs_losses_and_weights(tmp_path):
+    program = str(HERE / "data_parallel_by_hand.py")
+    ours = launch(program, "glasstorch", str(tmp_path / "glasstorch.json"))
+    assert ours.returncode == 0, ours.stderr
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    theirs = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc-per-node",
+            "2",
+            "--master-port",
+            str(port),
+            program,
+            "torch",
+            str(tmp_path / "torch.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=SAFETY,
+        cwd=ROOT,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert theirs.returncode == 0, theirs.stderr
+    ours, theirs = (
+        json.loads((tmp_path / f"{n}.json").read_text()) for n in ("glasstorch", "torch")
+    )
+    for key in ("losses", "weight", "bias"):
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-5, atol=1e-6)

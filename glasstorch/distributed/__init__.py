@@ -7,7 +7,8 @@ usually one per GPU or per group of cores); the ranks exchange tensors with
 * process groups (:mod:`~glasstorch.distributed.process_group`):
   ``init_process_group``, ``new_group``, ``get_rank``, ``get_world_size``;
 * collectives and point-to-point messages
-  (:mod:`~glasstorch.distributed.collectives`), each with ``async_op=True``
+  (:mod:`~glasstorch.distributed.collectives`; of Python objects:
+  :mod:`~glasstorch.distributed.objects`), each with ``async_op=True``
   returning a :class:`Work` (:mod:`~glasstorch.distributed.work` explains why
   that needs a communication thread on MPI);
 * backends: ``"mpi"`` (:mod:`~glasstorch.distributed.mpi_backend`, mpi4py over
@@ -28,6 +29,7 @@ from glasstorch.distributed.collectives import (
     all_gather,
     all_gather_into_tensor,
     all_reduce,
+    all_to_all_single,
     barrier,
     broadcast,
     gather,
@@ -39,6 +41,12 @@ from glasstorch.distributed.collectives import (
     scatter,
     send,
 )
+from glasstorch.distributed.objects import (
+    all_gather_object,
+    broadcast_object_list,
+    gather_object,
+    scatter_object_list,
+)
 from glasstorch.distributed.process_group import (
     Backend,
     GroupMember,
@@ -48,6 +56,7 @@ from glasstorch.distributed.process_group import (
     get_backend,
     get_global_rank,
     get_group_rank,
+    get_node_local_rank,
     get_process_group_ranks,
     get_rank,
     get_world_size,
@@ -73,15 +82,20 @@ __all__ = [
     "Work",
     "all_gather",
     "all_gather_into_tensor",
+    "all_gather_object",
     "all_reduce",
+    "all_to_all_single",
     "barrier",
     "broadcast",
+    "broadcast_object_list",
     "default_pg_timeout",
     "destroy_process_group",
     "gather",
+    "gather_object",
     "get_backend",
     "get_global_rank",
     "get_group_rank",
+    "get_node_local_rank",
     "get_process_group_ranks",
     "get_rank",
     "get_world_size",
@@ -100,5 +114,6 @@ __all__ = [
     "reduce",
     "reduce_scatter_tensor",
     "scatter",
+    "scatter_object_list",
     "send",
 ]

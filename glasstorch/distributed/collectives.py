@@ -357,6 +357,48 @@ def scatter(
     )
 
 
+def all_to_all_single(
+    output: Tensor,
+    input: Tensor,
+    output_split_sizes: list[int] | None = None,
+    input_split_sizes: list[int] | None = None,
+    group=None,
+    async_op: bool = False,
+):
+    """Every rank sends slice ``j`` of ``input`` (along dim 0) to rank ``j``; ``output`` holds
+    what each rank sent here, in rank order.
+
+    Without split sizes, dim 0 is cut into ``world_size`` equal slices.
+    """
+    _check_tensor(output, "output")
+    _check_tensor(input, "input")
+    group = resolve_group(group)
+    if group is None:
+        return not_member_warning("all_to_all_single")
+    if output.dtype != input.dtype:
+        raise TypeError("output tensor must have the same type as input tensor")
+    _check_same_device("all_to_all_single", output, input)
+    size = group.size()
+    splits = []
+    for tensor, given in ((input, input_split_sizes), (output, output_split_sizes)):
+        rows = tensor.shape[0] if tensor.dim() else 1
+        if not given:
+            if rows % size:
+                raise RuntimeError("Tensor's dim 0 does not divide equally across group size")
+            given = [rows // size] * size
+        elif len(given) != size or sum(given) != rows:
+            raise RuntimeError(
+                f"Split sizes {list(given)} do not cut dim 0 ({rows}) into {size} parts"
+            )
+        splits.append(list(given))
+    return _run(
+        group,
+        lambda: group.backend_for(input).all_to_all_single(output, input, splits[1], splits[0]),
+        async_op,
+        debug.fingerprint("all_to_all_single", [input]),
+    )
+
+
 def barrier(group=None, async_op: bool = False, device_ids=None):
     """Wait until every rank of the group has reached this call."""
     group = resolve_group(group)

@@ -149,9 +149,12 @@ def install_abort_on_error(MPI) -> None:  # noqa: N803
     if MPI.COMM_WORLD.Get_size() == 1 or getattr(sys.excepthook, "_glasstorch", False):
         return
     previous = sys.excepthook
+    rank_process = os.getpid()
 
     def abort_job(kind, value, traceback):
         previous(kind, value, traceback)  # the rank's traceback first
+        if os.getpid() != rank_process:  # a forked child (a DataLoader worker) is not a rank
+            return
         sys.stderr.flush()
         sys.stdout.flush()
         code = 1
@@ -172,6 +175,7 @@ class _Watchdog:
 
     def __init__(self, MPI) -> None:  # noqa: N803
         self.MPI = MPI
+        self.process = os.getpid()
         self.comm = MPI.COMM_WORLD.Dup()  # collective: every rank is in init_process_group
         self.request_buffer = bytearray(4)
         self.request = self.comm.Irecv(self.request_buffer, source=MPI.ANY_SOURCE, tag=1)
@@ -251,6 +255,8 @@ def _at_exit() -> None:
     """At exit: in detail mode, check that no rank still expects a collective; stop the watchdog."""
     from glasstorch.distributed.process_group import _world
 
+    if _watchdog is None or os.getpid() != _watchdog.process:
+        return  # a forked child (a DataLoader worker) inherited the handler: not a rank
     if _world.default is not None:
         try:
             check_end(_world.default)

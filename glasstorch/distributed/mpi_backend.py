@@ -263,6 +263,27 @@ class MpiBackend:
 
         return Work("scatter", run, target.copy_back, [output])
 
+    def all_to_all_single(self, output, input, output_splits, input_splits) -> Work:
+        """Rank ``i`` sends its ``j``-th slice of ``input`` (along dim 0) to rank ``j``.
+
+        The splits are numbers of rows; a row of a contiguous tensor is a run
+        of elements, so ``MPI_Alltoallv`` gets element counts and offsets.
+        """
+        source = HostBuffer(input, read=True)
+        target = HostBuffer(output, read=False, write=True)
+        send_row = input.numel() // max(1, input.shape[0]) if input.dim() else 1
+        receive_row = output.numel() // max(1, output.shape[0]) if output.dim() else 1
+        send_counts = [n * send_row for n in input_splits]
+        receive_counts = [n * receive_row for n in output_splits]
+
+        def run():
+            self.comm.Alltoallv(
+                [source.array, (send_counts, _offsets(send_counts))],
+                [target.array, (receive_counts, _offsets(receive_counts))],
+            )
+
+        return Work("all_to_all_single", run, target.copy_back, [output])
+
     def barrier(self) -> Work:
         return Work("barrier", self.comm.Barrier)
 
@@ -277,6 +298,15 @@ class MpiBackend:
         source = self.MPI.ANY_SOURCE if src is None else src
         request = self.comm.Irecv(buffer.array, source=source, tag=tag)
         return RequestWork("recv", request, buffer.copy_back, keep=buffer, status=self.MPI.Status())
+
+
+def _offsets(counts: list[int]) -> list[int]:
+    """Where each rank's part starts: the running sum of the counts before it."""
+    offsets, total = [], 0
+    for count in counts:
+        offsets.append(total)
+        total += count
+    return offsets
 
 
 def _split_into(outputs: list, gathered: np.ndarray):

@@ -99,23 +99,24 @@ class NcclBackend:
             ready.record(current)
             self.stream.wait_event(ready)
             call(self.stream.ptr)
-            if average is not None:
-                with self.stream:
-                    average()
             done.record(self.stream)
 
         def finish():
             current.wait_event(done)
+            if average is not None:  # glasstorch queues it on the current stream: after `done`
+                average()
 
         work = Work(name, run, finish, outputs)
         work.inline = True  # queued on a stream: returns at once, no thread needed
         return work
 
     def _average(self, tensor, op: RedOpType):
-        """NCCL builds without ncclAvg: divide the sum afterwards."""
+        """NCCL builds without ncclAvg: divide the sum afterwards (floats; integers truncate)."""
         if op is not RedOpType.AVG or hasattr(self.nccl, "NCCL_AVG"):
             return None
-        return lambda: tensor.div_(self.size) if tensor.is_floating_point() else None
+        if tensor.is_floating_point():
+            return lambda: tensor.div_(self.size)
+        return lambda: tensor.copy_(tensor.div(self.size, rounding_mode="trunc"))
 
     def _count_type(self, tensor):
         return tensor.numel(), self.dtypes[tensor.dtype.name]

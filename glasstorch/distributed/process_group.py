@@ -264,18 +264,20 @@ def _backend_choice(backend) -> str:
 
 def _check_agreement(mpi_rank: int, mpi_size: int, rank: int, world_size: int) -> None:
     """Raise when the program's idea of rank and size differs from MPI's."""
-    env_size = os.environ.get("WORLD_SIZE")
-    if mpi_size == 1 and env_size is not None and int(env_size) > 1:
+    env_size = int(os.environ.get("WORLD_SIZE", -1))
+    requested = world_size if world_size != -1 else env_size
+    if mpi_size == 1 and requested > 1:
         raise RuntimeError(
-            f"WORLD_SIZE={env_size} but this process was not started as one of "
-            f"{env_size} MPI ranks (MPI sees a world of 1). Start the program with "
-            "'python -m glasstorch.distributed.run --nproc-per-node N script.py' "
-            "(or mpiexec); torchrun's own rendezvous is not used by the MPI backend."
+            f"init_process_group: a world of {requested} ranks was asked for, but this process "
+            "was not started as one of the ranks of an MPI job (MPI sees a world of 1). "
+            "Processes started by torchrun, multiprocessing.spawn or by hand cannot join one "
+            "MPI job: start the program with 'python -m glasstorch.distributed.run "
+            f"--nproc-per-node {requested} script.py' (or mpiexec -n {requested})."
         )
     for label, given, actual in (
         ("world_size", world_size, mpi_size),
         ("rank", rank, mpi_rank),
-        ("WORLD_SIZE", int(env_size) if env_size is not None else -1, mpi_size),
+        ("WORLD_SIZE", env_size, mpi_size),
         ("RANK", int(os.environ.get("RANK", -1)), mpi_rank),
     ):
         if given != -1 and given != actual:
@@ -389,6 +391,19 @@ def get_world_size(group: ProcessGroup | None = None) -> int:
     """How many ranks ``group`` has (the default group if None); -1 if not a member."""
     group = resolve_group(group)
     return -1 if group is None else group.size()
+
+
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """This process's rank on its node (``LOCAL_RANK``, set by the launcher), or the fallback."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError(
+        "LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+        "`get_node_local_rank` to work, assuming you are not running in a multi-device "
+        "context and want the code to run locally instead."
+    )
 
 
 def get_backend(group: ProcessGroup | None = None) -> str:

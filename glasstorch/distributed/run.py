@@ -107,7 +107,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         spelled = list(names) + ["--" + n[2:].replace("-", "_") for n in names if "-" in n[2:]]
         parser.add_argument(*spelled, **kwargs)
 
-    option("--nproc-per-node", default="1", help="ranks per node (a number; 'cpu' = cores)")
+    option("--nproc-per-node", default="1", help="ranks per node: a number, cpu, gpu or auto")
     option("--nnodes", default="1", help="number of nodes (torchrun's 'MIN:MAX' uses MAX)")
     option("--node-rank", type=int, default=0, help="this node's rank (torchrun style)")
     option("--master-addr", default="127.0.0.1", help="node 0's address")
@@ -133,10 +133,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if args.max_restarts:
         parser.error("--max-restarts: glasstorch's launcher does not restart failed jobs")
     args.nnodes = int(str(args.nnodes).split(":")[-1])
-    args.nproc_per_node = (
-        os.cpu_count() or 1 if args.nproc_per_node in ("cpu", "auto") else int(args.nproc_per_node)
-    )
+    args.nproc_per_node = ranks_per_node(args.nproc_per_node)
     return args
+
+
+def ranks_per_node(value: str) -> int:
+    """torchrun's ``--nproc-per-node``: a number, ``cpu`` (cores), ``gpu`` or ``auto``."""
+    if value in ("gpu", "auto"):
+        from glasstorch import cuda
+
+        if cuda.is_available():
+            return cuda.device_count()
+        if value == "gpu":
+            raise ValueError("--nproc-per-node gpu: no CUDA device is available")
+    if value in ("cpu", "auto"):
+        return os.cpu_count() or 1
+    return int(value)
 
 
 def host_list(args) -> list[str] | None:

@@ -24,6 +24,14 @@ the queue behind them and waits, so the order stays the order of the calls.
 
 Errors raised by a job are kept and raised again by ``wait()``, on the
 thread that asked for the result.
+
+The price: an MPI library waits by polling. While a collective is in flight,
+the communication thread keeps a core busy checking for arriving bytes, so a
+rank computing beside it has one core fewer. With as many ranks as cores that
+competes with the computation (Open MPI's ``mpi_yield_when_idle`` makes the
+poll give the core away between checks; the launcher sets it when there are
+more ranks than cores). NCCL avoids the question on GPUs: its collectives are
+kernels, and the host thread does not take part.
 """
 
 from __future__ import annotations

@@ -289,6 +289,53 @@ def barrier_and_groups(rank, world):
     dist.destroy_process_group(everyone)
 
 
+@check
+def all_to_all(rank, world):
+    out = torch.empty(4, device=DEVICE)
+    dist.all_to_all_single(out, tensor([10.0, 11.0, 12.0, 13.0]) + 100 * rank)
+    assert out.tolist() == ([10.0, 11.0, 110.0, 111.0] if rank == 0 else [12.0, 13.0, 112.0, 113.0])
+    # Uneven splits of rows: rank 0 sends 1 row to itself and 2 to rank 1; rank 1 sends 3 and 1.
+    send = [[1, 2], [3, 1]][rank]
+    receive = [[1, 3], [2, 1]][rank]
+    rows = torch.arange(float(sum(send) * 2), device=DEVICE).reshape(-1, 2) + 100 * rank
+    out = torch.empty(sum(receive), 2, device=DEVICE)
+    dist.all_to_all_single(out, rows, receive, send)
+    expected = {0: [[0, 1], [100, 101], [102, 103], [104, 105]], 1: [[2, 3], [4, 5], [106, 107]]}
+    assert out.tolist() == expected[rank]
+
+
+@check
+def python_objects(rank, world):
+    config = [{"lr": 0.1, "rank": rank}, f"from {rank}", tensor([rank])]
+    dist.broadcast_object_list(config, src=1)
+    assert config[:2] == [{"lr": 0.1, "rank": 1}, "from 1"] and config[2].tolist() == [1.0]
+    everyone = [None] * world
+    dist.all_gather_object(everyone, ("accuracy", 0.5 + rank))
+    assert everyone == [("accuracy", 0.5), ("accuracy", 1.5)]
+    collected = [None] * world if rank == 0 else None
+    dist.gather_object(rank * 7, collected, dst=0)
+    if rank == 0:
+        assert collected == [0, 7]
+    mine = [None]
+    dist.scatter_object_list(mine, ["a", "b"] if rank == 1 else None, src=1)
+    assert mine == [["a", "b"][rank]]
+    assert dist.get_node_local_rank() == rank
+
+
+@check
+def data_loader_workers_beside_mpi(rank, world):
+    # Forked DataLoader workers of an MPI rank: they never call MPI, the rank still can.
+    from glasstorch.utils.data import DataLoader, TensorDataset
+
+    dataset = TensorDataset(torch.arange(32.0).reshape(16, 2))
+    total = torch.zeros(2)
+    for (batch,) in DataLoader(dataset, batch_size=4, num_workers=2):
+        total += batch.sum(0)
+    total = total.to(DEVICE)
+    dist.all_reduce(total)
+    assert total.tolist() == [480.0, 512.0]
+
+
 # ---------------------------------------------------------------------- errors
 @check
 def argument_errors(rank, world):
