@@ -2,29 +2,28 @@
 
 For the demo's CNN and for GPT-mini, each rank training on its half of a
 batch, this measures with glasstorch (over MPI, through its launcher) and with
-PyTorch (over gloo, through ``torchrun``) when it is installed:
-
-Times are in milliseconds, medians over the steps on rank 0:
+PyTorch (over gloo, through ``torchrun``) when it is installed. Times are in
+milliseconds, medians over the steps on rank 0:
 
 * **step**: one DDP training step (zero_grad, forward, loss, backward with its
-  overlapped all-reduces, optimizer step), median over the steps;
-* **no overlap** (glasstorch only): the step with every bucket sent after
-  backward has produced the last gradient (``reducer.overlap = False``);
-* **compute**: the same step under ``no_sync()`` (no gradient is sent), then
-  a barrier: a real step cannot finish before the slower rank has computed its
+  overlapped all-reduces, optimizer step);
+* **no overlap**: the same step with every bucket held until backward has
+  produced the last gradient, then reduced: glasstorch's ``reducer.overlap =
+  False``; for PyTorch a communication hook that holds the buckets and sends
+  them from a callback at the end of backward (:func:`_hold_until_backward_ends`);
+* **compute**: the step under ``no_sync()`` (no gradient is sent), then a
+  barrier: a real step cannot finish before the slower rank has computed its
   gradients either, and on a shared machine the ranks often differ;
 * **comm**: the gradients' all-reduces alone, bucket by bucket as DDP makes
-  them, one after the other, with nothing else running;
-* **exposed**: ``step - compute``, what the step paid for communicating
-  (the all-reduce time that overlapping did not hide, and DDP's own work:
-  copying gradients into the buckets and back);
-* **hidden**: the fraction of the communication that overlapping hid behind
-  backward, ``1 - exposed / comm``, clipped to [0, 1]. 1 means fully hidden;
-  0 means none (what reducing every bucket after backward gives), or that
-  DDP's own work cost more than the communication it hid.
+  them, with nothing else running (for reference);
+* **exposed**: ``step - compute``: what the step still pays for communicating;
+* **hidden**: the share of the communication's cost that overlapping removed,
+  ``(no overlap - step) / (no overlap - compute)``, clipped to [0, 1]: 1 when
+  the step costs no more than its computation, 0 when overlapping saved
+  nothing (or, on a machine without a spare core, cost more than it saved).
 
-The three are measured in turn, step after step, so that a slower moment of a
-shared machine touches them alike. Each rank pins its math to one thread
+The variants are measured in turn, step after step, so that a slower moment of
+a shared machine touches them alike. Each rank pins its math to one thread
 (``OMP_NUM_THREADS=1``), as ``torchrun`` does.
 
 Usage::
@@ -105,25 +104,53 @@ def _bucket_sizes(lib, params) -> list[int]:
     return [sum(backward_order[i].numel() for i in bucket) for bucket in buckets]
 
 
+def _hold_until_backward_ends(lib, dist, ddp) -> None:
+    """PyTorch DDP without overlap: a communication hook that holds every bucket until the
+    end of backward (a queued callback), then averages them one after the other."""
+    held = []
+
+    def send_all():
+        for buffer, future in held:
+            buffer.div_(dist.get_world_size())
+            dist.all_reduce(buffer)
+            future.set_result(buffer)
+        held.clear()
+
+    def hook(state, bucket):
+        if not held:  # the first bucket of this backward: send them all when it ends
+            lib.autograd.Variable._execution_engine.queue_callback(send_all)
+        future = lib.futures.Future()
+        held.append((bucket.buffer(), future))
+        return future
+
+    ddp.register_comm_hook(None, hook)
+
+
 def _measure(lib, dist, model: str, steps: int, warmup: int) -> dict:
-    """The medians of one model's step, compute and comm times on this rank (see above)."""
+    """The medians of one model's step variants on this rank (see the module docstring)."""
     lib.manual_seed(0)
     network, loss_of = _build(lib, model)
     ddp = lib.nn.parallel.DistributedDataParallel(network)
     optimizer = lib.optim.SGD(ddp.parameters(), lr=0.01)
     buffers = [lib.zeros(size) for size in _bucket_sizes(lib, list(network.parameters()))]
+    if lib.__name__ == "torch":  # a second DDP over the same model, with the holding hook
+        held_ddp = lib.nn.parallel.DistributedDataParallel(network)
+        _hold_until_backward_ends(lib, dist, held_ddp)
 
     def step():
         optimizer.zero_grad()
         loss_of(ddp).backward()
         optimizer.step()
 
-    def step_without_overlap():  # glasstorch only: every bucket sent after backward
-        ddp.reducer.overlap = False
-        try:
-            step()
-        finally:
+    def no_overlap():
+        optimizer.zero_grad()
+        if lib.__name__ == "torch":
+            loss_of(held_ddp).backward()
+        else:
+            ddp.reducer.overlap = False
+            loss_of(ddp).backward()
             ddp.reducer.overlap = True
+        optimizer.step()
 
     def compute():
         with ddp.no_sync():
@@ -134,9 +161,7 @@ def _measure(lib, dist, model: str, steps: int, warmup: int) -> dict:
         for buffer in buffers:
             dist.all_reduce(buffer)
 
-    runs = {"step": step, "compute": compute, "comm": comm}
-    if lib.__name__ == "glasstorch":
-        runs["no_overlap"] = step_without_overlap
+    runs = {"step": step, "no_overlap": no_overlap, "compute": compute, "comm": comm}
     times = {name: [] for name in runs}
     for index in range(warmup + steps):
         for name, run in runs.items():
@@ -147,12 +172,12 @@ def _measure(lib, dist, model: str, steps: int, warmup: int) -> dict:
             if index >= warmup:
                 times[name].append(elapsed)
     medians = {name: statistics.median(values) for name, values in times.items()}
-    exposed = max(0.0, medians["step"] - medians["compute"])
-    hidden = 1.0 - exposed / medians["comm"] if medians["comm"] > 0 else 1.0
+    cost = medians["no_overlap"] - medians["compute"]  # communication, nothing hidden
+    saved = medians["no_overlap"] - medians["step"]
     return {
         **{f"{name}_ms": 1e3 * value for name, value in medians.items()},
-        "exposed_ms": 1e3 * exposed,
-        "hidden": min(1.0, max(0.0, hidden)),
+        "exposed_ms": 1e3 * (medians["step"] - medians["compute"]),
+        "hidden": min(1.0, max(0.0, saved / cost)) if cost > 0 else 1.0,
         "buckets": len(buffers),
         "gradient_mb": sum(buffer.numel() for buffer in buffers) * 4 / 1e6,
     }
@@ -212,10 +237,9 @@ COLUMNS = ["step", "no overlap", "compute", "exposed", "comm", "hidden", "bucket
 
 def _cells(figures: dict) -> list[str]:
     """One row's figures, in the order of :data:`COLUMNS` (times in ms)."""
-    no_overlap = figures.get("no_overlap_ms")
     return [
         f"{figures['step_ms']:.2f}",
-        "n/a" if no_overlap is None else f"{no_overlap:.2f}",
+        f"{figures['no_overlap_ms']:.2f}",
         f"{figures['compute_ms']:.2f}",
         f"{figures['exposed_ms']:.2f}",
         f"{figures['comm_ms']:.2f}",
