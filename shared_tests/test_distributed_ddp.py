@@ -425,3 +425,25 @@ def test_unused_parameter_error_in_one_process(group):
         "Parameters which did not receive grad for rank 0: skipped.weight, skipped.bias" in message
     )
     ddp(x)  # reported once: the next iteration starts afresh
+
+
+@cpu_only
+@pytest.mark.errors
+def test_sampler_and_ddp_without_a_process_group_fail_as_pytorch():
+    from oracle import assert_same_error, torch
+
+    import glasstorch as gt
+
+    message = "Default process group has not been initialized, please make sure to call init_process_group."
+    assert_same_error(
+        lambda: gt.utils.data.DistributedSampler(range(4)),
+        lambda: torch.utils.data.DistributedSampler(range(4)),
+        exc_type=ValueError,
+        match=message,
+    )
+    assert_same_error(
+        lambda: gt.nn.parallel.DistributedDataParallel(gt.nn.Linear(2, 2)),
+        lambda: torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2)),
+        exc_type=ValueError,
+        match=message,
+    )
