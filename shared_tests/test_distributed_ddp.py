@@ -38,7 +38,7 @@ import sys
 import numpy as np
 import pytest
 from cuda_support import requires_cuda
-from oracle import needs_torch
+from oracle import assert_same_error, needs_torch, torch
 
 pytestmark = pytest.mark.distributed
 #: The launched job makes its own tensors (the cuda variant at the end covers devices), and the
@@ -308,7 +308,7 @@ def test_buckets_follow_pytorchs_assignment_in_reverse_registration_order(group)
     import glasstorch as gt
     from glasstorch.nn.parallel.reducer import assign_buckets
 
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     sizes = [(70_000, "float32"), (100, "float64"), (300_000, "float32"), (5, "float64")] * 3
     limits = [1 << 20, 2 << 20]
     ours = assign_buckets([gt.zeros(n, dtype=getattr(gt, d)) for n, d in sizes], limits)
@@ -430,8 +430,6 @@ def test_unused_parameter_error_in_one_process(group):
 @cpu_only
 @pytest.mark.errors
 def test_sampler_and_ddp_without_a_process_group_fail_as_pytorch():
-    from oracle import assert_same_error, torch
-
     import glasstorch as gt
 
     message = "Default process group has not been initialized, please make sure to call init_process_group."
