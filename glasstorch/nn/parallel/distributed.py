@@ -60,6 +60,7 @@ class DistributedDataParallel(Module):
         dim: accepted for PyTorch's signature; unused.
         broadcast_buffers: before each forward, copy rank 0's buffers (batch
             norm's running statistics) to every rank.
+        init_sync: broadcast rank 0's parameters and buffers at construction.
         process_group: the group to average over (the default group if None).
         bucket_cap_mb: the bucket size in MiB (default 25; when left at the
             default the first bucket reduced is limited to 1 MiB).
@@ -98,7 +99,7 @@ class DistributedDataParallel(Module):
         super().__init__()
         from glasstorch import distributed
 
-        named = [(name, param) for name, param in module.named_parameters()]
+        named = list(module.named_parameters())
         if not any(param.requires_grad for _, param in named):
             raise RuntimeError(
                 "DistributedDataParallel is not needed when a module "
@@ -120,7 +121,8 @@ class DistributedDataParallel(Module):
         self._dist = distributed
         self._world_size = distributed.get_world_size(process_group)
 
-        self.bucket_bytes_cap = int((bucket_cap_mb or DEFAULT_BUCKET_CAP_MB) * _MIB)
+        cap_mb = DEFAULT_BUCKET_CAP_MB if bucket_cap_mb is None else bucket_cap_mb
+        self.bucket_bytes_cap = int(cap_mb * _MIB)
         first_cap = DEFAULT_FIRST_BUCKET_BYTES if bucket_cap_mb is None else self.bucket_bytes_cap
 
         if init_sync:
