@@ -31,7 +31,7 @@ Usage::
     python -m glasstorch.bench.ddp                   # both models, both frameworks
     python -m glasstorch.bench.ddp --models cnn --steps 20 --json ddp.json
 
-One run launches 2 ranks per framework; the ranks run this same file with
+One run launches 2 ranks per framework; the ranks run this same module with
 ``--rank-side`` and rank 0 writes its figures to a JSON file.
 """
 
@@ -213,7 +213,8 @@ def _launch(framework: str, models: list[str], steps: int, warmup: int) -> dict 
             *launcher,
             "--nproc-per-node",
             str(WORLD),
-            os.path.abspath(__file__),
+            "-m",  # run this module by name, as python -m does (both launchers take the flag)
+            "glasstorch.bench.ddp",
             "--rank-side",
             framework,
             "--models",
