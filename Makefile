@@ -107,7 +107,9 @@ test: lint
 # The benchmark harness (docs/bench.md): both tiers, NumPy and PyTorch, each in an
 # interpreter of its own, taking turns sample by sample; a table on stdout,
 # bench-results.json and .png. Then all-reduce on 2 ranks, MPI against PyTorch's
-# gloo (glasstorch/bench/distributed.py): a table and bench-distributed.json.
+# gloo (glasstorch/bench/distributed.py): a table and bench-distributed.json; and a
+# DDP training step (demo CNN, GPT-mini) on 2 ranks beside PyTorch's DDP
+# (glasstorch/bench/ddp.py): a table and bench-ddp.json.
 BENCH_STAMP := $(VENV)/.stamp-bench
 BENCH_ARGS  ?=
 
@@ -119,6 +121,7 @@ $(BENCH_STAMP): $(INSTALL_DEPS) | $(PY)
 bench: $(BENCH_STAMP)
 	$(PY) -m glasstorch.bench --other-tier --interleave --json bench-results.json --plot bench-results.png $(BENCH_ARGS)
 	$(PY) -m glasstorch.bench.distributed --json bench-distributed.json
+	$(PY) -m glasstorch.bench.ddp --json bench-ddp.json
 
 # ------------------------------------------------------------------ GPU check
 # On a machine with an NVIDIA GPU: the device tests on the CuPy driver and the

@@ -52,11 +52,12 @@ CHAPTERS = [
     (10, "The caching allocator", "§5.3, §6.2"),
     (11, "Convolutional networks and the benchmarks", "§6.3"),
     (12, "Sequence models", "§4.1, §6.3"),
+    (13, "Data-parallel training", "§8"),
 ]
 
 
 def _write_course_path() -> None:
-    """Write ``docs/tutorials/_path.md``: the twelve chapters, linked where they exist."""
+    """Write ``docs/tutorials/_path.md``: the chapters, linked where they exist."""
     lines = ["| | chapter | paper |", "| --- | --- | --- |"]
     for number, title, section in CHAPTERS:
         found = sorted((ROOT / "tutorials").glob(f"{number:02d}_*.md"))

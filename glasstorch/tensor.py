@@ -205,6 +205,7 @@ class Tensor:
     _output_nr = 0  # which output of grad_fn this tensor is
     _base = None  # the tensor whose storage this view shares (None if not a view)
     _backward_hooks = None  # a HookDict once a hook is registered on this leaf
+    _post_accumulate_grad_hooks = None  # a HookDict of hooks run after .grad is accumulated
     _accumulator_ref = None  # weak reference to this leaf's AccumulateGrad node
     _kernel_view = None  # the Strided handed to kernels, made on first use
     _flat_kernel_view = None  # a contiguous tensor's 1-D Strided (optimizers), on first use
@@ -450,6 +451,31 @@ class Tensor:
             return self._backward_hooks.add(hook)
         hooks = self.grad_fn._tensor_pre_hooks.setdefault(self._output_nr, HookDict())
         return hooks.add(hook)
+
+    def register_post_accumulate_grad_hook(self, hook) -> object:
+        """Call ``hook(tensor)`` on this leaf after backward has accumulated into its ``.grad``.
+
+        Unlike :meth:`register_hook`, the hook sees the leaf itself, once its
+        ``.grad`` holds the sum of everything this backward sent it, and it
+        changes no gradient (it must return None). Hooks run in the order they
+        were registered, once per backward that reaches the leaf (not for
+        ``autograd.grad``, which accumulates nothing). DistributedDataParallel
+        uses it to learn that a parameter's gradient is ready to be sent.
+
+        Returns a handle whose ``remove()`` takes the hook away.
+
+        Raises:
+            RuntimeError: the tensor does not require grad, or is not a leaf.
+        """
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = HookDict()
+        return self._post_accumulate_grad_hooks.add(hook)
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward."""

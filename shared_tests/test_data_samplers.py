@@ -8,6 +8,7 @@ from oracle import needs_torch, torch
 import glasstorch as gt
 from glasstorch.utils.data import (
     BatchSampler,
+    DistributedSampler,
     RandomSampler,
     Sampler,
     SequentialSampler,
@@ -164,3 +165,101 @@ def test_seeded_shuffle_gives_pytorchs_order_with_the_pytorch_stream(seed, n):
     # A loader's iterator and a RandomSampler each draw one 63-bit seed as PyTorch
     # does (an int64 random_()), so the epochs and the stream after them match.
     assert _shuffled_epochs(gt, seed, n) == _shuffled_epochs(torch, seed, n)
+
+
+# ------------------------------------------------------------ DistributedSampler
+def _shares(sampler_class, n: int, replicas: int, **kwargs) -> list[list[int]]:
+    """Every rank's indices for one epoch (``num_replicas`` and ``rank`` given explicitly)."""
+    return [
+        list(sampler_class(range(n), num_replicas=replicas, rank=rank, **kwargs))
+        for rank in range(replicas)
+    ]
+
+
+def test_distributed_sampler_pads_to_equal_shares_by_repeating_the_first_indices():
+    shares = _shares(DistributedSampler, 10, 4, shuffle=False)
+    # 10 indices padded to 12 with 0 and 1, then dealt out: rank r takes r, r + 4, r + 8.
+    assert shares == [[0, 4, 8], [1, 5, 9], [2, 6, 0], [3, 7, 1]]
+    assert len(DistributedSampler(range(10), num_replicas=4, rank=2, shuffle=False)) == 3
+
+
+def test_distributed_sampler_pads_a_dataset_smaller_than_the_world():
+    assert _shares(DistributedSampler, 2, 5, shuffle=False) == [[0], [1], [0], [1], [0]]
+
+
+def test_distributed_sampler_drop_last_cuts_the_tail():
+    shares = _shares(DistributedSampler, 10, 4, shuffle=False, drop_last=True)
+    assert shares == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    assert len(DistributedSampler(range(10), 4, 0, drop_last=True)) == 2
+    # A dataset that divides evenly loses nothing.
+    assert _shares(DistributedSampler, 8, 4, shuffle=False, drop_last=True)[3] == [3, 7]
+
+
+def test_distributed_sampler_shuffle_is_shared_by_ranks_and_changes_with_set_epoch():
+    shares = _shares(DistributedSampler, 20, 2, seed=7)
+    assert sorted(shares[0] + shares[1]) == list(range(20))  # disjoint, everything once
+    assert shares == _shares(DistributedSampler, 20, 2, seed=7)  # no state between calls
+    sampler = DistributedSampler(range(20), num_replicas=2, rank=0, seed=7)
+    epoch0 = list(sampler)
+    assert list(sampler) == epoch0  # without set_epoch every epoch repeats
+    sampler.set_epoch(1)
+    assert list(sampler) != epoch0 and sampler.epoch == 1
+    # seed + epoch is what counts: seed 6 at epoch 1 is seed 7 at epoch 0.
+    other = DistributedSampler(range(20), num_replicas=2, rank=0, seed=6)
+    other.set_epoch(1)
+    assert list(other) == epoch0
+
+
+def test_distributed_sampler_does_not_touch_the_global_stream():
+    gt.manual_seed(0)
+    expected = gt.rand(3).tolist()
+    gt.manual_seed(0)
+    list(DistributedSampler(range(10), num_replicas=2, rank=1))
+    assert gt.rand(3).tolist() == expected
+
+
+@needs_torch
+@pytest.mark.usefixtures("pytorch_stream")
+@pytest.mark.parametrize(
+    "n, replicas, kwargs",
+    [
+        (10, 4, {}),
+        (103, 3, {"seed": 11}),
+        (103, 3, {"seed": 11, "drop_last": True}),
+        (7, 2, {"shuffle": False}),
+        (3, 8, {"seed": 2}),
+    ],
+)
+def test_distributed_sampler_gives_pytorchs_shares_with_the_pytorch_stream(n, replicas, kwargs):
+    theirs = torch.utils.data.distributed.DistributedSampler
+    for epoch in (0, 3):
+        ours_all, theirs_all = [], []
+        for rank in range(replicas):
+            mine = DistributedSampler(range(n), replicas, rank, **kwargs)
+            their = theirs(range(n), replicas, rank, **kwargs)
+            mine.set_epoch(epoch)
+            their.set_epoch(epoch)
+            assert len(mine) == len(their)
+            ours_all.append(list(mine))
+            theirs_all.append(list(their))
+        assert ours_all == theirs_all
+
+
+@needs_torch
+@pytest.mark.parametrize("rank, replicas", [(2, 2), (-1, 2), (5, 3)])
+def test_distributed_sampler_rejects_a_bad_rank_as_pytorch(rank, replicas):
+    with pytest.raises(ValueError) as theirs:
+        torch.utils.data.distributed.DistributedSampler(range(4), replicas, rank)
+    with pytest.raises(ValueError) as ours:
+        DistributedSampler(range(4), replicas, rank)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_distributed_sampler_feeds_a_dataloader():
+    data = gt.utils.data.TensorDataset(gt.arange(10))
+    seen = []
+    for rank in range(2):
+        sampler = DistributedSampler(data, num_replicas=2, rank=rank, shuffle=False)
+        loader = gt.utils.data.DataLoader(data, batch_size=2, sampler=sampler)
+        seen.append([batch[0].tolist() for batch in loader])
+    assert seen == [[[0, 2], [4, 6], [8]], [[1, 3], [5, 7], [9]]]

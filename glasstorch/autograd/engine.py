@@ -5,14 +5,75 @@ and goes in topological order: a node runs only once every node that feeds it a
 gradient has run. The engine counts, for each node, how many edges point at it
 (its *dependencies*); a node whose count drops to zero is ready. Among ready
 nodes the most recently created runs first, as in PyTorch.
+
+Code that runs during backward (a hook) may ask for a *final callback*: a
+function the engine calls once the whole walk is over, before ``backward()``
+returns (:class:`ExecutionEngine`). DistributedDataParallel waits there for its
+last gradients to arrive from the other processes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import heapq
+import threading
 
 from glasstorch.autograd.function import AccumulateGrad, Node, gradient_edge
 from glasstorch.autograd.grad_mode import set_grad_enabled
+
+
+class ExecutionEngine:
+    """The engine as PyTorch exposes it: ``torch.autograd.Variable._execution_engine``.
+
+    Its one public use is :meth:`queue_callback`. Each backward pass (PyTorch
+    calls it a *graph task*) keeps a list of callbacks; the list belongs to the
+    thread running the pass, and a backward started inside a hook (a nested
+    pass) gets its own.
+    """
+
+    def __init__(self):
+        self._local = threading.local()  # .callbacks: one list per running backward
+
+    def _callback_stack(self) -> list[list]:
+        if not hasattr(self._local, "callbacks"):
+            self._local.callbacks = []
+        return self._local.callbacks
+
+    def queue_callback(self, callback) -> None:
+        """Call ``callback()`` when the running backward pass has finished its walk.
+
+        Callbacks run in the order they were queued, on the thread that runs
+        backward, after every node (and every hook) has run and before
+        ``backward()`` or ``autograd.grad()`` returns; a callback may queue
+        another, which runs after it.
+
+        Raises:
+            RuntimeError: no backward pass is running on this thread.
+        """
+        stack = self._callback_stack()
+        if not stack:
+            raise RuntimeError("Final callbacks can only be installed during backward pass.")
+        stack[-1].append(callback)
+
+    @contextlib.contextmanager
+    def graph_task(self):
+        """The span of one backward pass: callbacks queued inside it run as it ends.
+
+        If the pass raises, its callbacks are dropped (the error propagates).
+        """
+        stack = self._callback_stack()
+        callbacks: list = []
+        stack.append(callbacks)
+        try:
+            yield
+            while callbacks:  # a callback may queue more: they run too, in order
+                callbacks.pop(0)()
+        finally:
+            stack.pop()
+
+
+#: The one engine (``Variable._execution_engine``).
+execution_engine = ExecutionEngine()
 
 
 def _root_edge(tensor, position: int) -> tuple[Node, int]:
@@ -101,42 +162,43 @@ def run_backward(
         needed = set(nodes)
 
     captured = [None] * (len(inputs) if inputs is not None else 0)
-    # -- solution: autograd/engine
-    dependencies: dict[Node, int] = dict.fromkeys(needed, 0)
-    for node in needed:
-        for next_node, _ in node.next_functions:
-            if next_node in needed:
-                dependencies[next_node] += 1
+    with execution_engine.graph_task():  # ends by running the final callbacks
+        # -- solution: autograd/engine
+        dependencies: dict[Node, int] = dict.fromkeys(needed, 0)
+        for node in needed:
+            for next_node, _ in node.next_functions:
+                if next_node in needed:
+                    dependencies[next_node] += 1
 
-    buffers: dict[Node, list] = {}
+        buffers: dict[Node, list] = {}
 
-    def deliver(node: Node, output_nr: int, grad) -> None:
-        slots = buffers.setdefault(node, [None] * max(1, len(node._output_meta)))
-        slots[output_nr] = grad if slots[output_nr] is None else slots[output_nr] + grad
+        def deliver(node: Node, output_nr: int, grad) -> None:
+            slots = buffers.setdefault(node, [None] * max(1, len(node._output_meta)))
+            slots[output_nr] = grad if slots[output_nr] is None else slots[output_nr] + grad
 
-    for (node, output_nr), grad in zip(roots, grad_tensors):
-        deliver(node, output_nr, grad)
-    # Each root node once, if nothing else feeds it (then it is ready now).
-    starts = {node for node, _ in roots if dependencies.get(node) == 0}
-    ready = [(-node._sequence_nr, id(node), node) for node in starts]
-    heapq.heapify(ready)
+        for (node, output_nr), grad in zip(roots, grad_tensors):
+            deliver(node, output_nr, grad)
+        # Each root node once, if nothing else feeds it (then it is ready now).
+        starts = {node for node, _ in roots if dependencies.get(node) == 0}
+        ready = [(-node._sequence_nr, id(node), node) for node in starts]
+        heapq.heapify(ready)
 
-    with set_grad_enabled(create_graph):
-        while ready:  # the core loop: the newest ready node runs next
-            _, _, node = heapq.heappop(ready)
-            grads = _run_tensor_hooks(node, buffers.pop(node, [None]))
-            if captures:
-                _capture(node, grads, captures, captured)
-            if isinstance(node, AccumulateGrad):  # a leaf: .grad += gradient
-                if accumulate and (inputs is None or (node, 0) in captures):
-                    _accumulate(node, grads)
-                continue
-            results = _call(node, grads, needed)  # the node's backward formula
-            if not retain_graph:
-                node._release_saved()
-            _send(node, results, deliver, dependencies, ready)  # on to the inputs' nodes
-            results = None  # the gradients live on in ``buffers`` only (see AccumulateGrad)
-    # -- end solution
+        with set_grad_enabled(create_graph):
+            while ready:  # the core loop: the newest ready node runs next
+                _, _, node = heapq.heappop(ready)
+                grads = _run_tensor_hooks(node, buffers.pop(node, [None]))
+                if captures:
+                    _capture(node, grads, captures, captured)
+                if isinstance(node, AccumulateGrad):  # a leaf: .grad += gradient
+                    if accumulate and (inputs is None or (node, 0) in captures):
+                        _accumulate(node, grads)
+                    continue
+                results = _call(node, grads, needed)  # the node's backward formula
+                if not retain_graph:
+                    node._release_saved()
+                _send(node, results, deliver, dependencies, ready)  # on to the inputs' nodes
+                results = None  # the gradients live on in ``buffers`` only (see AccumulateGrad)
+        # -- end solution
 
     if inputs is not None and not accumulate:
         if not allow_unused and any(grad is None for grad in captured):

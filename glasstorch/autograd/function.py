@@ -250,6 +250,9 @@ class AccumulateGrad(Node):
     added into it in place; under ``create_graph`` the sum is recorded in the
     graph instead, so that ``.grad`` can be differentiated again.
 
+    Hooks registered with ``register_post_accumulate_grad_hook`` run last,
+    with the leaf itself, once ``.grad`` holds the new sum.
+
     The first gradient is a copy unless nothing else can see the incoming
     tensor, in which case it is taken as it is: an optimisation built on
     reference counting (section 5.5 of the paper), kept apart in
@@ -276,7 +279,25 @@ class AccumulateGrad(Node):
         else:
             with no_grad():
                 leaf.grad += incoming  # in place
+        _run_post_accumulate_grad_hooks(leaf)
         return ()
+
+
+def _run_post_accumulate_grad_hooks(leaf) -> None:
+    """Call each ``register_post_accumulate_grad_hook`` hook with the leaf, in order.
+
+    The hooks see the leaf once its ``.grad`` holds this backward's gradient:
+    the moment at which DistributedDataParallel knows that a parameter's
+    gradient is ready to be sent. A hook returns nothing (PyTorch's errors
+    otherwise).
+    """
+    for hook in list((leaf._post_accumulate_grad_hooks or {}).values()):
+        result = hook(leaf)
+        if result is None:
+            continue
+        if isinstance(result, Tensor):
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
 
 
 class Function:

@@ -10,11 +10,17 @@ plain tensor. Its rules, PyTorch's:
 * ``Variable()`` is an empty float tensor.
 * ``volatile=`` was removed: it only warns (use ``no_grad``).
 * ``isinstance(t, Variable)`` is true for every tensor.
+
+The class also carries the backward engine, where PyTorch puts it:
+``Variable._execution_engine.queue_callback(cb)`` asks for ``cb()`` at the end
+of the running backward pass (see :class:`~glasstorch.autograd.engine.ExecutionEngine`).
 """
 
 from __future__ import annotations
 
 import warnings
+
+from glasstorch.autograd.engine import execution_engine
 
 
 class _VariableMeta(type):
@@ -37,6 +43,10 @@ class Variable(metaclass=_VariableMeta):
     Raises:
         TypeError: ``data`` is not a tensor (PyTorch's wording).
     """
+
+    #: The backward engine; ``_execution_engine.queue_callback(cb)`` runs
+    #: ``cb()`` when the running backward pass ends.
+    _execution_engine = execution_engine
 
     def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False):
         from glasstorch.ops.creation import empty

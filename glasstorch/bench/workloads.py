@@ -626,56 +626,65 @@ def lstm_char_step(hidden: int, steps: int, batch: int, target: Target | None = 
     )
 
 
+def gpt_mini_model(lib, layers: int, heads: int, width: int, context: int):
+    """A nanoGPT-style model built with ``lib`` (glasstorch or torch): token and position
+    embeddings, pre-norm blocks (causal self-attention, a 4x MLP with tanh-GELU), a
+    final LayerNorm and a linear head over the ``VOCABULARY`` tokens."""
+    nn = importlib.import_module(f"{lib.__name__}.nn")
+    F = nn.functional
+
+    class SelfAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_attn = nn.Linear(width, 3 * width)
+            self.c_proj = nn.Linear(width, width)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = self.c_attn(x).split(width, dim=2)
+            q, k, v = (z.view(b, t, heads, c // heads).transpose(1, 2) for z in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.c_proj(y.transpose(1, 2).contiguous().view(b, t, c))
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1 = nn.LayerNorm(width)
+            self.attn = SelfAttention()
+            self.ln_2 = nn.LayerNorm(width)
+            self.mlp = nn.Sequential(
+                nn.Linear(width, 4 * width),
+                nn.GELU(approximate="tanh"),
+                nn.Linear(4 * width, width),
+            )
+
+        def forward(self, x):
+            x = x + self.attn(self.ln_1(x))
+            return x + self.mlp(self.ln_2(x))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(VOCABULARY, width)
+            self.wpe = nn.Embedding(context, width)
+            self.blocks = nn.ModuleList([Block() for _ in range(layers)])
+            self.ln_f = nn.LayerNorm(width)
+            self.lm_head = nn.Linear(width, VOCABULARY, bias=False)
+
+        def forward(self, tokens):
+            positions = lib.arange(tokens.shape[1])
+            x = self.wte(tokens) + self.wpe(positions)
+            for block in self.blocks:
+                x = block(x)
+            return self.lm_head(self.ln_f(x))
+
+    return GPT()
+
+
 def _build_gpt_mini(layers: int, heads: int, width: int, context: int) -> Builder:
     def build(backend: Backend, inputs: dict[str, np.ndarray]) -> Callable[[], object]:
         lib, nn, F, optim = _framework(backend)
-
-        class SelfAttention(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.c_attn = nn.Linear(width, 3 * width)
-                self.c_proj = nn.Linear(width, width)
-
-            def forward(self, x):
-                b, t, c = x.shape
-                q, k, v = self.c_attn(x).split(width, dim=2)
-                q, k, v = (z.view(b, t, heads, c // heads).transpose(1, 2) for z in (q, k, v))
-                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-                return self.c_proj(y.transpose(1, 2).contiguous().view(b, t, c))
-
-        class Block(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.ln_1 = nn.LayerNorm(width)
-                self.attn = SelfAttention()
-                self.ln_2 = nn.LayerNorm(width)
-                self.mlp = nn.Sequential(
-                    nn.Linear(width, 4 * width),
-                    nn.GELU(approximate="tanh"),
-                    nn.Linear(4 * width, width),
-                )
-
-            def forward(self, x):
-                x = x + self.attn(self.ln_1(x))
-                return x + self.mlp(self.ln_2(x))
-
-        class GPT(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.wte = nn.Embedding(VOCABULARY, width)
-                self.wpe = nn.Embedding(context, width)
-                self.blocks = nn.ModuleList([Block() for _ in range(layers)])
-                self.ln_f = nn.LayerNorm(width)
-                self.lm_head = nn.Linear(width, VOCABULARY, bias=False)
-
-            def forward(self, tokens):
-                positions = lib.arange(tokens.shape[1])
-                x = self.wte(tokens) + self.wpe(positions)
-                for block in self.blocks:
-                    x = block(x)
-                return self.lm_head(self.ln_f(x))
-
-        model = GPT()
+        model = gpt_mini_model(lib, layers, heads, width, context)
         _load_same_weights(lib, model, int(inputs["weight_seed"]))
         optimizer = optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
 

@@ -119,9 +119,6 @@ OUT_OF_SCOPE = [
     ("torch.Tensor", "resolve_conj", _COMPLEX),
     # distributed
     ("torch.nn", "SyncBatchNorm", _DIST),
-    ("torch.nn", "parallel", _DIST),
-    ("torch.utils.data", "DistributedSampler", _DIST),
-    ("torch.utils.data", "distributed", _DIST),
     ("torch.cuda", "nccl", _DIST),
     # vendor libraries
     ("torch", "cudnn_*", _VENDOR),

@@ -7,7 +7,7 @@ of :mod:`glasstorch.nn.functional`; the functions are built from glasstorch's
 differentiable tensor operations, so autograd needs nothing extra.
 """
 
-from glasstorch.nn import functional, init, utils
+from glasstorch.nn import functional, init, parallel, utils
 from glasstorch.nn.modules import (
     ELU,
     GELU,
@@ -119,6 +119,7 @@ __all__ = [
     "Unflatten",
     "functional",
     "init",
+    "parallel",
     "utils",
     # Sequence models.
     "GRU",

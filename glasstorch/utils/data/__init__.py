@@ -5,6 +5,8 @@
 * :mod:`~glasstorch.utils.data.sampler`: ``Sampler``, ``SequentialSampler``,
   ``RandomSampler``, ``SubsetRandomSampler``, ``WeightedRandomSampler``,
   ``BatchSampler``.
+* :mod:`~glasstorch.utils.data.distributed`: ``DistributedSampler``, each
+  process's share of a dataset in data-parallel training.
 * :mod:`~glasstorch.utils.data.collate`: ``default_collate``, ``default_convert``.
 * :mod:`~glasstorch.utils.data.dataloader`: ``DataLoader``, in this process or
   with worker processes that hand batches back through shared memory
@@ -25,6 +27,7 @@ from glasstorch.utils.data.dataset import (
     TensorDataset,
     random_split,
 )
+from glasstorch.utils.data.distributed import DistributedSampler
 from glasstorch.utils.data.sampler import (
     BatchSampler,
     RandomSampler,
@@ -41,6 +44,7 @@ __all__ = [
     "ConcatDataset",
     "DataLoader",
     "Dataset",
+    "DistributedSampler",
     "IterableDataset",
     "RandomSampler",
     "Sampler",
