@@ -198,7 +198,7 @@ def test_launcher_command_line_for_open_mpi():
     if os.geteuid() == 0:  # root in a container: Open MPI refuses without these
         assert environment["OMPI_ALLOW_RUN_AS_ROOT"] == "1"
         assert environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] == "1"
-    assert environment["OMPI_MCA_mpi_yield_when_idle"] == "1"  # more ranks than cores
+    assert environment["OMPI_MCA_mpi_yield_when_idle"] == "1"  # fewer than two cores per rank
     assert Path(launcher.find_mpiexec()).name in ("mpiexec", "mpirun")
 
 

@@ -30,7 +30,7 @@ the communication thread keeps a core busy checking for arriving bytes, so a
 rank computing beside it has one core fewer. With as many ranks as cores that
 competes with the computation (Open MPI's ``mpi_yield_when_idle`` makes the
 poll give the core away between checks; the launcher sets it when there are
-more ranks than cores). NCCL avoids the question on GPUs: its collectives are
+fewer than two cores per rank). NCCL avoids the question on GPUs: its collectives are
 kernels, and the host thread does not take part.
 """
 
