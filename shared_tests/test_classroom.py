@@ -32,6 +32,7 @@ if sys.version_info < (3, 11):  # the course file is TOML (tomllib)
     pytest.skip("the classroom tools need Python 3.11", allow_module_level=True)
 
 from glasstorch.classroom import release  # noqa: E402
+from glasstorch.classroom import sandbox as sandbox_module  # noqa: E402
 from glasstorch.classroom.__main__ import main  # noqa: E402
 from glasstorch.classroom.check import check, sync  # noqa: E402
 from glasstorch.classroom.course import CourseError, load_course, parse_course  # noqa: E402
@@ -915,6 +916,44 @@ def test_the_test_process_runs_as_an_unprivileged_user_in_a_private_home(tiny, t
         tiny, tmp_path, _attack(tiny, "probe", PROBE.format(classroom=classroom))
     )
     assert results["score"] == 4, results["tests"][0]["output"]
+
+
+SPAWN = """
+import subprocess, sys
+started = subprocess.run([sys.executable, "-c", "print(2 + 2)"], capture_output=True, text=True)
+assert started.stdout.strip() == "4", (sys.executable, started.stderr)
+return a + b
+"""
+
+
+def _closed_folders_above(path: str) -> dict[str, tuple[int, bytes | None]]:
+    """The folders above ``path`` that other users may not enter, with mode and access list."""
+    found = {}
+    path = os.path.realpath(path)
+    while os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+        if not os.stat(path).st_mode & stat.S_IXOTH:
+            found[path] = (os.stat(path).st_mode, sandbox_module._read_acl(path))
+    return found
+
+
+@needs_root
+def test_a_test_may_start_a_new_python_and_the_way_there_closes_again(tiny, tmp_path):
+    # The grading Python may sit below a folder closed to other users (here
+    # /root/.pyenv): the sandbox user is let through for the grading only.
+    before = _closed_folders_above(sys.executable)
+    results = _grade(tiny, _attack(tiny, "spawn", SPAWN), "spawn")
+    assert results["score"] == 4, results["tests"][0]["output"]
+    assert _closed_folders_above(sys.executable) == before
+
+
+def test_letting_a_user_through_adds_a_search_right_and_a_mask():
+    closed = sandbox_module._acl_entries(None, stat.S_IFDIR | 0o750)
+    entries = sandbox_module._with_user(closed, 61_000)
+    user, mask = sandbox_module._USER, sandbox_module._MASK
+    assert (user, 0o1, 61_000) in entries  # search, neither list nor write
+    assert (mask, 0o5, sandbox_module._NO_ID) in entries  # the group's r-x, and the search
+    assert sandbox_module._named(entries) == sorted([*closed, (user, 0o1, 61_000)])
 
 
 DAEMON = """

@@ -340,9 +340,11 @@ def grade(
     sandbox = Sandbox.open()
     if sandbox.note:
         log(sandbox.note)
+    sandbox.let_through(python or sys.executable)  # e.g. /root, above /root/.pyenv
     if not sandbox.can_run(python or sys.executable):
         log(
-            f"warning: the sandbox user cannot enter the folders of {python or sys.executable}: "
+            f"warning: the sandbox user cannot enter the folders of {python or sys.executable} "
+            "(no access lists on this file system?): "
             "the tests import through descriptors opened before the switch, but a test that "
             "starts a new Python (multiprocessing's spawn) fails. Install the grading Python "
             "where every user may read it (setup.sh's /autograder/venv on Gradescope is)."

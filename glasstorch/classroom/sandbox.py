@@ -12,6 +12,11 @@ do CI containers), every test process
   gradings on one machine never share one; no supplementary groups;
 * starts in a private, empty home folder (its ``HOME``, ``TMPDIR`` and current
   folder), the only place it may write;
+* may pass through (search, not list) the folders on the way to the grading
+  Python when one of them is closed to other users (``/root`` when Python is
+  ``/root/.pyenv/...``): :meth:`Sandbox.let_through` adds an access-list entry
+  naming the sandbox user alone, for the grading's duration, so that a test
+  may start a new Python (multiprocessing's spawn);
 * sees the grader's files owned by root: the package and the tests it runs are
   read-only (:func:`Sandbox.share`), the hidden tests and the autograder's
   own ``.classroom`` folder unreadable (:func:`Sandbox.hide`). A process of
@@ -42,9 +47,10 @@ import resource
 import shutil
 import signal
 import stat
+import struct
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: The sandbox users' ids: FIRST_UID, FIRST_UID + 1, ... (no account has them).
 FIRST_UID = 61_000
@@ -73,6 +79,8 @@ class Sandbox:
     _lock: int | None = None
     #: Why there is no sandbox user although the grader is root (for the log).
     note: str = ""
+    #: The folders :meth:`let_through` opened, with their access lists before.
+    _opened: list[tuple[str, bytes | None, int]] = field(default_factory=list)
 
     @classmethod
     def open(cls, memory_limit: int = MEMORY_LIMIT) -> Sandbox:
@@ -94,9 +102,70 @@ class Sandbox:
     def close(self) -> None:
         """Kill what is left of the sandbox user and give the user back."""
         self.sweep()
+        self._close_ways()
         if self._lock is not None:
             os.close(self._lock)
             self._lock = None
+
+    def let_through(self, python: str) -> list[str]:
+        """Let the sandbox user search the closed folders on the way to ``python``.
+
+        A folder that other users may not enter (no ``x`` for others, such as
+        ``/root``) gets one POSIX access-list entry: the sandbox user may search
+        it (open a name it knows), not list it. The files keep their own
+        permissions. :meth:`close` takes the entries away again. Returns the
+        folders opened (nothing when not root, or on a file system without
+        access lists, where :meth:`can_run` then says what fails)."""
+        if self.uid is None:
+            return []
+        import sysconfig
+
+        needed = {os.path.realpath(python), sys.prefix, sys.base_prefix}
+        needed.update(sysconfig.get_paths().values())
+        closed = set()
+        for path in needed:
+            path = os.path.realpath(path)
+            while True:
+                parent = os.path.dirname(path)
+                if os.path.isdir(path) and not os.stat(path).st_mode & stat.S_IXOTH:
+                    closed.add(path)
+                if parent == path:
+                    break
+                path = parent
+        opened = []
+        for folder in sorted(closed):
+            try:
+                before = _read_acl(folder)
+                mode = os.stat(folder).st_mode
+                entries = _acl_entries(before, mode)
+                if (_USER, self.uid) not in {(tag, uid) for tag, _, uid in entries}:
+                    _write_acl(folder, _with_user(entries, self.uid))
+            except OSError:
+                continue  # no access lists here: can_run reports what that costs
+            self._opened.append((folder, before, mode))
+            opened.append(folder)
+        return opened
+
+    def _close_ways(self) -> None:
+        """Take back what :meth:`let_through` gave, leaving other entries as found."""
+        while self._opened:
+            folder, before, mode = self._opened.pop()
+            try:
+                now = _acl_entries(_read_acl(folder), os.stat(folder).st_mode)
+                ours = [
+                    (tag, perm, uid) for tag, perm, uid in now if (tag, uid) == (_USER, self.uid)
+                ]
+                rest = [entry for entry in now if entry not in ours]
+                if _named(rest) == _named(_acl_entries(before, mode)):  # as found
+                    if before is None:  # no list then: only the old mode bits
+                        os.removexattr(folder, _ACL_NAME)
+                        os.chmod(folder, stat.S_IMODE(mode))
+                    else:
+                        os.setxattr(folder, _ACL_NAME, before)
+                elif ours:  # another grading added its own entry meanwhile: keep it
+                    _write_acl(folder, rest)
+            except OSError:
+                pass
 
     def can_run(self, python: str) -> bool:
         """Whether the sandbox user can start ``python`` and read its standard library.
@@ -266,6 +335,63 @@ def _reach_import_folders(folders: dict[str, int]) -> None:
         search = getattr(module, "__path__", None)
         if isinstance(search, list):  # a package's submodules are looked for there
             search[:] = [reach(entry) for entry in search]
+
+
+# POSIX access lists as Linux keeps them, in a folder's ``system.posix_acl_access``
+# attribute: a version number, then (tag, permissions, id) entries sorted by tag
+# and id. A folder without the attribute has only its mode bits, which are the
+# same list with three entries (owner, group, others).
+_ACL_NAME = "system.posix_acl_access"
+_ACL_VERSION = 2
+_USER_OBJ, _USER, _GROUP_OBJ, _GROUP, _MASK, _OTHER = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+_NO_ID = 0xFFFFFFFF
+_SEARCH = 0o1
+
+
+def _read_acl(folder: str) -> bytes | None:
+    """The folder's access list as stored, or None when it has only mode bits."""
+    try:
+        return os.getxattr(folder, _ACL_NAME)
+    except OSError as error:
+        if error.errno == errno.ENODATA:
+            return None
+        raise
+
+
+def _acl_entries(raw: bytes | None, mode: int) -> list[tuple[int, int, int]]:
+    """The (tag, permissions, id) entries of a stored list, or of the mode bits."""
+    if raw is None:
+        return [
+            (_USER_OBJ, (mode >> 6) & 7, _NO_ID),
+            (_GROUP_OBJ, (mode >> 3) & 7, _NO_ID),
+            (_OTHER, mode & 7, _NO_ID),
+        ]
+    count = (len(raw) - 4) // 8
+    return [struct.unpack_from("<HHI", raw, 4 + 8 * i) for i in range(count)]
+
+
+def _with_user(entries: list[tuple[int, int, int]], uid: int) -> list[tuple[int, int, int]]:
+    """``entries`` plus "user ``uid`` may search", with the mask that lets it through.
+
+    A list with named users needs a mask entry (the most any of them, or the
+    owning group, gets); without one, the mask is the owning group's rights,
+    so nobody else gains anything but the new entry's search right."""
+    group = next(perm for tag, perm, _ in entries if tag == _GROUP_OBJ)
+    masks = [perm for tag, perm, _ in entries if tag == _MASK]
+    mask = (masks[0] if masks else group) | _SEARCH
+    kept = [entry for entry in entries if entry[0] != _MASK]
+    return [*kept, (_USER, _SEARCH, uid), (_MASK, mask, _NO_ID)]
+
+
+def _named(entries: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """The entries but the mask (which follows from the others)."""
+    return sorted(entry for entry in entries if entry[0] != _MASK)
+
+
+def _write_acl(folder: str, entries: list[tuple[int, int, int]]) -> None:
+    entries = sorted(entries, key=lambda entry: (entry[0], entry[2]))
+    packed = b"".join(struct.pack("<HHI", *entry) for entry in entries)
+    os.setxattr(folder, _ACL_NAME, struct.pack("<I", _ACL_VERSION) + packed)
 
 
 def limit(memory: int, processes: int | None = None) -> None:
