@@ -73,7 +73,8 @@ def view(strided: Strided):
         _TEMPLATES[key] = template
     native = ffi.new(_VIEW_TYPE, template[0])
     native.data = ffi.from_buffer(buffer)
-    native.offset = strided.offset
+    if strided.offset:  # the template's offset is 0, as most views' is
+        native.offset = strided.offset
     strided.native = native
     return native
 

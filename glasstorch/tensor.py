@@ -537,8 +537,9 @@ class Tensor:
         self._check_one_element(RuntimeError)
         if self._storage.device is CUDA0:  # a device-to-host copy, which waits for the device
             return self.cpu().item()
-        buffer = memoryview(self._storage.buffer)
-        return self.dtype.to_python(buffer[self._offset])
+        # The buffer is a flat NumPy array: its item(i) is element i as the Python
+        # number of the element's kind (float, int or bool).
+        return self._storage.buffer.item(self._offset)
 
     def tolist(self):
         """The values as (nested) Python lists of numbers (copied to the host first)."""

@@ -18,7 +18,7 @@ from glasstorch import _dtype
 from glasstorch._dispatch import MIXED_DEVICES
 from glasstorch._shape import broadcast_shapes, contiguous_strides, normalize_dim, normalize_dims
 from glasstorch._tier import kernels
-from glasstorch.autograd.function import Function
+from glasstorch.autograd.function import Function, records_nothing
 from glasstorch.autograd.grad_mode import is_grad_enabled
 from glasstorch.ops import inplace
 from glasstorch.ops.core import (
@@ -31,7 +31,7 @@ from glasstorch.ops.core import (
 )
 from glasstorch.ops.creation import arange, ones, zeros
 from glasstorch.ops.inplace import destination
-from glasstorch.ops.views import alias, select
+from glasstorch.ops.views import _selected, alias, select
 from glasstorch.tensor import Tensor, empty_tensor
 
 # ------------------------------------------------------------ index checks
@@ -797,6 +797,10 @@ def getitem(x: Tensor, key) -> Tensor:
         )
     index = _single_integer(key) if x._shape else None
     if index is not None and -x._shape[0] <= index < x._shape[0]:
+        if records_nothing(x):
+            # select's own shortcut, taken here: dim 0 and the index are known
+            # good, so its checks would find nothing.
+            return _selected(x, 0, index % x._shape[0])
         return select(x, 0, index)
     view, advanced = _apply_basic(x, _normalize_key(key))
     if not advanced:

@@ -129,7 +129,7 @@ class LSTMLayer(Function):
                 _slot(cs, before)._strided(),
             )
             dc = d_c_prev
-            dh = d_gates.matmul(w_hh)
+            dh = compute_matmul(d_gates, w_hh)  # no graph to record: grad mode is off here
         d_w_hh = d_b_hh = None
         if ctx.needs_input_grad[3]:
             # One product over all steps: dW_hh = sum_t dgates_t^T h_{t-1}; the
