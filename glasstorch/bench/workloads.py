@@ -38,7 +38,8 @@ class BackendUnavailable(Exception):
 
 @dataclass(frozen=True)
 class Target:
-    """A speed target from issue 4, for the fast tier against PyTorch.
+    """A speed target for the fast tier against PyTorch (the issues' words; issue 26
+    raised the models', the one-element add's and the 0-d index's to today's).
 
     Both bounds are on the **time ratio** fast / torch (lower is better): a
     throughput target of 0.5x PyTorch is a time ratio of at most 2.0.
@@ -894,12 +895,12 @@ def resnet20_step(batch: int = 32, target: Target | None = None) -> Workload:
 MATMUL_TARGET = Target("1.0x PyTorch's throughput (first bar 0.5x)", goal=1.0, first_bar=2.0)
 MLP_TARGET = Target("at most PyTorch's time (first bar 1.25x)", goal=1.0, first_bar=1.25)
 ADD_TARGET = Target("0.9x PyTorch's bandwidth or better", goal=1 / 0.9)
-OVERHEAD_TARGET = Target("within 3x PyTorch's per-op time", goal=3.0)
-INDEX_TARGET = Target("within 5x PyTorch's per-op time", goal=5.0)
-LSTM_TARGET = Target("at most 1.25x PyTorch's time (first bar 2x)", goal=1.25, first_bar=2.0)
+OVERHEAD_TARGET = Target("within 2x PyTorch's per-op time (first bar 3x)", goal=2.0, first_bar=3.0)
+INDEX_TARGET = Target("within 1.2x PyTorch's per-op time (first bar 5x)", goal=1.2, first_bar=5.0)
+LSTM_TARGET = Target("at most PyTorch's time (first bar 1.25x)", goal=1.0, first_bar=1.25)
 GPT_TARGET = Target("at most PyTorch's time (first bar 1.5x)", goal=1.0, first_bar=1.5)
 LENET_TARGET = Target("at most PyTorch's time (first bar 1.5x)", goal=1.0, first_bar=1.5)
-RESNET_TARGET = Target("at most 1.25x PyTorch's time (first bar 2x)", goal=1.25, first_bar=2.0)
+RESNET_TARGET = Target("at most PyTorch's time (first bar 1.25x)", goal=1.0, first_bar=1.25)
 
 
 def workload_registry(quick: bool = False) -> list[Workload]:
