@@ -23,8 +23,9 @@ class _RecordingFunction:
     def __init__(self):
         self.calls = []
 
-    def __call__(self, grid, block, args):
+    def __call__(self, grid, block, args, shared_mem=0):
         self.calls.append((grid, block, args))
+        self.shared_mem = shared_mem
 
 
 class _Stream:
@@ -52,6 +53,14 @@ def test_launch_converts_pointers_and_scalars_by_parameter_type():
     assert (grid, block) == ((2, 1, 1), (128, 1, 1))
     assert [type(a) for a in args] == [np.uint64, np.uint64, np.int64]
     assert [int(a) for a in args] == [4096, 8192, 100]
+    assert function.shared_mem == 0
+
+
+def test_launch_passes_the_dynamic_shared_memory_size():
+    function = _RecordingFunction()
+    kernel = _Kernel(function, [("float *", "out")])
+    _driver_without_gpu().launch(kernel, (1, 1, 1), (64, 1, 1), (4096,), _Stream(), shared_mem=256)
+    assert function.shared_mem == 256
 
 
 @pytest.mark.parametrize("args", [(1, 2), (1, 2, 3, 4)])

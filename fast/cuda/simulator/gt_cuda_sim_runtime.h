@@ -136,8 +136,9 @@ void gt_sim_run_grid(gt_sim_dim3 grid, gt_sim_dim3 block, const gt_sim_launch_co
                      void (*body)(void *), void *args);
 /* Take the first error recorded since the last call: 1 (and *out filled) or 0. */
 int gt_sim_take_error(gt_sim_error *out);
-/* The caching allocator hands out [ptr, ptr + nbytes): its contents are undefined. */
-void gt_sim_note_allocation(void *ptr, size_t nbytes);
+/* The caching allocator hands out [ptr, ptr + nbytes) for use on `stream`: once the
+ * stream gets there, its contents are undefined and memcheck knows its size. */
+void gt_sim_note_allocation(void *ptr, size_t nbytes, gt_sim_stream *stream);
 
 /* ---- used by the kernel-side header ---- */
 const gt_sim_thread_info *gt_sim_self(void);
