@@ -241,7 +241,7 @@ def rewrite_shared(text: str) -> str:
                     names.append((piece_start + found[0].start(1), found[0].group(1)))
                 piece_start = at + 1
         declaration = text[last : end + 1]
-        for position, name in reversed(names):  # rename: name -> gt_shared_name
+        for position, _ in reversed(names):  # rename: name -> gt_shared_name
             position -= last
             declaration = f"{declaration[:position]}gt_shared_{declaration[position:]}"
         aliases = "".join(
