@@ -154,8 +154,12 @@ void *gt_sim_malloc(size_t nbytes) {
     return result;
 }
 
+void gt_sim_device_synchronize(void);
+
 void gt_sim_free(void *ptr) {
     if (!ptr) return;
+    /* As cudaFree, wait for the device first: a kernel still queued may use the memory. */
+    gt_sim_device_synchronize();
     pthread_mutex_lock(&g_mem_lock);
     size_t offset = (size_t)((char *)ptr - g_arena);
     range **link = &g_used_ranges;

@@ -7,7 +7,8 @@
  *
  *   device memory  gt_sim_malloc / gt_sim_free / gt_sim_mem_get_info: a fixed
  *                  arena (1 GiB, or GLASSTORCH_SIM_MEMORY=<bytes>), first fit;
- *                  gt_sim_malloc returns NULL when it is full.
+ *                  gt_sim_malloc returns NULL when it is full; gt_sim_free waits
+ *                  for every stream first, as cudaFree does.
  *   streams        gt_sim_stream_create: a worker thread running a FIFO queue of
  *                  launches, copies and event records in order, so the host
  *                  runs ahead. NULL means the default stream (which, unlike
