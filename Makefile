@@ -60,7 +60,11 @@ lint: $(TEST_STAMP)
 # Runs the suite once for every tier that implements the whole kernel contract
 # (as `python -m glasstorch.tiers` lists them), and fails if any tier fails.
 # Then the tests marked `cuda` run once more with the CUDA simulator as the
-# device (GLASSTORCH_CUDA=simulator), over the fast tier only: the simulator
+# device (GLASSTORCH_CUDA=simulator), and the kernel tests (test_cuda_kernels.py,
+# every kernel family) once again with every kernel of fast/cuda built with the
+# sanitizer's checks (GLASSTORCH_SIM_CHECK=all: no report may come from
+# glasstorch's own kernels; checked kernels run 5-11x slower, so not the whole
+# device suite), over the fast tier only: the simulator
 # compiles the .cu kernels with the host C++ compiler, which the fast tier needs
 # anyway, and the device code is the same whichever CPU tier runs beside it.
 # Last, the whole conformance suite runs with its inputs on the simulated device
@@ -94,6 +98,10 @@ test: lint
 	  echo "========= device tests: GLASSTORCH_TIER=fast GLASSTORCH_CUDA=simulator ========="; \
 	  GLASSTORCH_TIER=fast GLASSTORCH_CUDA=simulator $(PY) -m pytest -m cuda shared_tests -q \
 	    || failed="$$failed fast+simulator"; \
+	  echo ""; \
+	  echo "== the kernel tests with every kernel checked by the sanitizer: GLASSTORCH_SIM_CHECK=all =="; \
+	  GLASSTORCH_SIM_CHECK=all GLASSTORCH_TIER=fast GLASSTORCH_CUDA=simulator $(PY) -m pytest \
+	    -m cuda shared_tests/test_cuda_kernels.py -q || failed="$$failed fast+simulator(checked)"; \
 	  echo ""; \
 	  echo "== conformance suite on the device: GLASSTORCH_CUDA=simulator --device=cuda =="; \
 	  GLASSTORCH_TIER=fast GLASSTORCH_CUDA=simulator $(PY) -m pytest shared_tests -q \

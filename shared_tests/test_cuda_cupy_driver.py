@@ -96,6 +96,13 @@ def test_launch_converts_pointers_and_scalars_by_parameter_type():
     assert [int(a) for a in args] == [4096, 8192, 100]
 
 
+def test_launch_passes_the_dynamic_shared_memory_size():
+    function = _RecordingFunction()
+    kernel = _Kernel(function, [("float *", "out")])
+    _driver_without_gpu().launch(kernel, (1, 1, 1), (64, 1, 1), (4096,), _Stream(), shared_mem=256)
+    assert function.calls[0][3] == 256
+
+
 @pytest.mark.parametrize("args", [(1, 2), (1, 2, 3, 4)])
 def test_launch_with_the_wrong_number_of_arguments_raises(args):
     function = _RecordingFunction()

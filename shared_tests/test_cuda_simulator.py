@@ -15,6 +15,7 @@ import pytest
 from cuda_support import EXAMPLES_CU, SimulatorDevice, example_binary_ops
 
 from glasstorch._gpu.allocator import CachingAllocator, DeviceOutOfMemory, OutOfMemoryError
+from glasstorch._gpu.sanitizer import SynccheckError
 from glasstorch.fast.cuda.simulator.simulator import Event, SimulatorError, Stream, get_simulator
 from glasstorch.fast.cuda.sources import CUDA_DIR, kernel_signatures
 
@@ -220,7 +221,7 @@ def test_warp_shuffles_and_ballot(kernels, device):
 def test_a_deadlocked_block_is_reported(kernels, device):
     out = device.zeros(1, np.int32)
     kernels.get_function("deadlock")(1, 32, (out,))
-    with pytest.raises(SimulatorError, match="deadlock"):
+    with pytest.raises(SynccheckError, match="deadlock"):
         get_simulator().synchronize()
 
 

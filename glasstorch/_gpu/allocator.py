@@ -515,7 +515,7 @@ class CachingAllocator:
     def _hand_out(self, block: Block, requested: int) -> None:
         note = getattr(self.device, "note_allocation", None)
         if note is not None:  # a device that checks kernels' accesses (the simulator)
-            note(block.ptr, requested)
+            note(block.ptr, requested, block.stream)
         block.allocated = True
         block.requested_size = requested
         self._allocated[block.ptr] = block

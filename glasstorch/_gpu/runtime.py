@@ -45,11 +45,12 @@ class _DriverDevice:
     def raw_free(self, ptr: int) -> None:
         self.driver.free(ptr)
 
-    def note_allocation(self, ptr: int, nbytes: int) -> None:
-        # The simulator's sanitizer learns each block's size; other drivers need not.
+    def note_allocation(self, ptr: int, nbytes: int, stream: int) -> None:
+        # The simulator's sanitizer learns each block's size, in the order of the
+        # block's stream (kernels queued before still see the previous block there).
         note = getattr(self.driver, "note_allocation", None)
         if note is not None:
-            note(ptr, nbytes)
+            note(ptr, nbytes, stream_handles[stream])
 
     def new_event(self) -> Any:
         return self.driver.create_event()

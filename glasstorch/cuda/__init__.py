@@ -28,6 +28,14 @@ from __future__ import annotations
 from typing import Any
 
 from glasstorch._gpu import runtime as _runtime
+from glasstorch._gpu.sanitizer import (
+    InitcheckError,
+    KernelFault,
+    MemcheckError,
+    RacecheckError,
+    SanitizerError,
+    SynccheckError,
+)
 from glasstorch.cuda._device import active_driver as _driver
 from glasstorch.cuda._device import device_count
 from glasstorch.cuda._device import device_index as _index
@@ -198,16 +206,6 @@ def manual_seed_all(seed: int) -> None:
     manual_seed(seed)
 
 
-_SANITIZER_ERRORS = (
-    "SanitizerError",
-    "MemcheckError",
-    "RacecheckError",
-    "SynccheckError",
-    "InitcheckError",
-    "KernelFault",
-)
-
-
 def __getattr__(name: str):
     # RawKernel and RawModule (CuPy's API for your own kernels) live in
     # raw_kernels, which needs the Tensor class: imported when first asked for.
@@ -215,9 +213,4 @@ def __getattr__(name: str):
         from glasstorch.cuda import raw_kernels
 
         return getattr(raw_kernels, name)
-    if name in _SANITIZER_ERRORS:
-        # The CUDA simulator's sanitizer reports (docs/guide/gpu.md), defined beside it.
-        from glasstorch.fast.cuda.simulator import simulator
-
-        return getattr(simulator, name)
     raise AttributeError(f"module 'glasstorch.cuda' has no attribute {name!r}")

@@ -51,6 +51,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from glasstorch._gpu.sanitizer import ALL_CHECKS, check_mask
 from glasstorch.cuda._device import active_driver as _driver
 from glasstorch.cuda.streams import Stream, current_stream
 from glasstorch.tensor import Tensor
@@ -94,8 +95,6 @@ class RawModule:
         self.options = tuple(options)
         driver = _driver()
         if driver.name == "simulator":
-            from glasstorch.fast.cuda.simulator.simulator import ALL_CHECKS, check_mask
-
             setting = sim_check if sim_check is not None else os.environ.get("GLASSTORCH_SIM_CHECK")
             filename = str(path) if path is not None else _filename
             self._compiled = driver.compile_source(

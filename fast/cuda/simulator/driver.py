@@ -107,9 +107,9 @@ class SimulatorDriver(Driver):
     ) -> None:
         kernel(grid, block, args, stream=stream, shared_mem=shared_mem, extents=extents)
 
-    def note_allocation(self, ptr: int, nbytes: int) -> None:
-        """The caching allocator handed out a block (for the sanitizer's checks)."""
-        self.sim.note_allocation(ptr, nbytes)
+    def note_allocation(self, ptr: int, nbytes: int, stream: Any) -> None:
+        """The caching allocator handed out a block for ``stream`` (for the sanitizer)."""
+        self.sim.note_allocation(ptr, nbytes, stream)
 
     # ---- streams
     def create_stream(self, priority: int = 0) -> Any:

@@ -26,9 +26,15 @@
  *   time (blocks of kernels on other streams run on other OS threads, so they
  *   get their own copy). With one OS thread per CUDA thread, thread_local
  *   would instead give every CUDA thread its own copy, which is wrong.
+ *   The preprocessing pass (simulator.py) registers each declaration, and the
+ *   runtime fills the variable with 0xff bytes the first time each block runs
+ *   it: shared memory starts undefined in every block, as on a GPU, instead of
+ *   keeping the last block's values. `extern __shared__ T name[];` becomes a
+ *   gt_sim_dynamic_shared<T>, the block's `shared_mem` bytes.
  * - A warp shuffle is two warp barriers: every lane stores its value in the
- *   warp's 32 slots, waits for its warp, reads the slot it wants, and waits
- *   again so no lane overwrites a slot another lane has yet to read.
+ *   warp's 32 slots, waits for the lanes its mask names, reads the slot it
+ *   wants, and waits again so no lane overwrites a slot another lane has yet to
+ *   read. Only the mask's lanes wait for each other: a partial mask is valid.
  * - Atomics are compare-and-swap loops (__atomic builtins), correct even when
  *   kernels on two streams touch the same memory at the same time.
  *
@@ -42,11 +48,32 @@
  *   so code that relies on implicit warp synchrony without __syncwarp() or a
  *   *_sync intrinsic may see other results (as it may on Volta and later).
  * - Blocks run one at a time per stream, so a kernel that waits for another
- *   block of the same grid (a grid-wide spin lock) never finishes.
- * - No dynamic shared memory (`extern __shared__`), no textures, no
- *   cooperative groups, no device-side launch, no half types; the <<<...>>>
- *   launch syntax is not available: the host launches through the runtime.
+ *   block of the same grid (a grid-wide spin lock) never finishes (Ctrl-C
+ *   stops it: the host waits in slices and interrupts the worker).
+ * - No textures, no cooperative groups, no device-side launch, no half types;
+ *   the <<<...>>> launch syntax is not available: the host launches through
+ *   the runtime. Dynamic shared memory is limited to 48 KiB with the static
+ *   (no opt-in attribute).
  * - Speed says nothing about a GPU's.
+ *
+ * The sanitizer (GLASSTORCH_SIM_CHECK; on by default for RawKernel/RawModule)
+ * -------------------------------------------------------------------------
+ * A checked kernel is a second build of the same source, with -DGT_SIM_CHECK
+ * and the compiler's instrumentation: -fsanitize=kernel-address makes every
+ * load and store call __asan_load<N>/__asan_store<N>(address), and
+ * -fsanitize=bounds,alignment,null,integer-divide-by-zero calls
+ * __ubsan_handle_*(static source position, ...) before a bad index, a
+ * misaligned or null pointer, a division by zero. No sanitizer library is
+ * linked: gt_cuda_sim_runtime.c defines those entry points and checks each
+ * access against the launch's allocations (memcheck), shadow "undefined" bits
+ * (initcheck), and the barrier epoch of each word's last writer and reader
+ * (racecheck); the barriers below check that every thread reaches the same
+ * __syncthreads and that *_sync masks name lanes that arrive (synccheck). The
+ * call sites' lines come from __builtin_LINE() default arguments (barriers,
+ * shuffles) or from the access's code address (addr2line, on the host).
+ * Faults (SIGSEGV, SIGFPE, SIGILL, a stack overflow into a coroutine's guard)
+ * are caught with or without checks. The first report of a launch stops it
+ * and is raised at the next synchronize.
  */
 #ifndef GT_CUDA_SIM_H
 #define GT_CUDA_SIM_H
@@ -90,11 +117,22 @@ static constexpr int warpSize = 32;
 
 /* ---- shared memory ----
  * The simulator's preprocessing pass (simulator.py) rewrites each
- * `extern __shared__ T name[];` into `static gt_sim_dynamic_shared<T> name;`, and follows
- * each `__shared__` declaration inside a function with a call of
- * gt_sim_shared_declared(&name, sizeof name, "name"), which poisons the variable's
- * memory the first time a block runs the declaration (shared memory is undefined at
- * the start of every block) and lets the checks find it. */
+ * `extern __shared__ T name[];` into `static gt_sim_dynamic_shared<T> name;`, and each
+ * `__shared__ T name[N];` inside a function into `__shared__ T gt_shared_name[N];
+ * auto &name = *gt_sim_shared_alias(&gt_shared_name, "name");`. The alias registers
+ * the variable: the runtime poisons its memory the first time a block runs the
+ * declaration (shared memory is undefined at the start of every block) and the
+ * checks find it. In a checked build the alias also hides the address from the
+ * compiler, whose instrumentation skips accesses it can prove in bounds (a
+ * scalar, a constant index): racecheck and initcheck must see every access. */
+template <typename T>
+inline T *gt_sim_shared_alias(T *variable, const char *name) {
+    gt_sim_shared_declared(variable, sizeof(T), name);
+#ifdef GT_SIM_CHECK
+    __asm__("" : "+r"(variable)); /* an address the compiler cannot see through */
+#endif
+    return variable;
+}
 template <typename T>
 struct gt_sim_dynamic_shared {
     T *data() const { return static_cast<T *>(gt_sim_dynamic_shared_memory()); }

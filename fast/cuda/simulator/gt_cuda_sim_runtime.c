@@ -154,8 +154,12 @@ void *gt_sim_malloc(size_t nbytes) {
     return result;
 }
 
+void gt_sim_device_synchronize(void);
+
 void gt_sim_free(void *ptr) {
     if (!ptr) return;
+    /* As cudaFree, wait for the device first: a kernel still queued may use the memory. */
+    gt_sim_device_synchronize();
     pthread_mutex_lock(&g_mem_lock);
     size_t offset = (size_t)((char *)ptr - g_arena);
     range **link = &g_used_ranges;
@@ -208,7 +212,7 @@ void gt_sim_free(void *ptr) {
     pthread_mutex_unlock(&g_mem_lock);
 }
 
-void gt_sim_note_allocation(void *ptr, size_t nbytes) {
+static void note_now(void *ptr, size_t nbytes) {
     pthread_mutex_lock(&g_mem_lock);
     if (g_arena && (char *)ptr >= g_arena && (size_t)((char *)ptr - g_arena) < g_arena_size) {
         size_t offset = (size_t)((char *)ptr - g_arena), end = offset + nbytes;
@@ -480,6 +484,22 @@ void gt_sim_memset_async(void *dst, int value, size_t nbytes, gt_sim_stream *str
     gt_sim_enqueue(stream, run_copy, c, free);
 }
 
+typedef struct {
+    void *ptr;
+    size_t nbytes;
+} note_task;
+
+static void run_note(void *arg) {
+    note_task *n = arg;
+    note_now(n->ptr, n->nbytes);
+}
+
+void gt_sim_note_allocation(void *ptr, size_t nbytes, gt_sim_stream *stream) {
+    note_task *n = malloc(sizeof *n);
+    *n = (note_task){ptr, nbytes};
+    gt_sim_enqueue(stream, run_note, n, free);
+}
+
 /* =============================================================== events */
 
 /* One lock and condition for all events: simple, and events are rare. */
@@ -661,13 +681,28 @@ typedef struct {
     uint32_t write_epoch, read_epoch, write_sync, read_sync;
     void *write_pc, *read_pc;
     uint32_t read_value; /* the word when it was last read (see changed_since_read) */
+    uint8_t write_bytes, read_bytes; /* which bytes of the word those accesses touched */
 } race_word;
 
 /* The compiler checks an address once per basic block: in `x = x + 1` only the read
  * calls the runtime. So a word that changed since another thread read it, with no
  * write seen in between, was written by that thread (an unseen write). */
-#define GT_CHANGED_SINCE_READ(w, address) \
-    ((w)->read_value != *(const volatile uint32_t *)(address))
+#define GT_CHANGED_SINCE_READ(w, address, bytes) \
+    (((w)->read_value ^ *(const volatile uint32_t *)(address)) & byte_bits(bytes))
+
+/* The bytes of word `word` that the access [offset, offset + size) touches, as 4 bits. */
+static inline uint8_t word_bytes(size_t word, size_t offset, size_t size) {
+    uint8_t bytes = 0;
+    for (size_t b = 0; b < 4; b++)
+        if (word * 4 + b >= offset && word * 4 + b < offset + size) bytes |= (uint8_t)(1u << b);
+    return bytes;
+}
+static inline uint32_t byte_bits(uint8_t bytes) {
+    uint32_t bits = 0;
+    for (int b = 0; b < 4; b++)
+        if (bytes & (1u << b)) bits |= 0xffu << (8 * b);
+    return bits;
+}
 
 typedef struct {
     char *base;              /* the variable's first byte */
@@ -1232,17 +1267,18 @@ static void shared_access(block_state *blk, shared_region *r, uintptr_t address,
              * both threads are lanes of one warp that has synchronized since. */
 #define GT_ORDERED(t, sync) ((t) / WARP == tid / WARP && (sync) != ws->syncs)
             const char *word_address = r->base + word * 4;
-            if (w->write_epoch == blk->epoch && w->writer != tid &&
+            uint8_t bytes = word_bytes(word, offset, size);
+            if (w->write_epoch == blk->epoch && w->writer != tid && (w->write_bytes & bytes) &&
                 !GT_ORDERED(w->writer, w->write_sync)) {
                 hazard = write ? "Write-after-write" : "Read-after-write";
                 other = w->writer, other_pc = w->write_pc;
             } else if (w->read_epoch == blk->epoch && w->reader != tid &&
                        !GT_ORDERED(w->reader, w->read_sync) &&
-                       GT_CHANGED_SINCE_READ(w, word_address)) {
+                       GT_CHANGED_SINCE_READ(w, word_address, w->read_bytes & bytes)) {
                 hazard = write ? "Write-after-write" : "Read-after-write";
                 other = w->reader, other_pc = w->read_pc;
             } else if (write && w->read_epoch == blk->epoch && w->reader != tid &&
-                       !GT_ORDERED(w->reader, w->read_sync)) {
+                       (w->read_bytes & bytes) && !GT_ORDERED(w->reader, w->read_sync)) {
                 hazard = "Write-after-read";
                 other = w->reader, other_pc = w->read_pc;
             }
@@ -1269,10 +1305,10 @@ static void shared_access(block_state *blk, shared_region *r, uintptr_t address,
             }
             if (write) {
                 w->writer = (uint16_t)tid, w->write_epoch = blk->epoch, w->write_sync = ws->syncs;
-                w->write_pc = (void *)pc;
+                w->write_pc = (void *)pc, w->write_bytes = bytes;
             } else {
                 w->reader = (uint16_t)tid, w->read_epoch = blk->epoch, w->read_sync = ws->syncs;
-                w->read_pc = (void *)pc;
+                w->read_pc = (void *)pc, w->read_bytes = bytes;
                 w->read_value = *(const volatile uint32_t *)word_address;
             }
         }
@@ -1291,6 +1327,7 @@ typedef struct {
     uint16_t writer, reader;
     uint16_t write_epoch, read_epoch;
     uint32_t read_value; /* as race_word's */
+    uint8_t write_bytes, read_bytes;
 } global_race_word;
 static global_race_word *g_global_race; /* one per word of the arena, reserved on first use */
 static pthread_once_t g_global_race_once = PTHREAD_ONCE_INIT;
@@ -1315,15 +1352,17 @@ static void global_race(block_state *blk, size_t offset, size_t size, int write,
         const char *hazard = NULL;
         unsigned other = 0;
         const char *word_address = g_arena + word * 4;
-        if (w->write_block == serial && w->write_epoch == epoch && w->writer != tid) {
+        uint8_t bytes = word_bytes(word, offset, size);
+        if (w->write_block == serial && w->write_epoch == epoch && w->writer != tid &&
+            (w->write_bytes & bytes)) {
             hazard = write ? "Write-after-write" : "Read-after-write";
             other = w->writer;
         } else if (w->read_block == serial && w->read_epoch == epoch && w->reader != tid &&
-                   GT_CHANGED_SINCE_READ(w, word_address)) {
+                   GT_CHANGED_SINCE_READ(w, word_address, w->read_bytes & bytes)) {
             hazard = write ? "Write-after-write" : "Read-after-write";
             other = w->reader;
         } else if (write && w->read_block == serial && w->read_epoch == epoch &&
-                   w->reader != tid) {
+                   w->reader != tid && (w->read_bytes & bytes)) {
             hazard = "Write-after-read";
             other = w->reader;
         }
@@ -1343,10 +1382,12 @@ static void global_race(block_state *blk, size_t offset, size_t size, int write,
                      me);
             fail(GT_SIM_ERROR_RACECHECK, what, detail, NULL, 0, pc);
         }
-        if (write) w->write_block = serial, w->writer = tid, w->write_epoch = epoch;
-        else {
+        if (write) {
+            w->write_block = serial, w->writer = tid, w->write_epoch = epoch;
+            w->write_bytes = bytes;
+        } else {
             w->read_block = serial, w->reader = tid, w->read_epoch = epoch;
-            w->read_value = *(const volatile uint32_t *)word_address;
+            w->read_value = *(const volatile uint32_t *)word_address, w->read_bytes = bytes;
         }
     }
 }

@@ -7,7 +7,8 @@
  *
  *   device memory  gt_sim_malloc / gt_sim_free / gt_sim_mem_get_info: a fixed
  *                  arena (1 GiB, or GLASSTORCH_SIM_MEMORY=<bytes>), first fit;
- *                  gt_sim_malloc returns NULL when it is full.
+ *                  gt_sim_malloc returns NULL when it is full; gt_sim_free waits
+ *                  for every stream first, as cudaFree does.
  *   streams        gt_sim_stream_create: a worker thread running a FIFO queue of
  *                  launches, copies and event records in order, so the host
  *                  runs ahead. NULL means the default stream (which, unlike
@@ -136,8 +137,9 @@ void gt_sim_run_grid(gt_sim_dim3 grid, gt_sim_dim3 block, const gt_sim_launch_co
                      void (*body)(void *), void *args);
 /* Take the first error recorded since the last call: 1 (and *out filled) or 0. */
 int gt_sim_take_error(gt_sim_error *out);
-/* The caching allocator hands out [ptr, ptr + nbytes): its contents are undefined. */
-void gt_sim_note_allocation(void *ptr, size_t nbytes);
+/* The caching allocator hands out [ptr, ptr + nbytes) for use on `stream`: once the
+ * stream gets there, its contents are undefined and memcheck knows its size. */
+void gt_sim_note_allocation(void *ptr, size_t nbytes, gt_sim_stream *stream);
 
 /* ---- used by the kernel-side header ---- */
 const gt_sim_thread_info *gt_sim_self(void);

@@ -53,6 +53,17 @@ from typing import Any
 from cffi import FFI
 
 from glasstorch._gpu.driver import DeviceOutOfMemory, format_size
+from glasstorch._gpu.sanitizer import (
+    ALL_CHECKS,
+    CHECKS,
+    InitcheckError,
+    KernelFault,
+    MemcheckError,
+    RacecheckError,
+    SanitizerError,
+    SynccheckError,
+    check_mask,
+)
 
 from ..sources import CUDA_DIR, CudaSourceError, cache_dir, digest, headers_text, kernel_signatures
 
@@ -71,6 +82,7 @@ __all__ = [
     "Module",
     "Simulator",
     "SimulatorError",
+    "ALL_CHECKS",
     "Stream",
     "check_mask",
     "float_arithmetic",
@@ -84,10 +96,6 @@ SIMULATOR_DIR = Path(__file__).resolve().parent
 
 #: The largest block, as on every GPU since compute capability 2.0.
 MAX_THREADS_PER_BLOCK = 1024
-
-#: The sanitizer's checks by name, as bits (gt_cuda_sim_runtime.h's GT_SIM_*).
-CHECKS = {"memcheck": 1, "racecheck": 2, "synccheck": 4, "initcheck": 8}
-ALL_CHECKS = 15
 
 #: The flags of a checked build: every load and store calls __asan_*, every array
 #: index, alignment and integer division calls __ubsan_handle_* (both defined by
@@ -132,7 +140,7 @@ typedef struct { unsigned int x, y, z; } gt_sim_dim3;
 const char *gt_sim_check_config(gt_sim_dim3 grid, gt_sim_dim3 block,
                                 unsigned long long dynamic_shared);
 int gt_sim_take_error(gt_sim_error *out);
-void gt_sim_note_allocation(void *ptr, size_t nbytes);
+void gt_sim_note_allocation(void *ptr, size_t nbytes, void *stream);
 int gt_sim_stream_wait(void *stream, int timeout_ms);
 int gt_sim_device_wait(int timeout_ms);
 int gt_sim_event_wait(void *event, int timeout_ms);
@@ -164,34 +172,6 @@ class SimulatorError(CudaSourceError):
     """A kernel launch or a simulator call went wrong (compile error, bad configuration, ...)."""
 
 
-class SanitizerError(SimulatorError):
-    """A bug the simulator's sanitizer found in a kernel (``glasstorch.cuda.SanitizerError``).
-
-    The message reads as compute-sanitizer's: the check, the access, the source line,
-    the kernel, the thread and block, and what was wrong with the address."""
-
-
-class MemcheckError(SanitizerError):
-    """An invalid memory access: out of bounds, misaligned, freed memory."""
-
-
-class RacecheckError(SanitizerError):
-    """A shared-memory hazard: two threads touch a word between the same two barriers."""
-
-
-class SynccheckError(SanitizerError):
-    """A barrier misused: divergent ``__syncthreads``, a bad ``*_sync`` mask, a deadlock."""
-
-
-class InitcheckError(SanitizerError):
-    """A read of memory that nothing has written."""
-
-
-class KernelFault(SanitizerError):
-    """A kernel crashed (segmentation fault, division by zero, stack overflow); the
-    process goes on. Raised with or without checks."""
-
-
 _ERROR_CLASSES = {
     1: (SimulatorError, ""),
     2: (MemcheckError, "memcheck"),
@@ -204,28 +184,6 @@ _INTERRUPT = 7
 
 #: How long one slice of a host wait lasts (ms): Ctrl-C is seen between slices.
 _POLL_MS = 100
-
-
-def check_mask(value: str | None, default: int) -> int:
-    """The checks named by ``value`` (``GLASSTORCH_SIM_CHECK``'s syntax: ``all``, ``off``
-    or names joined by commas), as a mask of :data:`CHECKS`; ``default`` when None or ''."""
-    if value is None or not value.strip():
-        return default
-    value = value.strip().lower()
-    if value in ("all", "on", "1", "true"):
-        return ALL_CHECKS
-    if value in ("off", "none", "0", "false"):
-        return 0
-    mask = 0
-    for name in value.split(","):
-        name = name.strip()
-        if name not in CHECKS:
-            raise ValueError(
-                f"unknown simulator check {name!r}: use all, off, or some of "
-                f"{', '.join(CHECKS)} joined by commas (GLASSTORCH_SIM_CHECK)"
-            )
-        mask |= CHECKS[name]
-    return mask
 
 
 def builtin_checks() -> int:
@@ -247,8 +205,12 @@ def rewrite_shared(text: str) -> str:
 
     * ``extern __shared__ T name[];`` becomes ``static gt_sim_dynamic_shared<T> name;``,
       which reads the block's dynamic shared memory (``shared_mem=`` bytes);
-    * ``__shared__ T name[...];`` inside a function is followed, on the same line, by
-      ``gt_sim_shared_declared(&name, sizeof name, "name");`` (see gt_cuda_sim.h).
+    * ``__shared__ T name[...];`` inside a function becomes
+      ``__shared__ T gt_shared_name[...]; auto &name = *gt_sim_shared_alias(&gt_shared_name,
+      "name");`` on the same line: the alias registers the variable with the runtime
+      (see gt_cuda_sim.h), and in a checked build hides its address from the
+      compiler, which would otherwise leave accesses it can prove in bounds
+      unchecked (and unseen by racecheck and initcheck).
 
     Comments and strings are left alone; no line is added or removed, so
     compiler messages and the sanitizer's reports keep the source's line numbers.
@@ -272,23 +234,29 @@ def rewrite_shared(text: str) -> str:
         depth = masked.count("{", 0, match.start()) - masked.count("}", 0, match.start())
         if depth <= 0:
             continue  # a file-scope variable: not poisoned per block
-        names = []
-        declaration = masked[match.end() : end]
-        level, piece = 0, ""
-        for char in declaration + ",":
+        # The declarators' names, by their positions: the piece before each comma
+        # at bracket level 0 names one variable (its last word before `[` or `=`).
+        names, level, piece_start = [], 0, match.end()
+        for at in range(match.end(), end + 1):
+            char = masked[at]
             if char in "([{<":
                 level += 1
             elif char in ")]}>":
                 level -= 1
-            if char == "," and level == 0:
-                found = re.findall(r"(\w+)\s*(?:\[|=|$)", piece.strip())
+            if at == end or (char == "," and level == 0):
+                piece = masked[piece_start:at]
+                found = list(re.finditer(r"(\w+)\s*(?:\[|=|$)", piece.rstrip()))
                 if found:
-                    names.append(found[0])
-                piece = ""
-            else:
-                piece += char
-        register = "".join(f' gt_sim_shared_declared(&{n}, sizeof {n}, "{n}");' for n in names)
-        out.append(text[last : end + 1] + register)
+                    names.append((piece_start + found[0].start(1), found[0].group(1)))
+                piece_start = at + 1
+        declaration = text[last : end + 1]
+        for position, _ in reversed(names):  # rename: name -> gt_shared_name
+            position -= last
+            declaration = f"{declaration[:position]}gt_shared_{declaration[position:]}"
+        aliases = "".join(
+            f' auto &{n} = *gt_sim_shared_alias(&gt_shared_{n}, "{n}");' for _, n in names
+        )
+        out.append(declaration + aliases)
         last = end + 1
     out.append(text[last:])
     return "".join(out)
@@ -830,10 +798,13 @@ class Simulator:
                 self._take_error()  # the interrupt's own record
             raise
 
-    def note_allocation(self, ptr: int, nbytes: int) -> None:
-        """The caching allocator hands out ``nbytes`` at ``ptr``: their contents are
-        undefined again (for initcheck), and memcheck knows the block's size."""
-        self.lib.gt_sim_note_allocation(self.ffi.cast("void *", ptr), nbytes)
+    def note_allocation(self, ptr: int, nbytes: int, stream: Stream | None = None) -> None:
+        """The caching allocator hands out ``nbytes`` at ``ptr`` for ``stream``: once the
+        stream reaches this point, their contents are undefined again (initcheck) and
+        memcheck knows the block's size."""
+        self.lib.gt_sim_note_allocation(
+            self.ffi.cast("void *", ptr), nbytes, self._stream_handle(stream)
+        )
 
     def _take_error(self):
         error = self.ffi.new("gt_sim_error *")
@@ -876,6 +847,8 @@ def source_line(library: str, offset: int) -> tuple[str, int] | None:
                         continue
                     if file.startswith(str(Path(library).parent) + os.sep):
                         file = file[len(str(Path(library).parent)) + 1 :]  # a name as given
+                    if file.startswith("include-"):  # fast/cuda's header, rewritten
+                        file = str(CUDA_DIR / Path(file).name)
                     found = (file, int(number))
                     break
         except (OSError, subprocess.SubprocessError):
@@ -914,7 +887,7 @@ def _error_of(ffi, error) -> SimulatorError:
         )
     if detail:
         parts.append(f": {detail}")
-    exc = cls("".join(parts))
+    exc = cls("".join(parts))  # (the deadlock's SimulatorError attributes stay unset)
     exc.check = check or None
     exc.kernel = kernel or None
     exc.thread = tuple(error.thread) if error.has_thread else None
