@@ -145,6 +145,33 @@ def test_a_missing_syncthreads_is_a_shared_memory_hazard():
     assert error.line in (4, 6)
 
 
+def test_a_tree_reduction_without_syncthreads_in_its_loop_is_a_hazard():
+    # The commonest barrier bug: each step reads what another thread writes in
+    # the same step. Thread 0 runs its whole loop first (reading s[64], s[32],
+    # ...); thread 64 then writes s[64], which thread 0 has read.
+    source = r"""
+    extern "C" __global__ void block_sum(const float *x, float *out, int n) {
+        __shared__ float s[256];
+        int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+        s[t] = i < n ? x[i] : 0.0f;
+        __syncthreads();
+        for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+            if (t < stride) s[t] += s[t + stride];
+            // missing: __syncthreads();
+        }
+        if (t == 0) out[blockIdx.x] = s[0];
+    }
+    """
+    block_sum = gt.cuda.RawKernel(textwrap.dedent(source), "block_sum")
+    x, out = gt.ones(1024, device="cuda"), gt.zeros(4, device="cuda")
+    error = launch_and_report(block_sum, 4, 256, (x, out, 1024))
+    assert isinstance(error, gt.cuda.RacecheckError)
+    message = str(error)
+    assert "hazard on __shared__ memory" in message and "in kernel 'block_sum'" in message
+    assert "'s'" in message and "no __syncthreads() between them" in message
+    assert error.line == 8 and error.block == (0, 0, 0)
+
+
 def test_a_non_atomic_counter_is_a_race():
     source = r"""
     extern "C" __global__ void count(int *counter) {

@@ -1262,6 +1262,7 @@ static void shared_access(block_state *blk, shared_region *r, uintptr_t address,
             race_word *w = &r->race[word];
             const char *hazard = NULL;
             unsigned other = 0;
+            int hidden_write = 0;
             const void *other_pc = NULL;
             /* Another thread's access in the same barrier interval is a hazard, unless
              * both threads are lanes of one warp that has synchronized since. */
@@ -1275,7 +1276,9 @@ static void shared_access(block_state *blk, shared_region *r, uintptr_t address,
             } else if (w->read_epoch == blk->epoch && w->reader != tid &&
                        !GT_ORDERED(w->reader, w->read_sync) &&
                        GT_CHANGED_SINCE_READ(w, word_address, w->read_bytes & bytes)) {
-                hazard = write ? "Write-after-write" : "Read-after-write";
+                /* Written since the other thread read it, by a write the
+                 * instrumentation did not see: the hazard is that write after the read. */
+                hazard = "Write-after-read", hidden_write = 1;
                 other = w->reader, other_pc = w->read_pc;
             } else if (write && w->read_epoch == blk->epoch && w->reader != tid &&
                        (w->read_bytes & bytes) && !GT_ORDERED(w->reader, w->read_sync)) {
@@ -1295,18 +1298,30 @@ static void shared_access(block_state *blk, shared_region *r, uintptr_t address,
                     other_offset =
                         (unsigned long long)((const char *)other_pc - (const char *)where.dli_fbase);
                 int earlier_read = strcmp(hazard, "Write-after-read") == 0;
-                snprintf(detail, sizeof detail,
-                         "byte %zu of __shared__ '%s' was %s by thread %s {pc:%llx} and is now "
-                         "%s by thread %s with no __syncthreads() between them",
-                         word * 4 > offset ? word * 4 : offset, name,
-                         earlier_read ? "read" : "written", them, other_offset,
-                         write ? "written" : "read", me);
+                if (hidden_write)
+                    snprintf(detail, sizeof detail,
+                             "byte %zu of __shared__ '%s' was read by thread %s {pc:%llx} and "
+                             "written since with no __syncthreads() between them (found when "
+                             "thread %s %s it)",
+                             word * 4 > offset ? word * 4 : offset, name, them, other_offset, me,
+                             write ? "wrote" : "read");
+                else
+                    snprintf(detail, sizeof detail,
+                             "byte %zu of __shared__ '%s' was %s by thread %s {pc:%llx} and is "
+                             "now %s by thread %s with no __syncthreads() between them",
+                             word * 4 > offset ? word * 4 : offset, name,
+                             earlier_read ? "read" : "written", them, other_offset,
+                             write ? "written" : "read", me);
                 fail(GT_SIM_ERROR_RACECHECK, what, detail, NULL, 0, pc);
             }
             if (write) {
                 w->writer = (uint16_t)tid, w->write_epoch = blk->epoch, w->write_sync = ws->syncs;
                 w->write_pc = (void *)pc, w->write_bytes = bytes;
-            } else {
+            } else if (w->read_epoch != blk->epoch || w->reader == tid) {
+                /* One reader is remembered per word and interval: the first other
+                 * thread's read stays, so that a later read by this thread cannot hide
+                 * it (a tree reduction without __syncthreads() in its loop: thread 0
+                 * reads s[64], then thread 64 reads and writes s[64]). */
                 w->reader = (uint16_t)tid, w->read_epoch = blk->epoch, w->read_sync = ws->syncs;
                 w->read_pc = (void *)pc, w->read_bytes = bytes;
                 w->read_value = *(const volatile uint32_t *)word_address;
