@@ -200,7 +200,8 @@ def test_launcher_command_line_for_open_mpi():
         assert environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] == "1"
     assert environment["OMPI_MCA_mpi_yield_when_idle"] == "1"  # fewer than two cores per rank
     cores = os.cpu_count() or 1
-    half_busy = launcher.launcher_environment(total_ranks=cores // 2 + 1)  # one core per rank or less
+    # one core per rank, or less: the waiting thread must yield
+    half_busy = launcher.launcher_environment(total_ranks=cores // 2 + 1)
     assert half_busy.get("OMPI_MCA_mpi_yield_when_idle") == "1"
     if cores >= 2 and "OMPI_MCA_mpi_yield_when_idle" not in os.environ:
         roomy = launcher.launcher_environment(total_ranks=cores // 2)  # two cores per rank: spin
