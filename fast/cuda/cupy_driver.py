@@ -27,7 +27,7 @@ import numpy as np
 from glasstorch._gpu.driver import DeviceOutOfMemory, Driver
 from glasstorch._shape import is_contiguous
 
-from .sources import CUDA_DIR, headers_fingerprint, kernel_signatures
+from .sources import CUDA_DIR, KERNEL_ARITHMETIC, headers_fingerprint, kernel_signatures
 
 _H2D, _D2H, _D2D = 1, 2, 3  # cudaMemcpyKind
 
@@ -36,7 +36,8 @@ _H2D, _D2H, _D2D = 1, 2, 3  # cudaMemcpyKind
 #: exactly in 128-bit integers, which NVRTC (unlike nvcc) accepts only with this
 #: flag. CuPy itself appends ``-arch`` for the current GPU and ``-ftz=true``. The
 #: suite compiles every source with these options (``shared_tests/test_cuda_simulator.py``).
-NVRTC_OPTIONS: tuple[str, ...] = ("--std=c++17", "--device-int128")
+#: ``KERNEL_ARITHMETIC`` (``--fmad=false``): see ``sources.py``.
+NVRTC_OPTIONS: tuple[str, ...] = ("--std=c++17", "--device-int128", *KERNEL_ARITHMETIC)
 
 #: C parameter type -> the NumPy scalar type CuPy passes by value.
 _SCALARS = {

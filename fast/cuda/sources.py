@@ -26,6 +26,7 @@ from pathlib import Path
 
 __all__ = [
     "CUDA_DIR",
+    "KERNEL_ARITHMETIC",
     "CudaSourceError",
     "cache_dir",
     "digest",
@@ -37,6 +38,14 @@ __all__ = [
 
 #: Where the .cu sources and the headers they include live (the include directory).
 CUDA_DIR = Path(__file__).resolve().parent
+
+#: The NVRTC option that fixes the arithmetic of glasstorch's own kernels, on both
+#: drivers: no FMA contraction. Each kernel then rounds every product and every sum
+#: as its C and Python twins do, and keeps their promises bit for bit (the CPU
+#: tiers' random numbers, linspace, float64 optimizer steps). A kernel of the
+#: user's (RawKernel, RawModule) keeps NVRTC's default, contraction on, which the
+#: simulator follows (its ``float_arithmetic``).
+KERNEL_ARITHMETIC: tuple[str, ...] = ("--fmad=false",)
 
 _KERNEL_PATTERN = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(([^)]*)\)')
 _COMMENT_PATTERN = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)

@@ -65,7 +65,15 @@ from glasstorch._gpu.sanitizer import (
     check_mask,
 )
 
-from ..sources import CUDA_DIR, CudaSourceError, cache_dir, digest, headers_text, kernel_signatures
+from ..sources import (
+    CUDA_DIR,
+    KERNEL_ARITHMETIC,
+    CudaSourceError,
+    cache_dir,
+    digest,
+    headers_text,
+    kernel_signatures,
+)
 
 __all__ = [
     "CHECKS",
@@ -93,6 +101,14 @@ __all__ = [
 
 #: Where the simulator's header (gt_cuda_sim.h) and its runtime live: this folder.
 SIMULATOR_DIR = Path(__file__).resolve().parent
+
+#: The float arithmetic of the built-in kernels (``load``): no FMA contraction, as
+#: on a GPU (``KERNEL_ARITHMETIC``, which the CuPy driver passes to NVRTC too), and
+#: denormals kept. On a GPU, CuPy compiles every kernel with ``-ftz=true``, which
+#: flushes float32 denormals; the simulator keeps them for the built-in kernels,
+#: whose results the suite compares bit for bit with the CPU tiers (and since
+#: the x86 flush would take float64 denormals too, which a GPU keeps).
+BUILTIN_OPTIONS: tuple[str, ...] = (*KERNEL_ARITHMETIC, "-ftz=false")
 
 #: The largest block, as on every GPU since compute capability 2.0.
 MAX_THREADS_PER_BLOCK = 1024
@@ -376,6 +392,9 @@ def float_arithmetic(
       zero and a denormal operand reads as zero. Unlike the GPU, where
       ``-ftz`` concerns float32 only, MXCSR flushes float64 denormals too.
 
+    ``-ftz=false`` among ``options`` keeps denormals in ``gpu`` mode (the
+    built-in kernels ask for it: :data:`BUILTIN_OPTIONS`).
+
     In ``host`` mode contraction is off and denormals are kept (the entries
     clear FTZ and DAZ, as another module may have set them on the same stream).
 
@@ -393,7 +412,8 @@ def float_arithmetic(
         flags.append("-fexpensive-optimizations")
         if os.uname().machine in ("x86_64", "i686") and _host_has_fma():
             flags.append("-mfma")
-    bits = _MXCSR_FTZ_DAZ if gpu else 0
+    flush = gpu and not any(option.lstrip("-") == "ftz=false" for option in options)
+    bits = _MXCSR_FTZ_DAZ if flush else 0
     lines = [
         "static inline void gt_set_float_mode(void) {",
         "#if defined(__x86_64__) || defined(__i386__)",
@@ -609,11 +629,14 @@ class Simulator:
         """Compile (or find in the cache) a .cu file; a bare name is looked up in fast/cuda.
 
         ``checks`` (a mask of :data:`CHECKS`) defaults to ``GLASSTORCH_SIM_CHECK``
-        (off when unset), the setting of the built-in kernels."""
+        (off when unset), the setting of the built-in kernels, whose arithmetic
+        is :data:`BUILTIN_OPTIONS`'."""
         path = Path(path)
         if not path.is_absolute() and not path.exists():
             path = CUDA_DIR / path
-        return self.load_source(path.read_text(), filename=str(path), checks=checks)
+        return self.load_source(
+            path.read_text(), filename=str(path), checks=checks, options=BUILTIN_OPTIONS
+        )
 
     def load_source(
         self,
