@@ -942,6 +942,11 @@ def test_a_test_may_start_a_new_python_and_the_way_there_closes_again(tiny, tmp_
     # The grading Python may sit below a folder closed to other users (here
     # /root/.pyenv): the sandbox user is let through for the grading only.
     before = _closed_folders_above(sys.executable)
+    for folder in before:
+        try:
+            sandbox_module._read_acl(folder)
+        except OSError as error:  # EOPNOTSUPP: the grader's log warns of this case
+            pytest.skip(f"{folder}'s file system keeps no POSIX access lists ({error})")
     results = _grade(tiny, _attack(tiny, "spawn", SPAWN), "spawn")
     assert results["score"] == 4, results["tests"][0]["output"]
     assert _closed_folders_above(sys.executable) == before
