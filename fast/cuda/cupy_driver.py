@@ -166,8 +166,14 @@ class CupyDriver(Driver):
             self._functions[key] = kernel
         return kernel
 
-    def compile_source(self, code: str, options: tuple[str, ...], **simulator_only: Any) -> Any:
-        # simulator_only: the simulator's checks= and filename=, which a GPU ignores.
+    def compile_source(
+        self,
+        code: str,
+        options: tuple[str, ...],
+        sim_check: str | None = None,
+        filename: str = "raw_module.cu",
+    ) -> Any:
+        # sim_check and filename are the simulator's; compute-sanitizer checks a GPU.
         return _SourceModule(self.cupy.RawModule(code=code, options=tuple(options)), code)
 
     def launch(

@@ -106,9 +106,20 @@ class Driver:
         """Kernel ``name`` of ``fast/cuda/<source>``, compiled on first use and cached."""
         raise NotImplementedError
 
-    def compile_source(self, code: str, options: tuple[str, ...]) -> Any:
+    def compile_source(
+        self,
+        code: str,
+        options: tuple[str, ...],
+        sim_check: str | None = None,
+        filename: str = "raw_module.cu",
+    ) -> Any:
         """A module compiled from a user's CUDA source (``RawModule``), whose
-        ``get_function(name)`` gives kernels that :meth:`launch` takes."""
+        ``get_function(name)`` gives kernels that :meth:`launch` takes.
+
+        ``sim_check`` (the user's choice of sanitizer checks, ``None`` for the
+        default) and ``filename`` (the name reports and compile errors give the
+        source) concern a driver that checks kernels, the simulator; a GPU's
+        ignores them."""
         raise NotImplementedError
 
     def launch(

@@ -47,11 +47,9 @@ are not offered.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-from glasstorch._gpu.sanitizer import ALL_CHECKS, check_mask
 from glasstorch.cuda._device import active_driver as _driver
 from glasstorch.cuda.streams import Stream, current_stream
 from glasstorch.tensor import Tensor
@@ -93,15 +91,10 @@ class RawModule:
             raise TypeError("RawModule takes one of code= or path=")
         self.code = Path(path).read_text() if path is not None else code
         self.options = tuple(options)
-        driver = _driver()
-        if driver.name == "simulator":
-            setting = sim_check if sim_check is not None else os.environ.get("GLASSTORCH_SIM_CHECK")
-            filename = str(path) if path is not None else _filename
-            self._compiled = driver.compile_source(
-                self.code, self.options, checks=check_mask(setting, ALL_CHECKS), filename=filename
-            )
-        else:
-            self._compiled = driver.compile_source(self.code, self.options)
+        filename = str(path) if path is not None else _filename
+        self._compiled = _driver().compile_source(
+            self.code, self.options, sim_check=sim_check, filename=filename
+        )
 
     def get_function(self, name: str) -> RawKernel:
         """The kernel ``name`` (an ``extern "C" __global__`` function of the source)."""

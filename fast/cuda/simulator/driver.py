@@ -9,9 +9,11 @@ out of it really happens. See ``docs/guide/gpu.md``.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from glasstorch._gpu.driver import Driver
+from glasstorch._gpu.sanitizer import ALL_CHECKS, check_mask
 
 from .simulator import Event, Stream, get_simulator
 
@@ -86,13 +88,15 @@ class SimulatorDriver(Driver):
         self,
         code: str,
         options: tuple[str, ...],
-        checks: int | None = None,
+        sim_check: str | None = None,
         filename: str = "raw_module.cu",
     ) -> Any:
         # The host compiler builds it with the simulator's header; of NVRTC's
         # options only --fmad=false means something there (no FMA contraction).
-        # `checks`: the sanitizer's checks (a mask of simulator.CHECKS), on by
-        # default for a user's kernels (see glasstorch.cuda.RawModule).
+        # The sanitizer's checks: the user's `sim_check`, else GLASSTORCH_SIM_CHECK,
+        # else all of them, a user's kernels' default (see glasstorch.cuda.RawModule).
+        setting = sim_check if sim_check is not None else os.environ.get("GLASSTORCH_SIM_CHECK")
+        checks = check_mask(setting, ALL_CHECKS)
         return self.sim.load_source(code, filename=filename, checks=checks, options=options)
 
     def launch(
