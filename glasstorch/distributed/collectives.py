@@ -283,6 +283,33 @@ def reduce_scatter_tensor(
     )
 
 
+def _check_tensor_and_list(name: str, tensor: Tensor, tensors) -> None:
+    """``gather``'s or ``scatter``'s tensor and list (if any), checked on every rank."""
+    _check_tensor(tensor, "tensor")
+    if tensors is not None:
+        _check_tensor_list(tensors, f"{name}_list")
+        if tensors:
+            _check_same_dtype(tensor, *tensors)
+
+
+def _check_list_at_root(name: str, tensor, tensors, group, root: int, side: str, kind: str):
+    """The list of ``gather`` (``side`` "destination", ``kind`` "output") or of
+    ``scatter`` ("source", "input"): given, one per rank and like ``tensor`` on
+    the root, and on no other rank, in PyTorch's words."""
+    if group.rank() == root:
+        if not tensors:
+            raise ValueError(f"Argument ``{name}_list`` must be specified on {side} rank.")
+        if len(tensors) != group.size():
+            raise RuntimeError(
+                f"ProcessGroupMPI::{name}: Incorrect {kind} list size {len(tensors)}. "
+                f"{kind.capitalize()} list size should be {group.size()}, same as size of "
+                "the process group."
+            )
+        _check_like(name, tensor, tensors)
+    elif tensors:
+        raise ValueError(f"Argument ``{name}_list`` must NOT be specified on non-{side} ranks.")
+
+
 def gather(
     tensor: Tensor,
     gather_list: list | None = None,
@@ -292,26 +319,12 @@ def gather(
     group_dst=None,
 ):
     """Collect every rank's ``tensor`` into ``gather_list`` on rank ``dst`` only."""
-    _check_tensor(tensor, "tensor")
-    if gather_list is not None:
-        _check_tensor_list(gather_list, "gather_list")
-        if gather_list:
-            _check_same_dtype(tensor, *gather_list)
+    _check_tensor_and_list("gather", tensor, gather_list)
     group = resolve_group(group)
     if group is None:
         return not_member_warning("gather")
     root = _root(group, dst, group_dst, "gather", "dst")
-    if group.rank() == root:
-        if not gather_list:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        if len(gather_list) != group.size():
-            raise RuntimeError(
-                f"ProcessGroupMPI::gather: Incorrect output list size {len(gather_list)}. "
-                f"Output list size should be {group.size()}, same as size of the process group."
-            )
-        _check_like("gather", tensor, gather_list)
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    _check_list_at_root("gather", tensor, gather_list, group, root, "destination", "output")
     return _run(
         group,
         lambda: group.backend_for(tensor).gather(tensor, gather_list, root),
@@ -329,26 +342,12 @@ def scatter(
     group_src=None,
 ):
     """Send ``scatter_list[i]`` from rank ``src`` into ``tensor`` on rank ``i``."""
-    _check_tensor(tensor, "tensor")
-    if scatter_list is not None:
-        _check_tensor_list(scatter_list, "scatter_list")
-        if scatter_list:
-            _check_same_dtype(tensor, *scatter_list)
+    _check_tensor_and_list("scatter", tensor, scatter_list)
     group = resolve_group(group)
     if group is None:
         return not_member_warning("scatter")
     root = _root(group, src, group_src, "scatter", "src")
-    if group.rank() == root:
-        if not scatter_list:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-        if len(scatter_list) != group.size():
-            raise RuntimeError(
-                f"ProcessGroupMPI::scatter: Incorrect input list size {len(scatter_list)}. "
-                f"Input list size should be {group.size()}, same as size of the process group."
-            )
-        _check_like("scatter", tensor, scatter_list)
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    _check_list_at_root("scatter", tensor, scatter_list, group, root, "source", "input")
     return _run(
         group,
         lambda: group.backend_for(tensor).scatter(tensor, scatter_list, root),
