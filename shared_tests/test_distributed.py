@@ -243,24 +243,21 @@ def test_plain_mpiexec_works_and_a_raising_rank_still_ends_the_job():
     mpiexec = launcher.find_mpiexec()
     flags = ["--oversubscribe"] if launcher.mpi_flavour(mpiexec) == "openmpi" else []
     environment = launcher.launcher_environment(total_ranks=2)
-    ok = subprocess.run(
-        [mpiexec, "-n", "2", *flags, sys.executable, str(HERE / "report_environment.py")],
-        capture_output=True,
-        text=True,
-        timeout=SAFETY,
-        env=environment,
-        cwd=ROOT,
-    )
+
+    def on_two_ranks(script: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [mpiexec, "-n", "2", *flags, sys.executable, str(HERE / script)],
+            capture_output=True,
+            text=True,
+            timeout=SAFETY,
+            env=environment,
+            cwd=ROOT,
+        )
+
+    ok = on_two_ranks("report_environment.py")
     assert ok.returncode == 0, ok.stderr
     assert sorted(line.split()[-1] for line in ok.stdout.splitlines()) == ["sum=1", "sum=1"]
-    failing = subprocess.run(
-        [mpiexec, "-n", "2", *flags, sys.executable, str(HERE / "raise_on_rank_one.py")],
-        capture_output=True,
-        text=True,
-        timeout=SAFETY,
-        env=environment,
-        cwd=ROOT,
-    )
+    failing = on_two_ranks("raise_on_rank_one.py")
     assert failing.returncode != 0
     assert "ValueError: rank 1 gives up" in failing.stderr
     assert "rank 0 should never get here" not in failing.stdout
