@@ -79,6 +79,34 @@ def view(strided: Strided):
     return native
 
 
+def view_like(strided: Strided, model: Strided):
+    """:func:`view` for ``strided`` when it is laid out as ``model`` is.
+
+    Optimization (layout borrowed from an operand): an elementwise op's fresh
+    output usually has its first operand's shape, strides and dtype (the
+    frontend hands it the very same tuples), and that operand's struct is
+    built already; copying it skips the template's key and lookup. Any other
+    case goes through :func:`view`.
+    """
+    native = strided.native
+    if native is not None:
+        return native
+    template = model.native
+    if (
+        template is None
+        or strided.shape is not model.shape
+        or strided.strides is not model.strides
+        or strided.buffer.dtype is not model.buffer.dtype
+    ):
+        return view(strided)
+    native = ffi.new(_VIEW_TYPE, template[0])
+    native.data = ffi.from_buffer(strided.buffer)
+    if strided.offset != model.offset:
+        native.offset = strided.offset
+    strided.native = native
+    return native
+
+
 def refused(kernel: str, *views: Strided) -> TypeError:
     """The error for a C kernel that returned -1: its tables hold no entry for
     these dtypes (raised instead of a silent wrong answer)."""

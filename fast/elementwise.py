@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from glasstorch._kernels import BINARY_OPS, UNARY_OPS, Strided
 
-from ._glue import lib, refused, view
+from ._glue import lib, refused, view, view_like
 
 #: Contract name -> C code, e.g. ``"add" -> lib.GT_BINARY_ADD``.
 UNARY_CODES: dict[str, int] = {name: getattr(lib, f"GT_UNARY_{name.upper()}") for name in UNARY_OPS}
@@ -56,8 +56,8 @@ class ElementwiseKernels:
         """``out[i] = op(a[i], b[i])`` for ``op`` in ``BINARY_OPS``."""
         # Speed: a struct already built (an input's, nearly always) is read from its
         # slot here, sparing a call to view() (see _glue): a small tensor's add is
-        # mostly such fixed costs.
-        native_out = out.native or view(out)
+        # mostly such fixed costs. A fresh output borrows a's layout (view_like).
+        native_out = out.native or view_like(out, a)
         native_a = a.native or view(a)
         native_b = b.native or view(b)
         if lib.gt_binary(BINARY_CODES[op], native_out, native_a, native_b):

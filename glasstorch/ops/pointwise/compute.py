@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 
 from glasstorch import _dtype
-from glasstorch._kernels import BOOL_RESULT_OPS
+from glasstorch._kernels import BOOL_RESULT_OPS, Strided
 from glasstorch._shape import contiguous_strides, dense_strides, numel, row_major_strides
 from glasstorch._tier import cuda_active, kernels
 from glasstorch.autograd.function import records_nothing
@@ -68,16 +68,20 @@ def _binary_same_layout(op: str, a: Tensor, b: Tensor) -> Tensor:
     Shortcut: :func:`compute_binary` recognises the case by comparing the
     strides with the (cached) row-major strides, which is cheaper than
     ``is_contiguous()``'s loop (a size-1 dimension with another stride takes the
-    general path).
+    general path). The output is laid out as ``a`` is, so it takes a's very
+    shape and strides tuples, and its kernel view is made here, once, rather
+    than by ``out._strided()``: a one-element add is mostly such fixed costs.
     """
     dtype = _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype
     # common_device's own first test, made here to spare the call on the CPU.
     device = common_device(a, b) if cuda_active else CPU
     # What empty_tensor would check and compute (the size limits, the strides) is
     # known from ``a`` already: it exists, and its strides are the row-major ones.
-    storage = new_storage(numel(a._shape), dtype.numpy, device)
-    out = Tensor._make(storage, a._shape, a._stride, 0, dtype)
-    kernels.binary(op, out._strided(), a._strided(), b._strided())
+    shape, stride = a._shape, a._stride
+    storage = new_storage(numel(shape), dtype.numpy, device)
+    out = Tensor._make(storage, shape, stride, 0, dtype)
+    out._kernel_view = out_view = Strided(storage.buffer, shape, stride, 0)
+    kernels.binary(op, out_view, a._strided(), b._strided())
     return out
 
 
