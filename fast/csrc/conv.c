@@ -119,6 +119,17 @@ static int thread_id(void)
  * segment. On 8 x 8 and 16 x 16 images (rows of 8 or 16 numbers) that
  * bookkeeping, done per row segment, cost more than the copies (measured: the
  * im2col of ResNet-20's 64-channel layers, batch 32, 1.55 -> 1.04 ms). */
+/* Optimization (stride 2 through phase planes): with stride 2, tap (kh, kw)
+ * reads input rows 2 oh + kh - ph and columns 2 ow + kw - pw, every other
+ * number, so each output row was gathered one number at a time (rows of 16
+ * or 8 numbers on ResNet's downsampling layers, whose im2col then took half
+ * of the convolution's time). Split into its four phases (even or odd rows
+ * and columns), the input becomes four planes half as wide, and each tap
+ * reads one of them with stride 1, shifted by whole rows and columns: the
+ * stride-1 copy of im2col_tap_flat, one memcpy a tap, once the phases are
+ * made (one pass over the input rows a tile reads). */
+static inline int64_t floor_half(int64_t v) { return v >= 0 ? v / 2 : -((1 - v) / 2); }
+
 /* The most elements col2im_tap_flat saves and restores around its add. */
 #define FLAT_SAVED 256
 
@@ -152,6 +163,55 @@ static int thread_id(void)
         }                                                                                          \
         memset(dst + r_hi * w, 0, (size_t)((rows - r_hi) * w) * sizeof(T));                        \
     }                                                                                              \
+    /* Stride 2 through phase planes (see the Optimization note above       */                  \
+    /* DEFINE_IM2COL_ROWS): each channel's rows that the tile reads split     */                  \
+    /* into its four phase planes (even or odd rows, even or odd columns; w/2 */                  \
+    /* wide, as wide as an output row), then every tap is one phase plane     */                  \
+    /* shifted by whole rows and columns, copied by im2col_tap_flat. Returns  */                  \
+    /* 0 (nothing done) when the phase buffer cannot be allocated.            */                  \
+    static int im2col_phases_##SUFFIX(const T *x, int64_t channels, const conv_geom *g,          \
+                                      int64_t r0, int64_t rows, T *cols, int64_t len)              \
+    {                                                                                              \
+        const int64_t w2 = g->w / 2; /* every phase plane's width: the output's */                \
+        const int64_t q_lo = floor_half(-g->ph), q_hi = floor_half(g->kh - 1 - g->ph);             \
+        const int64_t span = rows + q_hi - q_lo; /* phase rows one tile reads, at most */          \
+        T *phases = malloc((size_t)(4 * span * w2) * sizeof(T));                                   \
+        if (phases == NULL) return 0;                                                              \
+        for (int64_t c = 0; c < channels; c++) {                                                   \
+            const T *plane = x + c * g->h * g->w;                                                  \
+            int64_t lo_row[2], hi_row[2]; /* the phase rows held, per row phase */                 \
+            for (int a = 0; a < 2; a++) {                                                          \
+                const int64_t h_a = (g->h - a + 1) / 2;                                            \
+                lo_row[a] = min64(max64(r0 + q_lo, 0), h_a);                                       \
+                hi_row[a] = max64(lo_row[a], min64(r0 + rows + q_hi, h_a));                        \
+                for (int64_t r = lo_row[a]; r < hi_row[a]; r++) {                                  \
+                    const T *src = plane + (2 * r + a) * g->w;                                     \
+                    T *even = phases + ((2 * a) * span + r - lo_row[a]) * w2;                      \
+                    T *odd = phases + ((2 * a + 1) * span + r - lo_row[a]) * w2;                   \
+                    for (int64_t j = 0; j < w2; j++) {                                             \
+                        even[j] = src[2 * j];                                                      \
+                        odd[j] = src[2 * j + 1];                                                   \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+            for (int64_t kh = 0; kh < g->kh; kh++) {                                               \
+                const int64_t q = floor_half(kh - g->ph), a = kh - g->ph - 2 * q;                  \
+                conv_geom sub = *g; /* the held rows of phase a, as an image */                    \
+                sub.h = hi_row[a] - lo_row[a];                                                     \
+                sub.w = w2;                                                                        \
+                for (int64_t kw = 0; kw < g->kw; kw++) {                                           \
+                    const int64_t t = floor_half(kw - g->pw), b = kw - g->pw - 2 * t;              \
+                    int64_t lo, hi;                                                                \
+                    valid_range(t, 1, w2, w2, &lo, &hi);                                           \
+                    im2col_tap_flat_##SUFFIX(phases + (2 * a + b) * span * w2, &sub,               \
+                                             r0 + q - lo_row[a], rows, t, lo, hi,                  \
+                                             cols + ((c * g->kh + kh) * g->kw + kw) * len);        \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        free(phases);                                                                              \
+        return 1;                                                                                  \
+    }                                                                                              \
     static void im2col_rows_##SUFFIX(const T *x, int64_t channels, const conv_geom *geometry,     \
                                      int64_t r0, int64_t rows, T *cols, int64_t len)               \
     {                                                                                              \
@@ -162,6 +222,11 @@ static int thread_id(void)
         const int64_t ow_n = g->ow;                                                                \
         /* Optimization (whole taps in one copy, see im2col_tap_flat). */                          \
         const int flat = g->sh == 1 && g->sw == 1 && g->ow == g->w && g->pw < g->w;              \
+        /* Optimization (stride 2 through phase planes, see im2col_phases). */                     \
+        if (g->sh == 2 && g->sw == 2 && g->dh == 1 && g->dw == 1 && g->w % 2 == 0 &&              \
+            g->ow == g->w / 2 && g->pw < g->ow &&                                                  \
+            im2col_phases_##SUFFIX(x, channels, g, r0, rows, cols, len))                           \
+            return;                                                                                \
         for (int64_t c = 0; c < channels; c++) {                                                   \
             const T *plane = x + c * g->h * g->w;                                                  \
             for (int64_t kh = 0; kh < g->kh; kh++) {                                               \
