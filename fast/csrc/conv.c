@@ -157,10 +157,13 @@ static inline int64_t floor_half(int64_t v) { return v >= 0 ? v / 2 : -((1 - v) 
         memset(dst, 0, (size_t)(r_lo * w) * sizeof(T));                                            \
         memcpy(dst + r_lo * w + lo, plane + (first + r_lo) * w + off + lo,                         \
                (size_t)((r_hi - r_lo - 1) * w + hi - lo) * sizeof(T));                             \
-        for (int64_t r = r_lo; r < r_hi; r++) {                                                    \
-            for (int64_t ow = 0; ow < lo; ow++) dst[r * w + ow] = 0;                               \
-            for (int64_t ow = hi; ow < w; ow++) dst[r * w + ow] = 0;                               \
-        }                                                                                          \
+        /* Column by column: with padding 1 each is one store a row, and a    */                  \
+        /* row-by-row loop paid two loop setups for it (half of the copy's    */                  \
+        /* time on 8-wide rows).                                               */                  \
+        for (int64_t ow = 0; ow < lo; ow++)                                                        \
+            for (int64_t r = r_lo; r < r_hi; r++) dst[r * w + ow] = 0;                             \
+        for (int64_t ow = hi; ow < w; ow++)                                                        \
+            for (int64_t r = r_lo; r < r_hi; r++) dst[r * w + ow] = 0;                             \
         memset(dst + r_hi * w, 0, (size_t)((rows - r_hi) * w) * sizeof(T));                        \
     }                                                                                              \
     /* Stride 2 through phase planes (see the Optimization note above       */                  \
