@@ -483,6 +483,22 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
                     memcpy(where, &value, sizeof value);                            \
                 }                                                                   \
             }                                                                       \
+        } else if (n == NR && cs_c == 1) {                                          \
+            /* Optimization (edge rows in whole vectors): a tile of fewer than MR  \
+             * rows but all NR columns, as M = 16, 32 or 64 channels leave with    \
+             * AVX2's MR = 6, stores its rows as vectors like a full tile. */      \
+            for (int64_t i = 0; i < m; i++) {                                       \
+                for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
+                    T *where = c + i * rs_c + v * VL;                               \
+                    V value = acc[i][v];                                            \
+                    if (accumulate) {                                               \
+                        V old;                                                      \
+                        memcpy(&old, where, sizeof old);                            \
+                        value += old;                                               \
+                    }                                                               \
+                    memcpy(where, &value, sizeof value);                            \
+                }                                                                   \
+            }                                                                       \
         } else {                                                                    \
             /* an edge tile, or strided C: element by element */                   \
             T tile[GEMM_MR][NR];                                                    \
