@@ -881,6 +881,22 @@ int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const g
  * forward pass. The flipped weight is small (the weight's size); it is made
  * here and freed after. Returns 1 when it ran (`*status` is gt_conv2d's
  * result), 0 when the shape does not allow it. */
+/* W'[c, o, KH-1-kh, KW-1-kw] = W[o, c, kh, kw], group by group. Optimization:
+ * typed copies (a memcpy of `size` bytes, a run-time size, was a library call
+ * per number: 0.07 ms of the 64-channel layer's 0.85). */
+#define FLIP_WEIGHT(T, FROM, TO, GROUPS, O_GROUP, C_GROUP, TAPS)                                   \
+    do {                                                                                           \
+        const T *from_ = (const T *)(FROM);                                                        \
+        T *to_ = (T *)(TO);                                                                        \
+        for (int64_t grp = 0; grp < (GROUPS); grp++)                                               \
+            for (int64_t o = 0; o < (O_GROUP); o++)                                                \
+                for (int64_t c = 0; c < (C_GROUP); c++) {                                          \
+                    const T *src = from_ + ((grp * (O_GROUP) + o) * (C_GROUP) + c) * (TAPS);       \
+                    T *dst = to_ + ((grp * (C_GROUP) + c) * (O_GROUP) + o) * (TAPS);               \
+                    for (int64_t t = 0; t < (TAPS); t++) dst[(TAPS) - 1 - t] = src[t];             \
+                }                                                                                  \
+    } while (0)
+
 static int backward_input_as_forward(gt_view *grad_input, const gt_view *grad_output,
                                      const gt_view *weight, int64_t sh, int64_t sw, int64_t ph,
                                      int64_t pw, int64_t dh, int64_t dw, int64_t groups,
@@ -906,14 +922,8 @@ static int backward_input_as_forward(gt_view *grad_input, const gt_view *grad_ou
         return 1;
     }
     const char *w = at(weight, 0, size);
-    for (int64_t grp = 0; grp < groups; grp++)
-        for (int64_t o = 0; o < o_group; o++)
-            for (int64_t c = 0; c < c_group; c++)
-                for (int64_t t = 0; t < taps; t++) {
-                    const int64_t from = ((grp * o_group + o) * c_group + c) * taps + t;
-                    const int64_t to = ((grp * c_group + c) * o_group + o) * taps + (taps - 1 - t);
-                    memcpy(flipped + to * size, w + from * size, (size_t)size);
-                }
+    if (size == 4) FLIP_WEIGHT(float, w, flipped, groups, o_group, c_group, taps);
+    else FLIP_WEIGHT(double, w, flipped, groups, o_group, c_group, taps);
     gt_view w_view = *weight;
     w_view.data = flipped;
     w_view.offset = 0;
