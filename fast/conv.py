@@ -109,6 +109,16 @@ class ConvKernels:
             lib.gt_batch_norm_stats(view(mean), view(var), view(input)), "batch_norm_stats", input
         )
 
+    def batch_norm_update_stats(
+        self, invstd, running_mean, running_var, mean, var, momentum, eps, count
+    ):
+        """invstd, and the running statistics moved toward the batch's."""
+        status = lib.gt_batch_norm_update_stats(
+            view(invstd), optional_view(running_mean), optional_view(running_var),
+            view(mean), view(var), momentum, eps, count,
+        )  # fmt: skip
+        _check(status, "batch_norm_update_stats", invstd, mean, var)
+
     def batch_norm_apply(self, out, input, mean, invstd, weight, bias):
         """``(x - mean) * invstd * weight + bias``."""
         status = lib.gt_batch_norm_apply(

@@ -822,6 +822,35 @@ class Kernels:
         """
         raise NotImplementedError
 
+    def batch_norm_update_stats(
+        self,
+        invstd: Strided,
+        running_mean: Strided | None,
+        running_var: Strided | None,
+        mean: Strided,
+        var: Strided,
+        momentum: float,
+        eps: float,
+        count: int,
+    ) -> None:
+        """What training does with :meth:`batch_norm_stats`' answers, per channel ``c``.
+
+        ``invstd[c] = 1 / sqrt(var[c] + eps)`` taken in double and rounded to
+        the dtype; and, when ``running_mean`` and ``running_var`` are given
+        (both or neither), the running statistics moved toward the batch's
+        mean and *unbiased* variance (``count`` numbers per channel)::
+
+            running_mean[c] = running_mean[c] * (1 - momentum) + mean[c] * momentum
+            running_var[c]  = running_var[c] * (1 - momentum)
+                              + var[c] * (momentum * count / (count - 1))
+
+        with every product and sum rounded to the dtype, and each factor
+        (computed in double) rounded to it first: the steps PyTorch's tensor
+        operations take on a float32 buffer and a Python number. Every view is
+        ``(C,)``, of the float dtype of ``mean``.
+        """
+        raise NotImplementedError
+
     def batch_norm_apply(
         self,
         out: Strided,

@@ -18,7 +18,7 @@ from itertools import product
 
 from glasstorch._kernels import Strided
 
-from .moments import fma, rounder
+from .moments import fma, reciprocal_sqrt, rounder
 from .strided import converter, memory, numel
 
 
@@ -32,6 +32,13 @@ def _write_all(view: Strided, values: list[float]) -> None:
     store, mem = converter(view.buffer.dtype), memory(view)
     for i, value in enumerate(values):
         mem[view.offset + i] = store(value)
+
+
+def _write_vector(view: Strided, values: list[float]) -> None:
+    """Store ``values`` into the one-dimensional ``view`` (any stride)."""
+    store, mem = converter(view.buffer.dtype), memory(view)
+    for i, value in enumerate(values):
+        mem[view.offset + i * view.strides[0]] = store(value)
 
 
 class ConvKernels:
@@ -258,6 +265,31 @@ class ConvKernels:
             variances.append(round_(round_(squares) / len(channel)))  # the sum kept in the dtype
         _write_all(mean, means)
         _write_all(var, variances)
+
+    def batch_norm_update_stats(
+        self, invstd, running_mean, running_var, mean, var, momentum, eps, count
+    ):
+        # Each step as PyTorch's tensor operations take it on the buffers:
+        # the factors rounded to the dtype, then every product and sum rounded.
+        round_ = rounder(mean.buffer.dtype.name)
+        keep, step = round_(1 - momentum), round_(momentum)
+        unbias = round_(momentum * count / (count - 1))
+        c_size = mean.shape[0]
+        means = [memory(mean)[mean.offset + c * mean.strides[0]] for c in range(c_size)]
+        variances = [memory(var)[var.offset + c * var.strides[0]] for c in range(c_size)]
+        _write_vector(invstd, [round_(reciprocal_sqrt(v + eps)) for v in variances])
+        if running_mean is None:
+            return
+        for running, batch, factor in (
+            (running_mean, means, step),
+            (running_var, variances, unbias),
+        ):
+            old = memory(running)
+            moved = []
+            for c in range(c_size):
+                kept = round_(old[running.offset + c * running.strides[0]] * keep)
+                moved.append(round_(kept + round_(batch[c] * factor)))
+            _write_vector(running, moved)
 
     def batch_norm_apply(self, out, input, mean, invstd, weight, bias):
         # PyTorch's form: a scale and a shift per channel, then one fused

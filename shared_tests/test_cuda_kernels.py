@@ -548,6 +548,17 @@ def test_batch_norm_kernels(cuda, cpu, dtype, affine):
     cuda.batch_norm_stats(dm, dv, device(cuda, x))
     close(fetch(cuda, dm), mean, dtype)
     close(fetch(cuda, dv), var, dtype)
+    for running in (True, False):  # invstd and the running statistics, every step rounded
+        stats = [numbers((c,), dtype, 4), numbers((c,), dtype, 5)] if running else [None, None]
+        wants = [np.zeros(c, dtype)] + [None if s is None else s.copy() for s in stats]
+        cpu.batch_norm_update_stats(*map(optional_host, wants), host(mean), host(var), 0.1,
+                                    1e-5, n * length)  # fmt: skip
+        got = [device(cuda, np.zeros(c, dtype))] + [optional(cuda, s) for s in stats]
+        cuda.batch_norm_update_stats(*got, device(cuda, mean), device(cuda, var), 0.1, 1e-5,
+                                     n * length)  # fmt: skip
+        for value, want in zip(got, wants):
+            if want is not None:
+                same_bits(fetch(cuda, value), want)
     invstd = (1 / np.sqrt(var + 1e-5)).astype(dtype)
     weight = numbers((c,), dtype, 1) if affine else None
     bias = numbers((c,), dtype, 2) if affine else None

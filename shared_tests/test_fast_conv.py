@@ -1,10 +1,14 @@
-"""The fast tier's convolution on images too large for the wide grid (``fast/csrc/conv.c``).
+"""The fast tier's convolution and batch-norm kernels (``fast/csrc/conv.c``,
+``batch_norm.c``) where the conformance tests through the frontend do not reach.
 
 Stride-1 convolutions normally read their input through a padded copy of
 each sample (the wide grid); above WIDE_MAX_BYTES a thread (8 MiB) they go
 through the tiles of im2col instead, whose memory stays bounded whatever the
 image. These images are too large for the reference tier's loops, so the
 answers are checked against NumPy, in float64.
+
+``batch_norm_update_stats`` rounds every step to the dtype; it is compared
+with the reference tier bit for bit.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import pytest
 from kernel_views import kernels_under_test
 
 from glasstorch._kernels import Strided
+from glasstorch.reference import ReferenceKernels
 
 pytestmark = pytest.mark.contract
 
@@ -58,3 +63,27 @@ def test_a_large_image_takes_the_tiles_and_matches_numpy(device):
     windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
     expected = np.einsum("nchwij,nohw->ocij", windows, dy)
     np.testing.assert_allclose(grad_w.buffer.reshape(w.shape), expected, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("running", [True, False])
+def test_batch_norm_update_stats_matches_the_reference_bit_for_bit(dtype, running):
+    rng = np.random.default_rng(11)
+    c = 37
+    mean = rng.standard_normal(c).astype(dtype)
+    var = rng.uniform(0, 3, c).astype(dtype)
+    var[:3] = (0.0, np.inf, 1e-30)  # 1 / sqrt(eps), 0, and a variance eps swamps
+    answers = []
+    for kernels in (FAST, ReferenceKernels()):
+        start = np.random.default_rng(12)  # the same running statistics for both tiers
+        stats = [start.standard_normal(c).astype(dtype) for _ in range(2)] if running else None
+        views = [strided(np.full(c, np.nan, dtype))]
+        views += [strided(s) for s in stats] if running else [None, None]
+        kernels.batch_norm_update_stats(
+            views[0], views[1], views[2], strided(mean), strided(var), 0.1, 1e-5, 96
+        )
+        answers.append([v.buffer for v in views if v is not None])
+    for fast, reference in zip(*answers):
+        np.testing.assert_array_equal(fast, reference)
+    invstd = answers[1][0]
+    np.testing.assert_allclose(invstd, 1 / np.sqrt(var.astype(np.float64) + 1e-5), rtol=1e-6)

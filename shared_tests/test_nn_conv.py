@@ -69,6 +69,12 @@ CONV2D_CASES = [
     (2, 3, (3, 1), 1, (1, 0), 1, 1, False, (2, 5, 6)),  # one axis unpadded
     (2, 2, 5, 1, 4, 2, 1, True, (1, 6, 6)),  # dilated
     (2, 3, 3, 1, 2, 2, 1, True, (2, 1, 1)),  # padding wider than the image
+    # Stride 2 with an output half as wide as the input: im2col copies whole
+    # taps out of the input's four phase planes (even/odd rows and columns)
+    (3, 4, 3, 2, 1, 1, 1, True, (2, 7, 8)),  # odd height: phases of 4 and 3 rows
+    (2, 3, 1, 2, 0, 1, 1, False, (2, 6, 6)),  # 1x1, ResNet's projection shortcut
+    (4, 2, 4, 2, 1, 1, 2, True, (1, 6, 8)),  # even kernel, grouped
+    (2, 3, 5, 2, 2, 1, 1, True, (1, 9, 10)),  # taps two phase rows up and down
 ]
 
 # Stride 1 on the fast tier's wide grid (conv.c: the GEMM reads its rows

@@ -18,6 +18,12 @@ int gt_batch_norm_apply(gt_view *out, const gt_view *input, const gt_view *mean,
 int gt_batch_norm_backward(gt_view *grad_input, gt_view *grad_weight, gt_view *grad_bias,
                            const gt_view *grad_output, const gt_view *input, const gt_view *mean,
                            const gt_view *invstd, const gt_view *weight, int training);
+/* invstd = 1 / sqrt(var + eps) and, unless running_mean is NULL (then
+ * running_var is too), the running statistics moved by `momentum` toward
+ * mean and var * count / (count - 1): the contract's batch_norm_update_stats. */
+int gt_batch_norm_update_stats(gt_view *invstd, gt_view *running_mean, gt_view *running_var,
+                               const gt_view *mean, const gt_view *var, double momentum,
+                               double eps, int64_t count);
 /* cffi-end */
 
 #endif /* GT_BATCH_NORM_H */

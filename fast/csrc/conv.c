@@ -119,6 +119,28 @@ static int thread_id(void)
  * segment. On 8 x 8 and 16 x 16 images (rows of 8 or 16 numbers) that
  * bookkeeping, done per row segment, cost more than the copies (measured: the
  * im2col of ResNet-20's 64-channel layers, batch 32, 1.55 -> 1.04 ms). */
+/* Optimization (stride 2 through phase planes): with stride 2, tap (kh, kw)
+ * reads input rows 2 oh + kh - ph and columns 2 ow + kw - pw, every other
+ * number, so each output row was gathered one number at a time (rows of 16
+ * or 8 numbers on ResNet's downsampling layers, whose im2col then took half
+ * of the convolution's time). Split into its four phases (even or odd rows
+ * and columns), the input becomes four planes half as wide, and each tap
+ * reads one of them with stride 1, shifted by whole rows and columns: the
+ * stride-1 copy of im2col_tap_flat, one memcpy a tap, once the phases are
+ * made (one pass over the input rows a tile reads). */
+/* Optimization (narrow planes through a padded copy): on an 8 x 8 image a
+ * tap's rows are 64 numbers, and im2col_tap_flat's three library calls and
+ * its padding columns cost more than the copy (40 cycles a tap, a quarter of
+ * ResNet-20's 64-channel forward pass). Up to IM2COL_PADDED_WIDTH columns,
+ * each channel's rows are first copied into a zero-padded buffer (the wide
+ * grid's layout, see conv_wide), where every tap row is w contiguous numbers
+ * with its padding included: one fixed-size copy a row, no calls. */
+#ifndef IM2COL_PADDED_WIDTH
+#define IM2COL_PADDED_WIDTH 16
+#endif
+
+static inline int64_t floor_half(int64_t v) { return v >= 0 ? v / 2 : -((1 - v) / 2); }
+
 /* The most elements col2im_tap_flat saves and restores around its add. */
 #define FLAT_SAVED 256
 
@@ -146,11 +168,101 @@ static int thread_id(void)
         memset(dst, 0, (size_t)(r_lo * w) * sizeof(T));                                            \
         memcpy(dst + r_lo * w + lo, plane + (first + r_lo) * w + off + lo,                         \
                (size_t)((r_hi - r_lo - 1) * w + hi - lo) * sizeof(T));                             \
-        for (int64_t r = r_lo; r < r_hi; r++) {                                                    \
-            for (int64_t ow = 0; ow < lo; ow++) dst[r * w + ow] = 0;                               \
-            for (int64_t ow = hi; ow < w; ow++) dst[r * w + ow] = 0;                               \
-        }                                                                                          \
+        /* Column by column: with padding 1 each is one store a row, and a    */                  \
+        /* row-by-row loop paid two loop setups for it (half of the copy's    */                  \
+        /* time on 8-wide rows).                                               */                  \
+        for (int64_t ow = 0; ow < lo; ow++)                                                        \
+            for (int64_t r = r_lo; r < r_hi; r++) dst[r * w + ow] = 0;                             \
+        for (int64_t ow = hi; ow < w; ow++)                                                        \
+            for (int64_t r = r_lo; r < r_hi; r++) dst[r * w + ow] = 0;                             \
         memset(dst + r_hi * w, 0, (size_t)((rows - r_hi) * w) * sizeof(T));                        \
+    }                                                                                              \
+    /* Stride 2 through phase planes (see the Optimization note above       */                  \
+    /* DEFINE_IM2COL_ROWS): each channel's rows that the tile reads split     */                  \
+    /* into its four phase planes (even or odd rows, even or odd columns; w/2 */                  \
+    /* wide, as wide as an output row), then every tap is one phase plane     */                  \
+    /* shifted by whole rows and columns, copied by im2col_tap_flat. Returns  */                  \
+    /* 0 (nothing done) when the phase buffer cannot be allocated.            */                  \
+    static int im2col_phases_##SUFFIX(const T *x, int64_t channels, const conv_geom *g,          \
+                                      int64_t r0, int64_t rows, T *cols, int64_t len)              \
+    {                                                                                              \
+        const int64_t w2 = g->w / 2; /* every phase plane's width: the output's */                \
+        const int64_t q_lo = floor_half(-g->ph), q_hi = floor_half(g->kh - 1 - g->ph);             \
+        const int64_t span = rows + q_hi - q_lo; /* phase rows one tile reads, at most */          \
+        T *phases = malloc((size_t)(4 * span * w2) * sizeof(T));                                   \
+        if (phases == NULL) return 0;                                                              \
+        for (int64_t c = 0; c < channels; c++) {                                                   \
+            const T *plane = x + c * g->h * g->w;                                                  \
+            int64_t lo_row[2], hi_row[2]; /* the phase rows held, per row phase */                 \
+            for (int a = 0; a < 2; a++) {                                                          \
+                const int64_t h_a = (g->h - a + 1) / 2;                                            \
+                lo_row[a] = min64(max64(r0 + q_lo, 0), h_a);                                       \
+                hi_row[a] = max64(lo_row[a], min64(r0 + rows + q_hi, h_a));                        \
+                for (int64_t r = lo_row[a]; r < hi_row[a]; r++) {                                  \
+                    const T *src = plane + (2 * r + a) * g->w;                                     \
+                    T *even = phases + ((2 * a) * span + r - lo_row[a]) * w2;                      \
+                    T *odd = phases + ((2 * a + 1) * span + r - lo_row[a]) * w2;                   \
+                    for (int64_t j = 0; j < w2; j++) {                                             \
+                        even[j] = src[2 * j];                                                      \
+                        odd[j] = src[2 * j + 1];                                                   \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+            for (int64_t kh = 0; kh < g->kh; kh++) {                                               \
+                const int64_t q = floor_half(kh - g->ph), a = kh - g->ph - 2 * q;                  \
+                conv_geom sub = *g; /* the held rows of phase a, as an image */                    \
+                sub.h = hi_row[a] - lo_row[a];                                                     \
+                sub.w = w2;                                                                        \
+                for (int64_t kw = 0; kw < g->kw; kw++) {                                           \
+                    const int64_t t = floor_half(kw - g->pw), b = kw - g->pw - 2 * t;              \
+                    int64_t lo, hi;                                                                \
+                    valid_range(t, 1, w2, w2, &lo, &hi);                                           \
+                    im2col_tap_flat_##SUFFIX(phases + (2 * a + b) * span * w2, &sub,               \
+                                             r0 + q - lo_row[a], rows, t, lo, hi,                  \
+                                             cols + ((c * g->kh + kh) * g->kw + kw) * len);        \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        free(phases);                                                                              \
+        return 1;                                                                                  \
+    }                                                                                              \
+    /* Narrow planes through a padded copy (see the Optimization note above */                  \
+    /* DEFINE_IM2COL_ROWS): each channel's rows that the tile reads, zero-   */                  \
+    /* padded (span x wp), then every tap row is w numbers of it, a copy of  */                  \
+    /* a size known at compile time for 8 and 16. Returns 0 (nothing done)   */                  \
+    /* when the buffer cannot be allocated.                                  */                  \
+    static int im2col_padded_##SUFFIX(const T *x, int64_t channels, const conv_geom *g,          \
+                                      int64_t r0, int64_t rows, T *cols, int64_t len)              \
+    {                                                                                              \
+        const int64_t w = g->w, wp = w + 2 * g->pw, span = rows + g->kh - 1;                       \
+        T *padded = malloc((size_t)(span * wp) * sizeof(T));                                       \
+        if (padded == NULL) return 0;                                                              \
+        for (int64_t c = 0; c < channels; c++) {                                                   \
+            const T *plane = x + c * g->h * w;                                                     \
+            for (int64_t j = 0; j < span; j++) {                                                   \
+                const int64_t ih = r0 - g->ph + j;                                                 \
+                T *row = padded + j * wp;                                                          \
+                for (int64_t q = 0; q < wp; q++) row[q] = 0;                                       \
+                if (ih >= 0 && ih < g->h) memcpy(row + g->pw, plane + ih * w, (size_t)w * sizeof(T)); \
+            }                                                                                      \
+            for (int64_t kh = 0; kh < g->kh; kh++) {                                               \
+                for (int64_t kw = 0; kw < g->kw; kw++) {                                           \
+                    T *dst = cols + ((c * g->kh + kh) * g->kw + kw) * len;                         \
+                    const T *src = padded + kh * wp + kw;                                          \
+                    if (w == 8)                                                                    \
+                        for (int64_t r = 0; r < rows; r++)                                         \
+                            memcpy(dst + r * 8, src + r * wp, 8 * sizeof(T));                      \
+                    else if (w == 16)                                                              \
+                        for (int64_t r = 0; r < rows; r++)                                         \
+                            memcpy(dst + r * 16, src + r * wp, 16 * sizeof(T));                    \
+                    else                                                                           \
+                        for (int64_t r = 0; r < rows; r++)                                         \
+                            memcpy(dst + r * w, src + r * wp, (size_t)w * sizeof(T));              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        free(padded);                                                                              \
+        return 1;                                                                                  \
     }                                                                                              \
     static void im2col_rows_##SUFFIX(const T *x, int64_t channels, const conv_geom *geometry,     \
                                      int64_t r0, int64_t rows, T *cols, int64_t len)               \
@@ -162,6 +274,15 @@ static int thread_id(void)
         const int64_t ow_n = g->ow;                                                                \
         /* Optimization (whole taps in one copy, see im2col_tap_flat). */                          \
         const int flat = g->sh == 1 && g->sw == 1 && g->ow == g->w && g->pw < g->w;              \
+        /* Optimization (narrow planes through a padded copy, see im2col_padded). */               \
+        if (flat && g->dh == 1 && g->dw == 1 && g->w <= IM2COL_PADDED_WIDTH &&                     \
+            im2col_padded_##SUFFIX(x, channels, g, r0, rows, cols, len))                           \
+            return;                                                                                \
+        /* Optimization (stride 2 through phase planes, see im2col_phases). */                     \
+        if (g->sh == 2 && g->sw == 2 && g->dh == 1 && g->dw == 1 && g->w % 2 == 0 &&              \
+            g->ow == g->w / 2 && g->pw < g->ow &&                                                  \
+            im2col_phases_##SUFFIX(x, channels, g, r0, rows, cols, len))                           \
+            return;                                                                                \
         for (int64_t c = 0; c < channels; c++) {                                                   \
             const T *plane = x + c * g->h * g->w;                                                  \
             for (int64_t kh = 0; kh < g->kh; kh++) {                                               \
@@ -395,7 +516,23 @@ typedef struct {
     int64_t tile;  /* output positions per tile */
     int64_t batch; /* samples per work item (1 unless a tile is a whole sample) */
     int64_t width; /* columns of a tile buffer: max(tile, batch * l) */
+    int64_t ld;    /* distance between a tile buffer's rows: width, padded (padded_ld) */
 } conv_shape;
+
+/* Optimization (padded rows): the rows of a tile buffer are `ld` numbers
+ * apart, `width` rounded up to an odd number of cache lines. Rows a power of
+ * two apart (8192 columns of 32 samples' 1x1 convolution, 1024 of a 32 x 32
+ * image) all fall in the same few sets of the L1 cache, and a load from a B
+ * row looks like a hazard with the store of a C row 4 KiB away: the GEMMs
+ * reading and writing them ran 1.3 to 4 times slower (AVX2 worst: a 1x1
+ * stride-2 convolution, 32 x 16 times 16 x 8192, 0.58 -> 0.14 ms). An odd
+ * number of lines sends consecutive rows to different sets, through all of
+ * them. */
+static int64_t padded_ld(int64_t width, int64_t itemsize)
+{
+    const int64_t lines = (width * itemsize + 63) / 64;
+    return (lines % 2 ? lines : lines + 1) * 64 / itemsize;
+}
 
 static conv_shape conv_shape_of(const gt_view *x, const gt_view *y, const gt_view *w,
                                 int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
@@ -442,6 +579,7 @@ static conv_shape conv_shape_of(const gt_view *x, const gt_view *y, const gt_vie
         }
     }
     s.width = max64(s.tile, s.batch * s.l);
+    s.ld = padded_ld(s.width, itemsize);
     return s;
 }
 
@@ -466,7 +604,7 @@ static int share_items(int64_t items, int64_t work, int *gemm_threads)
 static int64_t tile_buffer_size(const conv_shape *s, int64_t size)
 {
     /* the im2col columns, then (several samples side by side) the product's rows */
-    return (s->k + (s->batch > 1 ? s->o_group : 0)) * s->width * size;
+    return (s->k + (s->batch > 1 ? s->o_group : 0)) * s->ld * size;
 }
 
 static char *tile_buffers(const conv_shape *s, int threads, int64_t size)
@@ -491,20 +629,20 @@ static void im2col_samples(const conv_kind *kind, const conv_shape *s, const gt_
     const int64_t size = kind->itemsize, plane = s->g.h * s->g.w;
     for (int64_t j = 0; j < count; j++) {
         const char *x = at(input, ((n0 + j) * s->c_in + grp * s->c_group) * plane, size);
-        kind->im2col(x, s->c_group, &s->g, 0, s->l, cols + j * s->l * size, count * s->l);
+        kind->im2col(x, s->c_group, &s->g, 0, s->l, cols + j * s->l * size, s->ld);
     }
 }
 
 /* Rows of o_group channels of samples n0 .. n0 + count - 1 between a (N, C, L)
- * view and a buffer of o_group rows, count * l wide (to_view: buffer -> view). */
+ * view and a buffer of o_group rows, count * l wide and s->ld apart (to_view:
+ * buffer -> view). */
 static void move_rows(const conv_shape *s, const gt_view *v, int64_t size, int64_t n0,
                       int64_t count, int64_t grp, char *buffer, int to_view)
 {
-    const int64_t width = count * s->l;
     for (int64_t j = 0; j < count; j++) {
         for (int64_t o = 0; o < s->o_group; o++) {
             char *in_view = at(v, ((n0 + j) * s->c_out + grp * s->o_group + o) * s->l, size);
-            char *in_buffer = buffer + (o * width + j * s->l) * size;
+            char *in_buffer = buffer + (o * s->ld + j * s->l) * size;
             if (to_view) memcpy(in_view, in_buffer, (size_t)(s->l * size));
             else memcpy(in_buffer, in_view, (size_t)(s->l * size));
         }
@@ -744,14 +882,14 @@ int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const g
             if (s.batch > 1) { /* several samples side by side: via the staging rows */
                 const int64_t n0 = item * s.batch, count = min64(s.batch, s.n - n0);
                 const int64_t width = count * s.l;
-                char *rows = cols + s.k * s.width * size;
+                char *rows = cols + s.k * s.ld * size;
                 for (int64_t grp = 0; grp < groups; grp++) {
                     im2col_samples(kind, &s, input, n0, count, grp, cols);
                     if (bias != NULL)
-                        kind->fill_rows(rows, s.o_group, width, width,
+                        kind->fill_rows(rows, s.o_group, width, s.ld,
                                         at(bias, grp * s.o_group, size));
                     gt_gemm(dtype, s.o_group, width, s.k, at(weight, grp * s.o_group * s.k, size),
-                            s.k, 1, cols, width, 1, rows, width, 1, bias != NULL, gemm_threads);
+                            s.k, 1, cols, s.ld, 1, rows, s.ld, 1, bias != NULL, gemm_threads);
                     move_rows(&s, out, size, n0, count, grp, rows, 1);
                 }
                 continue;
@@ -763,9 +901,9 @@ int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const g
                 const char *b = x + l0 * size;
                 int64_t b_rs = s.l;
                 if (!s.pointwise) {
-                    kind->im2col(x, s.c_group, &s.g, l0, len, cols, len);
+                    kind->im2col(x, s.c_group, &s.g, l0, len, cols, s.ld);
                     b = cols;
-                    b_rs = len;
+                    b_rs = s.ld;
                 }
                 char *y = at(out, (n * s.c_out + grp * s.o_group) * s.l + l0, size);
                 if (bias != NULL)
@@ -796,6 +934,22 @@ int gt_conv2d(gt_view *out, const gt_view *input, const gt_view *weight, const g
  * forward pass. The flipped weight is small (the weight's size); it is made
  * here and freed after. Returns 1 when it ran (`*status` is gt_conv2d's
  * result), 0 when the shape does not allow it. */
+/* W'[c, o, KH-1-kh, KW-1-kw] = W[o, c, kh, kw], group by group. Optimization:
+ * typed copies (a memcpy of `size` bytes, a run-time size, was a library call
+ * per number: 0.07 ms of the 64-channel layer's 0.85). */
+#define FLIP_WEIGHT(T, FROM, TO, GROUPS, O_GROUP, C_GROUP, TAPS)                                   \
+    do {                                                                                           \
+        const T *from_ = (const T *)(FROM);                                                        \
+        T *to_ = (T *)(TO);                                                                        \
+        for (int64_t grp = 0; grp < (GROUPS); grp++)                                               \
+            for (int64_t o = 0; o < (O_GROUP); o++)                                                \
+                for (int64_t c = 0; c < (C_GROUP); c++) {                                          \
+                    const T *src = from_ + ((grp * (O_GROUP) + o) * (C_GROUP) + c) * (TAPS);       \
+                    T *dst = to_ + ((grp * (C_GROUP) + c) * (O_GROUP) + o) * (TAPS);               \
+                    for (int64_t t = 0; t < (TAPS); t++) dst[(TAPS) - 1 - t] = src[t];             \
+                }                                                                                  \
+    } while (0)
+
 static int backward_input_as_forward(gt_view *grad_input, const gt_view *grad_output,
                                      const gt_view *weight, int64_t sh, int64_t sw, int64_t ph,
                                      int64_t pw, int64_t dh, int64_t dw, int64_t groups,
@@ -821,14 +975,8 @@ static int backward_input_as_forward(gt_view *grad_input, const gt_view *grad_ou
         return 1;
     }
     const char *w = at(weight, 0, size);
-    for (int64_t grp = 0; grp < groups; grp++)
-        for (int64_t o = 0; o < o_group; o++)
-            for (int64_t c = 0; c < c_group; c++)
-                for (int64_t t = 0; t < taps; t++) {
-                    const int64_t from = ((grp * o_group + o) * c_group + c) * taps + t;
-                    const int64_t to = ((grp * c_group + c) * o_group + o) * taps + (taps - 1 - t);
-                    memcpy(flipped + to * size, w + from * size, (size_t)size);
-                }
+    if (size == 4) FLIP_WEIGHT(float, w, flipped, groups, o_group, c_group, taps);
+    else FLIP_WEIGHT(double, w, flipped, groups, o_group, c_group, taps);
     gt_view w_view = *weight;
     w_view.data = flipped;
     w_view.offset = 0;
@@ -878,17 +1026,17 @@ int gt_conv2d_backward_input(gt_view *grad_input, const gt_view *grad_output,
             if (s.batch > 1) { /* several samples side by side: d cols = W_g^T dy_rows */
                 const int64_t n0 = item * s.batch, count = min64(s.batch, s.n - n0);
                 const int64_t width = count * s.l;
-                char *rows = cols + s.k * s.width * size;
+                char *rows = cols + s.k * s.ld * size;
                 memset(at(grad_input, n0 * s.c_in * plane, size), 0,
                        (size_t)(count * s.c_in * plane * size));
                 for (int64_t grp = 0; grp < groups; grp++) {
                     move_rows(&s, grad_output, size, n0, count, grp, rows, 0);
                     gt_gemm(dtype, s.k, width, s.o_group, at(weight, grp * s.o_group * s.k, size),
-                            1, s.k, rows, width, 1, cols, width, 1, 0, gemm_threads);
+                            1, s.k, rows, s.ld, 1, cols, s.ld, 1, 0, gemm_threads);
                     for (int64_t j = 0; j < count; j++) {
                         char *dx = at(grad_input, ((n0 + j) * s.c_in + grp * s.c_group) * plane,
                                       size);
-                        kind->col2im(dx, s.c_group, &s.g, 0, s.l, cols + j * s.l * size, width);
+                        kind->col2im(dx, s.c_group, &s.g, 0, s.l, cols + j * s.l * size, s.ld);
                     }
                 }
                 continue;
@@ -909,9 +1057,9 @@ int gt_conv2d_backward_input(gt_view *grad_input, const gt_view *grad_output,
                         gt_gemm(dtype, s.k, len, s.o_group, w, 1, s.k, dy, s.l, 1,
                                 dx + l0 * size, s.l, 1, 0, gemm_threads);
                     } else {
-                        gt_gemm(dtype, s.k, len, s.o_group, w, 1, s.k, dy, s.l, 1, cols, len, 1,
-                                0, gemm_threads);
-                        kind->col2im(dx, s.c_group, &s.g, l0, len, cols, len);
+                        gt_gemm(dtype, s.k, len, s.o_group, w, 1, s.k, dy, s.l, 1, cols, s.ld,
+                                1, 0, gemm_threads);
+                        kind->col2im(dx, s.c_group, &s.g, l0, len, cols, s.ld);
                     }
                 }
             }
@@ -966,11 +1114,11 @@ int gt_conv2d_backward_weight(gt_view *grad_weight, const gt_view *grad_output,
             if (s.batch > 1) { /* several samples side by side: dW_g += dy_rows cols^T */
                 const int64_t n0 = item * s.batch, count = min64(s.batch, s.n - n0);
                 const int64_t width = count * s.l;
-                char *rows = cols + s.k * s.width * size;
+                char *rows = cols + s.k * s.ld * size;
                 for (int64_t grp = 0; grp < groups; grp++) {
                     im2col_samples(kind, &s, input, n0, count, grp, cols);
                     move_rows(&s, grad_output, size, n0, count, grp, rows, 0);
-                    gt_gemm(dtype, s.o_group, s.k, width, rows, width, 1, cols, 1, width,
+                    gt_gemm(dtype, s.o_group, s.k, width, rows, s.ld, 1, cols, 1, s.ld,
                             mine + grp * s.o_group * s.k * size, s.k, 1, 1, gemm_threads);
                 }
                 continue;
@@ -982,9 +1130,9 @@ int gt_conv2d_backward_weight(gt_view *grad_weight, const gt_view *grad_output,
                 const char *b = x + l0 * size;
                 int64_t b_cs = s.l; /* B = cols^T: row l, column k */
                 if (!s.pointwise) {
-                    kind->im2col(x, s.c_group, &s.g, l0, len, cols, len);
+                    kind->im2col(x, s.c_group, &s.g, l0, len, cols, s.ld);
                     b = cols;
-                    b_cs = len;
+                    b_cs = s.ld;
                 }
                 const char *dy = at(grad_output, (n * s.c_out + grp * s.o_group) * s.l + l0, size);
                 gt_gemm(dtype, s.o_group, s.k, len, dy, s.l, 1, b, 1, b_cs,

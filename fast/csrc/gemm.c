@@ -94,6 +94,10 @@
 
 #include "gemm.h"
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 /* ------------------------------------------------------------------------
  * Block sizes
  * ------------------------------------------------------------------------ */
@@ -237,6 +241,39 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
  * the 2 x 2 blocks, after the 1-round every element. One swap is two vector
  * shuffles: element c of __builtin_shuffle(x, y, mask) is element mask[c] of
  * x and y laid end to end (0-7 from x, 8-15 from y). */
+#if defined(__AVX__)
+/* Optimization (the float transpose in AVX instructions): GCC turned the
+ * generic shuffles below, for floats, into a round trip through the stack
+ * and scalar moves, about a cycle a number; with AVX2 only (no AVX-512),
+ * packing the weight gradient's transposed im2col matrix (gt_gemm_cols) then
+ * took 40% of it. The classic sequence here is 8 loads, 8 unpacks, 8
+ * shuffles, 8 lane permutes and 8 stores for 64 numbers. */
+static inline void transpose8_ps_avx(const float *const *rows, int64_t col, float *dst,
+                                     int64_t ld_dst)
+{
+    __m256 r[8], t[8], u[8];
+    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(rows[i] + col);
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);     /* a0 b0 a1 b1 | a4 b4 a5 b5 */
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]); /* a2 b2 a3 b3 | a6 b6 a7 b7 */
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);     /* columns 0 | 4 of 4 rows */
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE); /* columns 1 | 5 */
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44); /* columns 2 | 6 */
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE); /* columns 3 | 7 */
+    }
+    for (int q = 0; q < 4; q++) {
+        _mm256_storeu_ps(dst + q * ld_dst, _mm256_permute2f128_ps(u[q], u[q + 4], 0x20));
+        _mm256_storeu_ps(dst + (q + 4) * ld_dst, _mm256_permute2f128_ps(u[q], u[q + 4], 0x31));
+    }
+}
+#define GEMM_TRANSPOSE8_PS_AVX 1
+#else
+#define GEMM_TRANSPOSE8_PS_AVX 0
+#define transpose8_ps_avx(rows, col, dst, ld_dst) ((void)0)
+#endif
+
 #define DEFINE_TRANSPOSE8(T, I, SUFFIX)                                             \
     typedef T gemm_row8_##SUFFIX __attribute__((vector_size(8 * sizeof(T))));       \
     typedef I gemm_mask8_##SUFFIX __attribute__((vector_size(8 * sizeof(I))));      \
@@ -259,6 +296,10 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
         static const gemm_mask8_##SUFFIX KEEP_HIGH[3] = {                           \
             {4, 5, 6, 7, 12, 13, 14, 15}, {2, 3, 10, 11, 6, 7, 14, 15},             \
             {1, 9, 3, 11, 5, 13, 7, 15}};                                           \
+        if (GEMM_TRANSPOSE8_PS_AVX && sizeof(T) == 4) {                             \
+            transpose8_ps_avx((const float *const *)rows, col, (float *)dst, ld_dst); \
+            return;                                                                 \
+        }                                                                           \
         gemm_row8_##SUFFIX row[8];                                                  \
         for (int r = 0; r < 8; r++) memcpy(&row[r], rows[r] + col, sizeof row[r]);    \
         for (int round = 0, d = 4; round < 3; round++, d /= 2) {                    \
@@ -472,6 +513,22 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
         if (m == GEMM_MR && n == NR && cs_c == 1) {                                 \
             /* a full tile over contiguous rows: whole vectors in and out */        \
             for (int i = 0; i < GEMM_MR; i++) {                                     \
+                for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
+                    T *where = c + i * rs_c + v * VL;                               \
+                    V value = acc[i][v];                                            \
+                    if (accumulate) {                                               \
+                        V old;                                                      \
+                        memcpy(&old, where, sizeof old);                            \
+                        value += old;                                               \
+                    }                                                               \
+                    memcpy(where, &value, sizeof value);                            \
+                }                                                                   \
+            }                                                                       \
+        } else if (n == NR && cs_c == 1) {                                          \
+            /* Optimization (edge rows in whole vectors): a tile of fewer than MR  \
+             * rows but all NR columns, as M = 16, 32 or 64 channels leave with    \
+             * AVX2's MR = 6, stores its rows as vectors like a full tile. */      \
+            for (int64_t i = 0; i < m; i++) {                                       \
                 for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
                     T *where = c + i * rs_c + v * VL;                               \
                     V value = acc[i][v];                                            \

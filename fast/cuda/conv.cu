@@ -298,9 +298,13 @@ __device__ void avg_pool2d_backward(T *grad_input, const T *grad_output, long lo
 #ifdef GT_CUDA_SIM_H
 __device__ __forceinline__ float gt_bn_mul(float a, float b) { return a * b; }
 __device__ __forceinline__ double gt_bn_mul(double a, double b) { return a * b; }
+__device__ __forceinline__ float gt_bn_add(float a, float b) { return a + b; }
+__device__ __forceinline__ double gt_bn_add(double a, double b) { return a + b; }
 #else
 __device__ __forceinline__ float gt_bn_mul(float a, float b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ double gt_bn_mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float gt_bn_add(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double gt_bn_add(double a, double b) { return __dadd_rn(a, b); }
 #endif
 __device__ __forceinline__ float gt_bn_fma(float a, float b, float c) { return fmaf(a, b, c); }
 __device__ __forceinline__ double gt_bn_fma(double a, double b, double c) { return fma(a, b, c); }
@@ -332,6 +336,26 @@ __device__ void batch_norm_stats(T *mean, long long mean_step, T *var, long long
         if (threadIdx.x == 0) {
             mean[ch * mean_step] = m;
             var[ch * var_step] = (T)((double)(T)squares / (double)count);  // sum kept in T
+        }
+    }
+}
+
+// invstd, and the running statistics moved toward the batch's, a thread per
+// channel: each step rounded to T as the CPU tiers round it (the contract's
+// batch_norm_update_stats). keep, step and unbias are the factors, already T.
+template <typename T>
+__device__ void batch_norm_update_stats(T *invstd, long long invstd_step, T *running_mean,
+                                        long long running_mean_step, T *running_var,
+                                        long long running_var_step, const T *mean,
+                                        long long mean_step, const T *var, long long var_step,
+                                        long long c, double eps, T keep, T step, T unbias) {
+    GT_GRID_STRIDE_LOOP(ch, c) {
+        const T v = var[ch * var_step];
+        invstd[ch * invstd_step] = (T)(1.0 / sqrt((double)v + eps));
+        if (running_mean) {
+            T *rm = running_mean + ch * running_mean_step, *rv = running_var + ch * running_var_step;
+            *rm = gt_bn_add(gt_bn_mul(*rm, keep), gt_bn_mul(mean[ch * mean_step], step));
+            *rv = gt_bn_add(gt_bn_mul(*rv, keep), gt_bn_mul(v, unbias));
         }
     }
 }
@@ -458,6 +482,14 @@ __device__ void batch_norm_grad_input(T *grad_input, const double *sums, const T
                                                     long long var_step, const T *input,          \
                                                     long long n, long long c, long long l) {     \
         batch_norm_stats<T>(mean, mean_step, var, var_step, input, n, c, l);                     \
+    }                                                                                            \
+    extern "C" __global__ void batch_norm_update_stats_##S(                                      \
+        T *invstd, long long invstd_step, T *running_mean, long long running_mean_step,          \
+        T *running_var, long long running_var_step, const T *mean, long long mean_step,          \
+        const T *var, long long var_step, long long c, double eps, T keep, T step, T unbias) {   \
+        batch_norm_update_stats<T>(invstd, invstd_step, running_mean, running_mean_step,         \
+                                   running_var, running_var_step, mean, mean_step, var,          \
+                                   var_step, c, eps, keep, step, unbias);                        \
     }                                                                                            \
     extern "C" __global__ void batch_norm_apply_##S(                                             \
         T *out, const T *input, const T *mean, long long mean_step, const T *invstd,             \

@@ -329,6 +329,31 @@ class ConvKernels:
             self.ptr(input), n, c, length,
         )  # fmt: skip
 
+    def batch_norm_update_stats(
+        self,
+        invstd: Strided,
+        running_mean: Strided | None,
+        running_var: Strided | None,
+        mean: Strided,
+        var: Strided,
+        momentum: float,
+        eps: float,
+        count: int,
+    ) -> None:
+        """invstd and the running statistics, a thread per channel (the factors
+        rounded to the dtype here, as the CPU tiers round them)."""
+        c = mean.shape[0]
+        if c == 0:
+            return
+        dtype = mean.buffer.dtype.type
+        factors = (dtype(1 - momentum), dtype(momentum), dtype(momentum * count / (count - 1)))
+        self.launch(
+            "conv.cu", f"batch_norm_update_stats_{self.suffix(mean)}", c, self.ptr(invstd),
+            _step(invstd), self.ptr_or_null(running_mean), _step(running_mean),
+            self.ptr_or_null(running_var), _step(running_var), self.ptr(mean), _step(mean),
+            self.ptr(var), _step(var), c, float(eps), *factors,
+        )  # fmt: skip
+
     def batch_norm_apply(
         self,
         out: Strided,

@@ -94,19 +94,34 @@ def fused_batch_norm(input, running_mean, running_var, weight, bias, training, m
     with no_grad():
         if training:
             count = flat.shape[0] * flat.shape[2]
+            updated = False  # invstd and the running statistics done by one kernel
             if input.is_contiguous():
                 mean = empty_tensor((channels,), dtype, device=input.device)
                 var = empty_tensor((channels,), dtype, device=input.device)
                 kernels.batch_norm_stats(mean._strided(), var._strided(), flat._strided())
-                wide_var = var.to(_dtype.float64)
-                moved_var = var  # PyTorch keeps this path's sum of squares in the dtype
+                if _one_kernel_updates(mean, running_mean, running_var):
+                    # invstd and the running statistics in one kernel call: the same
+                    # steps as the tensor operations below (PyTorch keeps this path's
+                    # variance in the dtype), without the cost of ten calls
+                    invstd = empty_tensor((channels,), dtype, device=input.device)
+                    kernels.batch_norm_update_stats(
+                        invstd._strided(),
+                        None if running_mean is None else running_mean._strided(),
+                        None if running_var is None else running_var._strided(),
+                        mean._strided(), var._strided(), momentum, eps, count,
+                    )  # fmt: skip
+                    updated = True
+                else:
+                    wide_var = var.to(_dtype.float64)
+                    moved_var = var  # PyTorch keeps this path's sum of squares in the dtype
             else:  # PyTorch's strided path: a float mean, deviations squared in double
                 mean = flat.mean((0, 2))
                 centered = flat.to(_dtype.float64) - mean.to(_dtype.float64).reshape(1, -1, 1)
                 wide_var = (centered * centered).mean((0, 2))
                 var = moved_var = wide_var  # this path keeps it in double
-            invstd = (wide_var + eps).rsqrt().to(dtype).contiguous()
-            if running_mean is not None and running_var is not None:
+            if not updated:
+                invstd = (wide_var + eps).rsqrt().to(dtype).contiguous()
+            if not updated and running_mean is not None and running_var is not None:
                 running_mean.mul_(1 - momentum).add_(mean * momentum)
                 unbiased = moved_var * (momentum * count / (count - 1))
                 running_var.mul_(1 - momentum).add_(unbiased.to(running_var.dtype))
@@ -117,6 +132,18 @@ def fused_batch_norm(input, running_mean, running_var, weight, bias, training, m
     fused = input.is_contiguous()  # PyTorch's strided path does not fuse the multiply-add
     out = BatchNormFunction.apply(flat, weight, bias, mean, invstd, training, fused)
     return out.reshape(input.shape)
+
+
+def _one_kernel_updates(mean, running_mean, running_var) -> bool:
+    """Whether ``batch_norm_update_stats`` can move these running statistics:
+    both absent, or both contiguous and of the batch statistics' dtype and device
+    (otherwise the tensor operations convert between them)."""
+    if running_mean is None or running_var is None:
+        return running_mean is None and running_var is None
+    return all(
+        stat.dtype is mean.dtype and stat.device == mean.device and stat.is_contiguous()
+        for stat in (running_mean, running_var)
+    )
 
 
 class GroupNormFunction(Function):
