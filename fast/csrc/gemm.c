@@ -1218,3 +1218,73 @@ int64_t gt_gemm_tile_columns(int dtype)
 {
     return GEMM_KINDS[dtype].nr;
 }
+
+/* ------------------------------------------------------------------------
+ * A prepacked B: packed once, multiplied by many A.
+ *
+ * Optimization (prepacked weights, the idea behind BLAS's sgemm_pack and
+ * oneDNN's reordered weights): a recurrent layer multiplies one weight matrix
+ * by a new, small A (the batch's hidden state) at each of its time steps.
+ * Packed at every step, the weight (256 x 1024 floats for a 256-unit LSTM)
+ * is copied 64 times per sequence; read in place, its rows lie 4 KiB apart
+ * and a B sliver's rows all fall into the same few L1 cache sets. Packed
+ * once into the micro-kernel's slivers (all of K deep, NR columns wide, one
+ * after the other: the layout gemm_small uses), every step reads it as one
+ * contiguous stream; the caller packs the slivers each of its threads will
+ * use by that thread, so they sit in its core's L2 for the whole sequence.
+ * ------------------------------------------------------------------------ */
+int64_t gt_gemm_packed_b_bytes(int dtype, int64_t k, int64_t n)
+{
+    const gemm_kind *kind = &GEMM_KINDS[dtype];
+    if (kind->kernel == NULL) return -1;
+    return round_up(n, kind->nr) * k * kind->itemsize;
+}
+
+void gt_gemm_pack_b(int dtype, int64_t k, int64_t n, const void *b, int64_t b_rs, int64_t b_cs,
+                    int64_t j0, int64_t j1, void *packed)
+{
+    const gemm_kind *kind = &GEMM_KINDS[dtype];
+    const int64_t size = kind->itemsize, nr = kind->nr;
+    for (int64_t j = j0; j < j1; j += nr) {
+        kind->pack_b(k, min64(nr, n - j), (const char *)b + j * b_cs * size, b_rs, b_cs,
+                     (char *)packed + j * k * size);
+    }
+}
+
+void gt_gemm_packed_b(int dtype, int64_t m, int64_t k, const void *a, int64_t a_rs, int64_t a_cs,
+                      const void *packed, int64_t n, int64_t j0, int64_t j1, void *c, int64_t c_rs,
+                      int accumulate)
+{
+    const gemm_kind *kind = &GEMM_KINDS[dtype];
+    const int64_t size = kind->itemsize, mr = kind->mr, nr = kind->nr;
+    if (m == 0 || j0 >= j1) return;
+    const int64_t m_slivers = (m + mr - 1) / mr, m_full = m / mr, kc_max = kc_depth(k);
+    /* A is read in place (as in gemm_inplace), but for a last sliver of fewer
+     * than MR rows, packed with zero rows one KC block at a time into a buffer
+     * on the stack (MR x KC numbers at most). */
+    _Alignas(GEMM_ALIGN) char a_edge[GEMM_MR * GEMM_KC * sizeof(double)];
+    const char *aa = (const char *)a, *bb = (const char *)packed;
+    char *cc = (char *)c;
+    if (k == 0) { /* C = A B is zeros (or C stays as it is) */
+        for (int64_t i = 0; i < m && !accumulate; i++)
+            memset(cc + (i * c_rs + j0) * size, 0, (size_t)((min64(j1, n) - j0) * size));
+        return;
+    }
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+        const int64_t kc = min64(kc_max, k - pc);
+        if (m_full < m_slivers)
+            kind->pack_a(kc, m - m_full * mr, aa + (m_full * mr * a_rs + pc * a_cs) * size, a_rs,
+                         a_cs, a_edge);
+        for (int64_t j = j0; j < j1; j += nr) {
+            const char *b_sliver = bb + (j * k + pc * nr) * size;
+            for (int64_t is = 0; is < m_slivers; is++) {
+                const int in_place = is < m_full;
+                const char *a_sliver = in_place ? aa + (is * mr * a_rs + pc * a_cs) * size : a_edge;
+                kind->kernel_inplace(kc, a_sliver, in_place ? a_rs : 1, in_place ? a_cs : mr,
+                                     b_sliver, nr, cc + (is * mr * c_rs + j) * size, c_rs, 1,
+                                     min64(mr, m - is * mr), min64(nr, n - j),
+                                     pc > 0 || accumulate);
+            }
+        }
+    }
+}
