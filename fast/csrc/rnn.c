@@ -20,6 +20,7 @@
  * large enough steps share their rows between the threads.
  */
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -222,6 +223,40 @@ typedef void (*lstm_units_backward_fn)(int64_t count, int64_t stride, const void
                                        const void *dh, void *dc, const void *a, const void *tc,
                                        const void *cp, void *dz);
 
+/* Optimization (a barrier that yields): the threads meet once per step, 64
+ * times in a sequence of 64. OpenMP's barrier, waiting for a thread that the
+ * operating system has paused (the cores are shared with other programs),
+ * spins for a few milliseconds before it sleeps, and so keeps the core from
+ * the very thread it waits for: a layer took 250 ms instead of 3 on a busy
+ * machine. This one spins briefly (LSTM_SPINS pauses, some microseconds:
+ * on an idle machine the other thread is that close), then gives the core
+ * away (sched_yield) each time it looks. Sense-reversing: the last thread to
+ * arrive resets the count and flips the shared sense, which the others wait
+ * to see equal their own. */
+#define LSTM_SPINS 2000
+
+typedef struct {
+    int count; /* threads arrived in this round */
+    int sense; /* flipped by the last arrival of each round */
+    int threads;
+} lstm_barrier;
+
+static void lstm_barrier_wait(lstm_barrier *barrier, int *sense)
+{
+    *sense = !*sense;
+    if (__atomic_add_fetch(&barrier->count, 1, __ATOMIC_ACQ_REL) == barrier->threads) {
+        __atomic_store_n(&barrier->count, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&barrier->sense, *sense, __ATOMIC_RELEASE);
+        return;
+    }
+    for (int spins = 0; __atomic_load_n(&barrier->sense, __ATOMIC_ACQUIRE) != *sense; spins++) {
+        if (spins < LSTM_SPINS)
+            __builtin_ia32_pause();
+        else
+            sched_yield();
+    }
+}
+
 /* How many threads share a layer of `hidden` units (in `slivers` slivers of the
  * product) whose steps do `work` multiply-adds. */
 static int lstm_threads(int64_t slivers, int64_t work)
@@ -244,12 +279,23 @@ static void lstm_units_of(int id, int threads, int64_t hidden, int64_t nr, int64
     *u1 = s1 * nr < hidden ? s1 * nr : hidden;
 }
 
+/* This thread's number in its team, and the team's size (OpenMP may give
+ * fewer threads than asked for, as inside another parallel region). */
 static int thread_id(void)
 {
 #ifdef _OPENMP
     return omp_get_thread_num();
 #else
     return 0;
+#endif
+}
+
+static int team_size(void)
+{
+#ifdef _OPENMP
+    return omp_get_num_threads();
+#else
+    return 1;
 #endif
 }
 
@@ -297,10 +343,15 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
     const int64_t state = batch * hidden, gates = 4 * hidden;
     const int threads = lstm_threads((hidden + nr - 1) / nr, batch * gates * hidden);
 
+    lstm_barrier barrier = {0, 0, 1};
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
         int64_t u0, u1;
-        lstm_units_of(thread_id(), threads, hidden, nr, &u0, &u1);
+        int sense = 0;
+        const int team = team_size();
+#pragma omp single
+        barrier.threads = team; /* (the end of `single` is a barrier) */
+        lstm_units_of(thread_id(), team, hidden, nr, &u0, &u1);
         /* Gate q's block of W_hh^T (element (p, j) = W_hh[q H + j, p]), this thread's slivers. */
         for (int q = 0; q < 4; q++)
             gt_gemm_pack_b(dtype, hidden, hidden, w + q * hidden * hidden * size, 1, hidden, u0,
@@ -320,7 +371,7 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
                       c_all + after * state * size + row, tc_all + t * state * size + row,
                       h_all + after * state * size + row);
             }
-#pragma omp barrier
+            if (team > 1) lstm_barrier_wait(&barrier, &sense);
         }
     }
     free(packed);
@@ -358,10 +409,15 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
     const char *w = (const char *)w_hh->data + w_hh->offset * size;
     const int threads = lstm_threads((hidden + nr - 1) / nr, batch * gates * hidden);
 
+    lstm_barrier barrier = {0, 0, 1};
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
         int64_t u0, u1;
-        lstm_units_of(thread_id(), threads, hidden, nr, &u0, &u1);
+        int sense = 0;
+        const int team = team_size();
+#pragma omp single
+        barrier.threads = team; /* (the end of `single` is a barrier) */
+        lstm_units_of(thread_id(), team, hidden, nr, &u0, &u1);
         /* W_hh as it is (element (p, j) = W_hh[p, j]): this thread's columns. */
         gt_gemm_pack_b(dtype, gates, hidden, w, hidden, 1, u0, u1, packed);
         /* Steps in the reverse of the forward order; `done` is the one before. */
@@ -379,7 +435,7 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
                       tc_all + t * state * size + row, c_all + before * state * size + row,
                       dz_all + t * batch * gates * size + row4);
             }
-#pragma omp barrier
+            if (team > 1) lstm_barrier_wait(&barrier, &sense);
         }
         /* The initial state's gradient: through the first step's gates. */
         const int64_t first = reverse ? steps - 1 : 0;
