@@ -41,6 +41,16 @@ static inline double gt_sigmoid_f64_rnn(double x)
 }
 
 #define SIGMOID_F32 gt_sigmoid_f32
+/* Optimization (a sigmoid for the layer's gates): sigmoid(x) from e =
+ * exp(-|x|) <= 1 as gt_sigmoid_f32 does, with the exp made for arguments <= 0
+ * (one clamp, one power of two: fewer vector instructions). Below x = -87.68
+ * it returns 0 where the exact answer is a subnormal under 1e-38. */
+static inline float lstm_sigmoid_f32(float x)
+{
+    const float e = gt_exp_nonpositive_f32(-fabsf(x));
+    const float s = 1.0f / (1.0f + e);
+    return x >= 0.0f ? s : e * s; /* a NaN takes e * s: NaN */
+}
 #define TANH_F32 gt_tanh_f32
 #define SIGMOID_F64 gt_sigmoid_f64_rnn
 #define TANH_F64 tanh
@@ -213,7 +223,7 @@ DEFINE_LSTM_CELL(f64, double, SIGMOID_F64, TANH_F64)
         lstm_units_##SUFFIX(count, stride, x, bias, cp, act, cc, tc, hh);                        \
     }
 
-DEFINE_LSTM_UNITS(f32, float, SIGMOID_F32, TANH_F32)
+DEFINE_LSTM_UNITS(f32, float, lstm_sigmoid_f32, TANH_F32)
 DEFINE_LSTM_UNITS(f64, double, SIGMOID_F64, TANH_F64)
 
 typedef void (*lstm_units_forward_fn)(int64_t count, int64_t stride, const void *x,
