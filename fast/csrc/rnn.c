@@ -165,6 +165,9 @@ DEFINE_LSTM_CELL(f64, double, SIGMOID_F64, TANH_F64)
  * every step's product reads them there.
  * ------------------------------------------------------------------------ */
 
+/* `bytes` rounded up to whole cache lines (the buffers below share one allocation). */
+static int64_t round_up64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+
 /* From this many multiply-adds per step up, the units are shared out. */
 #define LSTM_PARALLEL_MIN (64 * 64 * 64)
 
@@ -336,11 +339,15 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
     const int64_t steps = inputs->shape[0], batch = inputs->shape[1], hidden = hs->shape[2];
     const int64_t size = dtype == GT_FLOAT32 ? 4 : 8, nr = gt_gemm_tile_columns(dtype);
     if (steps == 0 || batch == 0 || hidden == 0) return 0;
-    const int64_t gate_bytes = gt_gemm_packed_b_bytes(dtype, hidden, hidden);
-    /* The packed weight, then the bias (zeros when there is none). */
-    char *packed = aligned_alloc(64, (size_t)((4 * gate_bytes + 4 * hidden * size + 63) / 64 * 64));
+    const int64_t gate_bytes = round_up64(gt_gemm_packed_b_bytes(dtype, hidden, hidden));
+    const int threads = lstm_threads((hidden + nr - 1) / nr, batch * 4 * hidden * hidden);
+    /* The packed weight, the bias (zeros when there is none), a product
+     * workspace per thread. */
+    const int64_t bias_bytes = round_up64(4 * hidden * size);
+    const int64_t work_bytes = round_up64(gt_gemm_packed_b_workspace(dtype, batch, hidden));
+    char *packed = aligned_alloc(64, (size_t)(4 * gate_bytes + bias_bytes + threads * work_bytes));
     if (packed == NULL) return -2;
-    char *b_all = packed + 4 * gate_bytes;
+    char *b_all = packed + 4 * gate_bytes, *work_all = b_all + bias_bytes;
     if (bias != NULL)
         memcpy(b_all, (const char *)bias->data + bias->offset * size, (size_t)(4 * hidden * size));
     else
@@ -351,7 +358,6 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
     const char *x_all = (const char *)inputs->data + inputs->offset * size;
     const char *w = (const char *)w_hh->data + w_hh->offset * size;
     const int64_t state = batch * hidden, gates = 4 * hidden;
-    const int threads = lstm_threads((hidden + nr - 1) / nr, batch * gates * hidden);
 
     lstm_barrier barrier = {0, 0, 1};
 #pragma omp parallel num_threads(threads) if (threads > 1)
@@ -362,6 +368,7 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
 #pragma omp single
         barrier.threads = team; /* (the end of `single` is a barrier) */
         lstm_units_of(thread_id(), team, hidden, nr, &u0, &u1);
+        char *work = work_all + thread_id() * work_bytes;
         /* Gate q's block of W_hh^T (element (p, j) = W_hh[q H + j, p]), this thread's slivers. */
         for (int q = 0; q < 4; q++)
             gt_gemm_pack_b(dtype, hidden, hidden, w + q * hidden * hidden * size, 1, hidden, u0,
@@ -373,7 +380,7 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
             char *act = act_all + t * batch * gates * size;
             for (int q = 0; q < 4; q++)
                 gt_gemm_packed_b(dtype, batch, hidden, h_prev, hidden, 1, packed + q * gate_bytes,
-                                 hidden, u0, u1, act + q * hidden * size, gates, 0);
+                                 hidden, u0, u1, act + q * hidden * size, gates, 0, work);
             for (int64_t b = 0; u0 < u1 && b < batch; b++) {
                 const int64_t row = (b * hidden + u0) * size, row4 = (b * gates + u0) * size;
                 units(u1 - u0, hidden, x_all + t * batch * gates * size + row4, b_all + u0 * size,
@@ -406,9 +413,13 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
     const int64_t size = dtype == GT_FLOAT32 ? 4 : 8, nr = gt_gemm_tile_columns(dtype);
     if (steps == 0 || batch == 0 || hidden == 0) return 0;
     const int64_t gates = 4 * hidden, state = batch * hidden;
-    char *packed = aligned_alloc(64, (size_t)((gt_gemm_packed_b_bytes(dtype, gates, hidden) + 63) /
-                                              64 * 64));
+    const int threads = lstm_threads((hidden + nr - 1) / nr, batch * gates * hidden);
+    /* The packed weight, then a product workspace per thread. */
+    const int64_t packed_bytes = round_up64(gt_gemm_packed_b_bytes(dtype, gates, hidden));
+    const int64_t work_bytes = round_up64(gt_gemm_packed_b_workspace(dtype, batch, gates));
+    char *packed = aligned_alloc(64, (size_t)(packed_bytes + threads * work_bytes));
     if (packed == NULL) return -2;
+    char *work_all = packed + packed_bytes;
     char *dz_all = (char *)d_inputs->data + d_inputs->offset * size;
     char *dh = (char *)d_h->data + d_h->offset * size, *dc = (char *)d_c->data + d_c->offset * size;
     const char *dout_all =
@@ -417,7 +428,6 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
     const char *tc_all = (const char *)tanh_c->data + tanh_c->offset * size;
     const char *c_all = (const char *)cs->data + cs->offset * size;
     const char *w = (const char *)w_hh->data + w_hh->offset * size;
-    const int threads = lstm_threads((hidden + nr - 1) / nr, batch * gates * hidden);
 
     lstm_barrier barrier = {0, 0, 1};
 #pragma omp parallel num_threads(threads) if (threads > 1)
@@ -428,6 +438,7 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
 #pragma omp single
         barrier.threads = team; /* (the end of `single` is a barrier) */
         lstm_units_of(thread_id(), team, hidden, nr, &u0, &u1);
+        char *work = work_all + thread_id() * work_bytes;
         /* W_hh as it is (element (p, j) = W_hh[p, j]): this thread's columns. */
         gt_gemm_pack_b(dtype, gates, hidden, w, hidden, 1, u0, u1, packed);
         /* Steps in the reverse of the forward order; `done` is the one before. */
@@ -436,7 +447,7 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
             const int64_t before = reverse ? t + 1 : t;
             if (s > 0) /* the gradient reaching h_t through the next step's gates */
                 gt_gemm_packed_b(dtype, batch, gates, dz_all + done * batch * gates * size, gates,
-                                 1, packed, hidden, u0, u1, dh, hidden, 0);
+                                 1, packed, hidden, u0, u1, dh, hidden, 0, work);
             for (int64_t b = 0; u0 < u1 && b < batch; b++) {
                 const int64_t row = (b * hidden + u0) * size, row4 = (b * gates + u0) * size;
                 units(u1 - u0, hidden,
@@ -450,7 +461,7 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
         /* The initial state's gradient: through the first step's gates. */
         const int64_t first = reverse ? steps - 1 : 0;
         gt_gemm_packed_b(dtype, batch, gates, dz_all + first * batch * gates * size, gates, 1,
-                         packed, hidden, u0, u1, dh, hidden, 0);
+                         packed, hidden, u0, u1, dh, hidden, 0, work);
     }
     free(packed);
     return 0;
