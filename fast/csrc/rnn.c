@@ -245,19 +245,49 @@ typedef void (*lstm_units_backward_fn)(int64_t count, int64_t stride, const void
  * on an idle machine the other thread is that close), then gives the core
  * away (sched_yield) each time it looks. Sense-reversing: the last thread to
  * arrive resets the count and flips the shared sense, which the others wait
- * to see equal their own. */
+ * to see equal their own.
+ *
+ * Optimization (slivers stolen): a step's work is cut into slivers of NR
+ * hidden units (the four gates' product for them, then their cell), and each
+ * thread owns a range of them: it packed their weights, which sit in its L2.
+ * A thread takes its own slivers first, then any of the others' still
+ * unclaimed, each claimed by an atomic increment of its owner's counter. On
+ * an idle machine every thread does its own; when another program slows one
+ * core down, the other thread takes over part of its work instead of waiting
+ * for it at the barrier (a fixed share made the slowed thread set the pace of
+ * the whole layer). The last thread to reach the barrier resets the counters
+ * for the next step. */
 #define LSTM_SPINS 2000
 
 typedef struct {
     int count; /* threads arrived in this round */
     int sense; /* flipped by the last arrival of each round */
     int threads;
+    int64_t slivers;  /* slivers per step */
+    int64_t *claims;  /* thread k's next sliver at claims[k * LSTM_CLAIM_STRIDE] */
 } lstm_barrier;
+
+/* Claim counters a cache line apart, so that threads do not share a line. */
+#define LSTM_CLAIM_STRIDE 8
+
+/* The first sliver of thread k's own range. */
+static int64_t lstm_first_sliver(const lstm_barrier *barrier, int k)
+{
+    return barrier->slivers * k / barrier->threads;
+}
+
+static void lstm_reset_claims(lstm_barrier *barrier)
+{
+    for (int k = 0; k < barrier->threads; k++)
+        __atomic_store_n(&barrier->claims[k * LSTM_CLAIM_STRIDE], lstm_first_sliver(barrier, k),
+                         __ATOMIC_RELAXED);
+}
 
 static void lstm_barrier_wait(lstm_barrier *barrier, int *sense)
 {
     *sense = !*sense;
     if (__atomic_add_fetch(&barrier->count, 1, __ATOMIC_ACQ_REL) == barrier->threads) {
+        lstm_reset_claims(barrier);
         __atomic_store_n(&barrier->count, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&barrier->sense, *sense, __ATOMIC_RELEASE);
         return;
@@ -270,6 +300,21 @@ static void lstm_barrier_wait(lstm_barrier *barrier, int *sense)
     }
 }
 
+/* The next sliver for thread `id` this step (its own first, then the
+ * others'), or -1 when every sliver is claimed. */
+static int64_t lstm_claim(lstm_barrier *barrier, int id)
+{
+    for (int i = 0; i < barrier->threads; i++) {
+        const int k = (id + i) % barrier->threads;
+        int64_t *next = &barrier->claims[k * LSTM_CLAIM_STRIDE];
+        const int64_t end = lstm_first_sliver(barrier, k + 1);
+        if (__atomic_load_n(next, __ATOMIC_RELAXED) >= end) continue;
+        const int64_t sliver = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
+        if (sliver < end) return sliver;
+    }
+    return -1;
+}
+
 /* How many threads share a layer of `hidden` units (in `slivers` slivers of the
  * product) whose steps do `work` multiply-adds. */
 static int lstm_threads(int64_t slivers, int64_t work)
@@ -280,16 +325,6 @@ static int lstm_threads(int64_t slivers, int64_t work)
 #endif
     if (work < LSTM_PARALLEL_MIN) threads = 1;
     return threads > slivers ? (int)(slivers > 0 ? slivers : 1) : threads;
-}
-
-/* The units of thread `id` of `threads`: whole slivers of nr, the last cut at hidden. */
-static void lstm_units_of(int id, int threads, int64_t hidden, int64_t nr, int64_t *u0,
-                          int64_t *u1)
-{
-    const int64_t slivers = (hidden + nr - 1) / nr;
-    const int64_t s0 = id * slivers / threads, s1 = (id + 1) * slivers / threads;
-    *u0 = s0 * nr;
-    *u1 = s1 * nr < hidden ? s1 * nr : hidden;
 }
 
 /* This thread's number in its team, and the team's size (OpenMP may give
@@ -345,9 +380,12 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
      * workspace per thread. */
     const int64_t bias_bytes = round_up64(4 * hidden * size);
     const int64_t work_bytes = round_up64(gt_gemm_packed_b_workspace(dtype, batch, hidden));
-    char *packed = aligned_alloc(64, (size_t)(4 * gate_bytes + bias_bytes + threads * work_bytes));
+    const int64_t claim_bytes = threads * LSTM_CLAIM_STRIDE * (int64_t)sizeof(int64_t);
+    char *packed = aligned_alloc(
+        64, (size_t)(4 * gate_bytes + bias_bytes + threads * work_bytes + claim_bytes));
     if (packed == NULL) return -2;
     char *b_all = packed + 4 * gate_bytes, *work_all = b_all + bias_bytes;
+    int64_t *claims = (int64_t *)(work_all + threads * work_bytes);
     if (bias != NULL)
         memcpy(b_all, (const char *)bias->data + bias->offset * size, (size_t)(4 * hidden * size));
     else
@@ -359,36 +397,42 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
     const char *w = (const char *)w_hh->data + w_hh->offset * size;
     const int64_t state = batch * hidden, gates = 4 * hidden;
 
-    lstm_barrier barrier = {0, 0, 1};
+    lstm_barrier barrier = {0, 0, 1, (hidden + nr - 1) / nr, claims};
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
-        int64_t u0, u1;
         int sense = 0;
-        const int team = team_size();
+        const int id = thread_id();
 #pragma omp single
-        barrier.threads = team; /* (the end of `single` is a barrier) */
-        lstm_units_of(thread_id(), team, hidden, nr, &u0, &u1);
-        char *work = work_all + thread_id() * work_bytes;
-        /* Gate q's block of W_hh^T (element (p, j) = W_hh[q H + j, p]), this thread's slivers. */
+        barrier.threads = team_size(); /* (the end of `single` is a barrier) */
+        char *work = work_all + id * work_bytes;
+        /* Gate q's block of W_hh^T (element (p, j) = W_hh[q H + j, p]): this
+         * thread packs its own slivers; the barrier makes all of them ready. */
+        const int64_t u0 = lstm_first_sliver(&barrier, id) * nr;
+        const int64_t u1 = lstm_first_sliver(&barrier, id + 1) * nr;
         for (int q = 0; q < 4; q++)
             gt_gemm_pack_b(dtype, hidden, hidden, w + q * hidden * hidden * size, 1, hidden, u0,
-                           u1, packed + q * gate_bytes);
+                           u1 < hidden ? u1 : hidden, packed + q * gate_bytes);
+        lstm_barrier_wait(&barrier, &sense);
         for (int64_t s = 0; s < steps; s++) {
             const int64_t t = reverse ? steps - 1 - s : s;
             const int64_t before = reverse ? t + 1 : t, after = reverse ? t : t + 1;
             const char *h_prev = h_all + before * state * size;
             char *act = act_all + t * batch * gates * size;
-            for (int q = 0; q < 4; q++)
-                gt_gemm_packed_b(dtype, batch, hidden, h_prev, hidden, 1, packed + q * gate_bytes,
-                                 hidden, u0, u1, act + q * hidden * size, gates, 0, work);
-            for (int64_t b = 0; u0 < u1 && b < batch; b++) {
-                const int64_t row = (b * hidden + u0) * size, row4 = (b * gates + u0) * size;
-                units(u1 - u0, hidden, x_all + t * batch * gates * size + row4, b_all + u0 * size,
-                      c_all + before * state * size + row, act + row4,
-                      c_all + after * state * size + row, tc_all + t * state * size + row,
-                      h_all + after * state * size + row);
+            for (int64_t sliver; (sliver = lstm_claim(&barrier, id)) >= 0;) {
+                const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
+                for (int q = 0; q < 4; q++)
+                    gt_gemm_packed_b(dtype, batch, hidden, h_prev, hidden, 1,
+                                     packed + q * gate_bytes, hidden, v0, v1,
+                                     act + q * hidden * size, gates, 0, work);
+                for (int64_t b = 0; b < batch; b++) {
+                    const int64_t row = (b * hidden + v0) * size, row4 = (b * gates + v0) * size;
+                    units(v1 - v0, hidden, x_all + t * batch * gates * size + row4,
+                          b_all + v0 * size, c_all + before * state * size + row, act + row4,
+                          c_all + after * state * size + row, tc_all + t * state * size + row,
+                          h_all + after * state * size + row);
+                }
             }
-            if (team > 1) lstm_barrier_wait(&barrier, &sense);
+            lstm_barrier_wait(&barrier, &sense);
         }
     }
     free(packed);
@@ -417,9 +461,11 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
     /* The packed weight, then a product workspace per thread. */
     const int64_t packed_bytes = round_up64(gt_gemm_packed_b_bytes(dtype, gates, hidden));
     const int64_t work_bytes = round_up64(gt_gemm_packed_b_workspace(dtype, batch, gates));
-    char *packed = aligned_alloc(64, (size_t)(packed_bytes + threads * work_bytes));
+    const int64_t claim_bytes = threads * LSTM_CLAIM_STRIDE * (int64_t)sizeof(int64_t);
+    char *packed = aligned_alloc(64, (size_t)(packed_bytes + threads * work_bytes + claim_bytes));
     if (packed == NULL) return -2;
     char *work_all = packed + packed_bytes;
+    int64_t *claims = (int64_t *)(work_all + threads * work_bytes);
     char *dz_all = (char *)d_inputs->data + d_inputs->offset * size;
     char *dh = (char *)d_h->data + d_h->offset * size, *dc = (char *)d_c->data + d_c->offset * size;
     const char *dout_all =
@@ -429,39 +475,47 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
     const char *c_all = (const char *)cs->data + cs->offset * size;
     const char *w = (const char *)w_hh->data + w_hh->offset * size;
 
-    lstm_barrier barrier = {0, 0, 1};
+    lstm_barrier barrier = {0, 0, 1, (hidden + nr - 1) / nr, claims};
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
-        int64_t u0, u1;
         int sense = 0;
-        const int team = team_size();
+        const int id = thread_id();
 #pragma omp single
-        barrier.threads = team; /* (the end of `single` is a barrier) */
-        lstm_units_of(thread_id(), team, hidden, nr, &u0, &u1);
-        char *work = work_all + thread_id() * work_bytes;
-        /* W_hh as it is (element (p, j) = W_hh[p, j]): this thread's columns. */
-        gt_gemm_pack_b(dtype, gates, hidden, w, hidden, 1, u0, u1, packed);
+        barrier.threads = team_size(); /* (the end of `single` is a barrier) */
+        char *work = work_all + id * work_bytes;
+        /* W_hh as it is (element (p, j) = W_hh[p, j]): this thread's own slivers,
+         * all of them ready after the barrier. */
+        const int64_t u0 = lstm_first_sliver(&barrier, id) * nr;
+        const int64_t u1 = lstm_first_sliver(&barrier, id + 1) * nr;
+        gt_gemm_pack_b(dtype, gates, hidden, w, hidden, 1, u0, u1 < hidden ? u1 : hidden, packed);
+        lstm_barrier_wait(&barrier, &sense);
         /* Steps in the reverse of the forward order; `done` is the one before. */
         for (int64_t s = 0; s < steps; s++) {
             const int64_t t = reverse ? s : steps - 1 - s, done = reverse ? t - 1 : t + 1;
             const int64_t before = reverse ? t + 1 : t;
-            if (s > 0) /* the gradient reaching h_t through the next step's gates */
-                gt_gemm_packed_b(dtype, batch, gates, dz_all + done * batch * gates * size, gates,
-                                 1, packed, hidden, u0, u1, dh, hidden, 0, work);
-            for (int64_t b = 0; u0 < u1 && b < batch; b++) {
-                const int64_t row = (b * hidden + u0) * size, row4 = (b * gates + u0) * size;
-                units(u1 - u0, hidden,
-                      dout_all == NULL ? NULL : dout_all + t * state * size + row, dh + row,
-                      dc + row, a_all + t * batch * gates * size + row4,
-                      tc_all + t * state * size + row, c_all + before * state * size + row,
-                      dz_all + t * batch * gates * size + row4);
+            for (int64_t sliver; (sliver = lstm_claim(&barrier, id)) >= 0;) {
+                const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
+                if (s > 0) /* the gradient reaching h_t through the next step's gates */
+                    gt_gemm_packed_b(dtype, batch, gates, dz_all + done * batch * gates * size,
+                                     gates, 1, packed, hidden, v0, v1, dh, hidden, 0, work);
+                for (int64_t b = 0; b < batch; b++) {
+                    const int64_t row = (b * hidden + v0) * size, row4 = (b * gates + v0) * size;
+                    units(v1 - v0, hidden,
+                          dout_all == NULL ? NULL : dout_all + t * state * size + row, dh + row,
+                          dc + row, a_all + t * batch * gates * size + row4,
+                          tc_all + t * state * size + row, c_all + before * state * size + row,
+                          dz_all + t * batch * gates * size + row4);
+                }
             }
-            if (team > 1) lstm_barrier_wait(&barrier, &sense);
+            lstm_barrier_wait(&barrier, &sense);
         }
         /* The initial state's gradient: through the first step's gates. */
         const int64_t first = reverse ? steps - 1 : 0;
-        gt_gemm_packed_b(dtype, batch, gates, dz_all + first * batch * gates * size, gates, 1,
-                         packed, hidden, u0, u1, dh, hidden, 0, work);
+        for (int64_t sliver; (sliver = lstm_claim(&barrier, id)) >= 0;) {
+            const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
+            gt_gemm_packed_b(dtype, batch, gates, dz_all + first * batch * gates * size, gates, 1,
+                             packed, hidden, v0, v1, dh, hidden, 0, work);
+        }
     }
     free(packed);
     return 0;
