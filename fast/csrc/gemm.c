@@ -1257,9 +1257,19 @@ int64_t gt_gemm_packed_b_workspace(int dtype, int64_t m, int64_t k)
     return m % kind->mr ? kind->mr * k * kind->itemsize : 0;
 }
 
+void gt_gemm_pack_a_edge(int dtype, int64_t m, int64_t k, const void *a, int64_t a_rs,
+                         int64_t a_cs, void *workspace)
+{
+    const gemm_kind *kind = &GEMM_KINDS[dtype];
+    const int64_t mr = kind->mr, m_full = m / mr;
+    if (m % mr)
+        kind->pack_a(k, m - m_full * mr, (const char *)a + m_full * mr * a_rs * kind->itemsize,
+                     a_rs, a_cs, workspace);
+}
+
 void gt_gemm_packed_b(int dtype, int64_t m, int64_t k, const void *a, int64_t a_rs, int64_t a_cs,
                       const void *packed, int64_t n, int64_t j0, int64_t j1, void *c, int64_t c_rs,
-                      int accumulate, void *workspace)
+                      int accumulate, const void *a_edge)
 {
     const gemm_kind *kind = &GEMM_KINDS[dtype];
     const int64_t size = kind->itemsize, mr = kind->mr, nr = kind->nr;
@@ -1273,18 +1283,19 @@ void gt_gemm_packed_b(int dtype, int64_t m, int64_t k, const void *a, int64_t a_
         return;
     }
     /* A is read in place (as in gemm_inplace), but for a last sliver of fewer
-     * than MR rows, packed with zero rows into the caller's workspace.
+     * than MR rows, which the caller packed (gt_gemm_pack_a_edge) once for
+     * all its calls with this A: packed per call, it cost more than the
+     * product's other slivers (at AVX2, MR = 6, a batch of 32 rows took
+     * longer than one of 36).
      * Optimization (no KC blocks): each micro-kernel call runs the whole depth
      * K. B's slivers are packed whole and stream from L2 either way, so
      * blocking K would only load and store each C tile more often (the LSTM
      * backward's product, K = 1024, ran 4% faster than in blocks of 256). */
-    if (m_full < m_slivers)
-        kind->pack_a(k, m - m_full * mr, aa + m_full * mr * a_rs * size, a_rs, a_cs, workspace);
     for (int64_t j = j0; j < j1; j += nr) {
         const char *b_sliver = bb + j * k * size;
         for (int64_t is = 0; is < m_slivers; is++) {
             const int in_place = is < m_full;
-            const char *a_sliver = in_place ? aa + is * mr * a_rs * size : (const char *)workspace;
+            const char *a_sliver = in_place ? aa + is * mr * a_rs * size : (const char *)a_edge;
             kind->kernel_inplace(k, a_sliver, in_place ? a_rs : 1, in_place ? a_cs : mr, b_sliver,
                                  nr, cc + (is * mr * c_rs + j) * size, c_rs, 1,
                                  min64(mr, m - is * mr), min64(nr, n - j), accumulate);

@@ -418,6 +418,7 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
             const int64_t before = reverse ? t + 1 : t, after = reverse ? t : t + 1;
             const char *h_prev = h_all + before * state * size;
             char *act = act_all + t * batch * gates * size;
+            gt_gemm_pack_a_edge(dtype, batch, hidden, h_prev, hidden, 1, work);
             for (int64_t sliver; (sliver = lstm_claim(&barrier, id)) >= 0;) {
                 const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
                 for (int q = 0; q < 4; q++)
@@ -493,6 +494,9 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
         for (int64_t s = 0; s < steps; s++) {
             const int64_t t = reverse ? s : steps - 1 - s, done = reverse ? t - 1 : t + 1;
             const int64_t before = reverse ? t + 1 : t;
+            if (s > 0) /* A's last rows, for every sliver's product below */
+                gt_gemm_pack_a_edge(dtype, batch, gates, dz_all + done * batch * gates * size,
+                                    gates, 1, work);
             for (int64_t sliver; (sliver = lstm_claim(&barrier, id)) >= 0;) {
                 const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
                 if (s > 0) /* the gradient reaching h_t through the next step's gates */
@@ -511,6 +515,8 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
         }
         /* The initial state's gradient: through the first step's gates. */
         const int64_t first = reverse ? steps - 1 : 0;
+        gt_gemm_pack_a_edge(dtype, batch, gates, dz_all + first * batch * gates * size, gates, 1,
+                            work);
         for (int64_t sliver; (sliver = lstm_claim(&barrier, id)) >= 0;) {
             const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
             gt_gemm_packed_b(dtype, batch, gates, dz_all + first * batch * gates * size, gates, 1,
