@@ -551,6 +551,68 @@ typedef double gemm_vdouble __attribute__((vector_size(GEMM_VECTOR_BYTES)));
         }                                                                           \
     }
 
+/* Rows i0 .. i0 + rows of C (fewer than MR: what is left below the last
+ * whole sliver) = A B for one packed B sliver (kc x NR, row p at b + p * NR),
+ * A read in place, n <= NR columns stored (added with `accumulate`).
+ * Optimization (edge rows without padding): the micro-kernel always
+ * computes MR rows, so a last sliver of 2 rows (a batch of 32 with MR = 6)
+ * cost as much as a whole one. Here two rows at a time, each with two
+ * partial sums (even and odd p) per vector of the tile, 8 independent chains
+ * of multiply-adds: enough to hide their latency. */
+#define DEFINE_EDGE_ROWS(T, V, NR, SUFFIX)                                          \
+    static void edge_rows_##SUFFIX(int64_t rows, int64_t kc, const T *a, int64_t a_rs, \
+                                   int64_t a_cs, const T *b, T *c, int64_t c_rs,     \
+                                   int64_t n, int accumulate)                        \
+    {                                                                               \
+        enum { VL = sizeof(V) / sizeof(T) };                                        \
+        for (int64_t i = 0; i < rows; i += 2) {                                     \
+            const int two = i + 1 < rows;                                           \
+            const T *a0 = a + i * a_rs, *a1 = two ? a0 + a_rs : a0;                 \
+            V acc[2][2][GEMM_NR_VECTORS]; /* [row][parity of p][vector] */          \
+            for (int r = 0; r < 2; r++)                                             \
+                for (int q = 0; q < 2; q++)                                         \
+                    for (int v = 0; v < GEMM_NR_VECTORS; v++) acc[r][q][v] = (V){0}; \
+            int64_t p = 0;                                                          \
+            for (; p + 2 <= kc; p += 2) {                                           \
+                for (int q = 0; q < 2; q++) {                                       \
+                    const T x0 = a0[(p + q) * a_cs], x1 = a1[(p + q) * a_cs];       \
+                    for (int v = 0; v < GEMM_NR_VECTORS; v++) {                     \
+                        V bv;                                                       \
+                        memcpy(&bv, b + (p + q) * NR + v * VL, sizeof bv);          \
+                        acc[0][q][v] += x0 * bv;                                    \
+                        acc[1][q][v] += x1 * bv;                                    \
+                    }                                                               \
+                }                                                                   \
+            }                                                                       \
+            for (; p < kc; p++) {                                                   \
+                const T x0 = a0[p * a_cs], x1 = a1[p * a_cs];                       \
+                for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
+                    V bv;                                                           \
+                    memcpy(&bv, b + p * NR + v * VL, sizeof bv);                    \
+                    acc[0][0][v] += x0 * bv;                                        \
+                    acc[1][0][v] += x1 * bv;                                        \
+                }                                                                   \
+            }                                                                       \
+            for (int r = 0; r < 1 + two; r++) {                                     \
+                T tile[NR];                                                         \
+                for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
+                    const V sum = acc[r][0][v] + acc[r][1][v];                      \
+                    memcpy(tile + v * VL, &sum, sizeof sum);                        \
+                }                                                                   \
+                T *row = c + (i + r) * c_rs;                                        \
+                for (int64_t j = 0; j < n; j++)                                     \
+                    row[j] = accumulate ? row[j] + tile[j] : tile[j];               \
+            }                                                                       \
+        }                                                                           \
+    }                                                                               \
+    static void edge_rows_any_##SUFFIX(int64_t rows, int64_t kc, const void *a,     \
+                                       int64_t a_rs, int64_t a_cs, const void *b,   \
+                                       void *c, int64_t c_rs, int64_t n, int accumulate) \
+    {                                                                               \
+        edge_rows_##SUFFIX(rows, kc, (const T *)a, a_rs, a_cs, (const T *)b, (T *)c, c_rs, n, \
+                           accumulate);                                             \
+    }
+
 #define GEMM_NR_FLOAT (GEMM_NR_VECTORS * GEMM_VECTOR_BYTES / 4)
 #define GEMM_NR_DOUBLE (GEMM_NR_VECTORS * GEMM_VECTOR_BYTES / 8)
 
@@ -561,6 +623,7 @@ DEFINE_PACK_B(float, GEMM_NR_FLOAT, f32)
 DEFINE_PACK_COLUMNS(float, GEMM_NR_FLOAT, f32)
 DEFINE_MICROKERNEL(float, gemm_vfloat, GEMM_NR_FLOAT, f32)
 DEFINE_DIRECT_FLOAT(float, f32)
+DEFINE_EDGE_ROWS(float, gemm_vfloat, GEMM_NR_FLOAT, f32)
 
 DEFINE_TRANSPOSE8(double, int64_t, f64)
 DEFINE_PACK_EDGE(double, f64)
@@ -569,6 +632,7 @@ DEFINE_PACK_B(double, GEMM_NR_DOUBLE, f64)
 DEFINE_PACK_COLUMNS(double, GEMM_NR_DOUBLE, f64)
 DEFINE_MICROKERNEL(double, gemm_vdouble, GEMM_NR_DOUBLE, f64)
 DEFINE_DIRECT_FLOAT(double, f64)
+DEFINE_EDGE_ROWS(double, gemm_vdouble, GEMM_NR_DOUBLE, f64)
 
 /* ------------------------------------------------------------------------
  * Integers and bool: a direct loop with 64-bit wrapping accumulation.
@@ -1251,25 +1315,9 @@ void gt_gemm_pack_b(int dtype, int64_t k, int64_t n, const void *b, int64_t b_rs
     }
 }
 
-int64_t gt_gemm_packed_b_workspace(int dtype, int64_t m, int64_t k)
-{
-    const gemm_kind *kind = &GEMM_KINDS[dtype];
-    return m % kind->mr ? kind->mr * k * kind->itemsize : 0;
-}
-
-void gt_gemm_pack_a_edge(int dtype, int64_t m, int64_t k, const void *a, int64_t a_rs,
-                         int64_t a_cs, void *workspace)
-{
-    const gemm_kind *kind = &GEMM_KINDS[dtype];
-    const int64_t mr = kind->mr, m_full = m / mr;
-    if (m % mr)
-        kind->pack_a(k, m - m_full * mr, (const char *)a + m_full * mr * a_rs * kind->itemsize,
-                     a_rs, a_cs, workspace);
-}
-
 void gt_gemm_packed_b(int dtype, int64_t m, int64_t k, const void *a, int64_t a_rs, int64_t a_cs,
                       const void *packed, int64_t n, int64_t j0, int64_t j1, void *c, int64_t c_rs,
-                      int accumulate, const void *a_edge)
+                      int accumulate)
 {
     const gemm_kind *kind = &GEMM_KINDS[dtype];
     const int64_t size = kind->itemsize, mr = kind->mr, nr = kind->nr;
@@ -1282,23 +1330,22 @@ void gt_gemm_packed_b(int dtype, int64_t m, int64_t k, const void *a, int64_t a_
             memset(cc + (i * c_rs + j0) * size, 0, (size_t)((min64(j1, n) - j0) * size));
         return;
     }
-    /* A is read in place (as in gemm_inplace), but for a last sliver of fewer
-     * than MR rows, which the caller packed (gt_gemm_pack_a_edge) once for
-     * all its calls with this A: packed per call, it cost more than the
-     * product's other slivers (at AVX2, MR = 6, a batch of 32 rows took
-     * longer than one of 36).
+    /* A is read in place (as in gemm_inplace); rows past its last whole
+     * sliver go through edge_rows, not through a sliver padded with zero rows.
      * Optimization (no KC blocks): each micro-kernel call runs the whole depth
      * K. B's slivers are packed whole and stream from L2 either way, so
      * blocking K would only load and store each C tile more often (the LSTM
      * backward's product, K = 1024, ran 4% faster than in blocks of 256). */
     for (int64_t j = j0; j < j1; j += nr) {
         const char *b_sliver = bb + j * k * size;
-        for (int64_t is = 0; is < m_slivers; is++) {
-            const int in_place = is < m_full;
-            const char *a_sliver = in_place ? aa + is * mr * a_rs * size : (const char *)a_edge;
-            kind->kernel_inplace(k, a_sliver, in_place ? a_rs : 1, in_place ? a_cs : mr, b_sliver,
-                                 nr, cc + (is * mr * c_rs + j) * size, c_rs, 1,
-                                 min64(mr, m - is * mr), min64(nr, n - j), accumulate);
+        for (int64_t is = 0; is < m_full; is++) {
+            kind->kernel_inplace(k, aa + is * mr * a_rs * size, a_rs, a_cs, b_sliver, nr,
+                                 cc + (is * mr * c_rs + j) * size, c_rs, 1, mr, min64(nr, n - j),
+                                 accumulate);
         }
+        if (m_full < m_slivers)
+            (dtype == GT_FLOAT32 ? edge_rows_any_f32 : edge_rows_any_f64)(
+                m - m_full * mr, k, aa + m_full * mr * a_rs * size, a_rs, a_cs, b_sliver,
+                cc + (m_full * mr * c_rs + j) * size, c_rs, min64(nr, n - j), accumulate);
     }
 }

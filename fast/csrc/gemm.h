@@ -50,20 +50,14 @@ int gt_gemm_cols(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int6
  * of B (j0 a multiple of NR, j1 one or n; element (p, j) at b + p * b_rs +
  * j * b_cs) into their place in `packed`. gt_gemm_packed_b: columns j0 .. j1
  * of C (m x n, row stride c_rs, unit column stride) = A B (or += with
- * `accumulate`), B packed there, A's last rows (when m is not a multiple of
- * MR) as gt_gemm_pack_a_edge packed them into a workspace of
- * gt_gemm_packed_b_workspace bytes (0 when m is a multiple of MR). One
- * thread each (callers run them inside their own parallel regions, a
- * workspace per thread). */
+ * `accumulate`), B packed there. One thread each (callers run them inside
+ * their own parallel regions). */
 int64_t gt_gemm_packed_b_bytes(int dtype, int64_t k, int64_t n);
 void gt_gemm_pack_b(int dtype, int64_t k, int64_t n, const void *b, int64_t b_rs, int64_t b_cs,
                     int64_t j0, int64_t j1, void *packed);
-int64_t gt_gemm_packed_b_workspace(int dtype, int64_t m, int64_t k);
-void gt_gemm_pack_a_edge(int dtype, int64_t m, int64_t k, const void *a, int64_t a_rs,
-                         int64_t a_cs, void *workspace);
 void gt_gemm_packed_b(int dtype, int64_t m, int64_t k, const void *a, int64_t a_rs, int64_t a_cs,
                       const void *packed, int64_t n, int64_t j0, int64_t j1, void *c, int64_t c_rs,
-                      int accumulate, const void *a_edge);
+                      int accumulate);
 
 /* NR, the columns of C one micro-kernel call computes (products are padded
  * to whole tiles of NR columns and MR rows). */

@@ -376,16 +376,13 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
     if (steps == 0 || batch == 0 || hidden == 0) return 0;
     const int64_t gate_bytes = round_up64(gt_gemm_packed_b_bytes(dtype, hidden, hidden));
     const int threads = lstm_threads((hidden + nr - 1) / nr, batch * 4 * hidden * hidden);
-    /* The packed weight, the bias (zeros when there is none), a product
-     * workspace per thread. */
+    /* The packed weight, the bias (zeros when there is none), the claim counters. */
     const int64_t bias_bytes = round_up64(4 * hidden * size);
-    const int64_t work_bytes = round_up64(gt_gemm_packed_b_workspace(dtype, batch, hidden));
     const int64_t claim_bytes = threads * LSTM_CLAIM_STRIDE * (int64_t)sizeof(int64_t);
-    char *packed = aligned_alloc(
-        64, (size_t)(4 * gate_bytes + bias_bytes + threads * work_bytes + claim_bytes));
+    char *packed = aligned_alloc(64, (size_t)(4 * gate_bytes + bias_bytes + claim_bytes));
     if (packed == NULL) return -2;
-    char *b_all = packed + 4 * gate_bytes, *work_all = b_all + bias_bytes;
-    int64_t *claims = (int64_t *)(work_all + threads * work_bytes);
+    char *b_all = packed + 4 * gate_bytes;
+    int64_t *claims = (int64_t *)(b_all + bias_bytes);
     if (bias != NULL)
         memcpy(b_all, (const char *)bias->data + bias->offset * size, (size_t)(4 * hidden * size));
     else
@@ -404,7 +401,6 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
         const int id = thread_id();
 #pragma omp single
         barrier.threads = team_size(); /* (the end of `single` is a barrier) */
-        char *work = work_all + id * work_bytes;
         /* Gate q's block of W_hh^T (element (p, j) = W_hh[q H + j, p]): this
          * thread packs its own slivers; the barrier makes all of them ready. */
         const int64_t u0 = lstm_first_sliver(&barrier, id) * nr;
@@ -418,13 +414,12 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
             const int64_t before = reverse ? t + 1 : t, after = reverse ? t : t + 1;
             const char *h_prev = h_all + before * state * size;
             char *act = act_all + t * batch * gates * size;
-            gt_gemm_pack_a_edge(dtype, batch, hidden, h_prev, hidden, 1, work);
             for (int64_t sliver; (sliver = lstm_claim(&barrier, id)) >= 0;) {
                 const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
                 for (int q = 0; q < 4; q++)
                     gt_gemm_packed_b(dtype, batch, hidden, h_prev, hidden, 1,
                                      packed + q * gate_bytes, hidden, v0, v1,
-                                     act + q * hidden * size, gates, 0, work);
+                                     act + q * hidden * size, gates, 0);
                 for (int64_t b = 0; b < batch; b++) {
                     const int64_t row = (b * hidden + v0) * size, row4 = (b * gates + v0) * size;
                     units(v1 - v0, hidden, x_all + t * batch * gates * size + row4,
@@ -459,14 +454,12 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
     if (steps == 0 || batch == 0 || hidden == 0) return 0;
     const int64_t gates = 4 * hidden, state = batch * hidden;
     const int threads = lstm_threads((hidden + nr - 1) / nr, batch * gates * hidden);
-    /* The packed weight, then a product workspace per thread. */
+    /* The packed weight, then the claim counters. */
     const int64_t packed_bytes = round_up64(gt_gemm_packed_b_bytes(dtype, gates, hidden));
-    const int64_t work_bytes = round_up64(gt_gemm_packed_b_workspace(dtype, batch, gates));
     const int64_t claim_bytes = threads * LSTM_CLAIM_STRIDE * (int64_t)sizeof(int64_t);
-    char *packed = aligned_alloc(64, (size_t)(packed_bytes + threads * work_bytes + claim_bytes));
+    char *packed = aligned_alloc(64, (size_t)(packed_bytes + claim_bytes));
     if (packed == NULL) return -2;
-    char *work_all = packed + packed_bytes;
-    int64_t *claims = (int64_t *)(work_all + threads * work_bytes);
+    int64_t *claims = (int64_t *)(packed + packed_bytes);
     char *dz_all = (char *)d_inputs->data + d_inputs->offset * size;
     char *dh = (char *)d_h->data + d_h->offset * size, *dc = (char *)d_c->data + d_c->offset * size;
     const char *dout_all =
@@ -483,7 +476,6 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
         const int id = thread_id();
 #pragma omp single
         barrier.threads = team_size(); /* (the end of `single` is a barrier) */
-        char *work = work_all + id * work_bytes;
         /* W_hh as it is (element (p, j) = W_hh[p, j]): this thread's own slivers,
          * all of them ready after the barrier. */
         const int64_t u0 = lstm_first_sliver(&barrier, id) * nr;
@@ -494,14 +486,11 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
         for (int64_t s = 0; s < steps; s++) {
             const int64_t t = reverse ? s : steps - 1 - s, done = reverse ? t - 1 : t + 1;
             const int64_t before = reverse ? t + 1 : t;
-            if (s > 0) /* A's last rows, for every sliver's product below */
-                gt_gemm_pack_a_edge(dtype, batch, gates, dz_all + done * batch * gates * size,
-                                    gates, 1, work);
             for (int64_t sliver; (sliver = lstm_claim(&barrier, id)) >= 0;) {
                 const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
                 if (s > 0) /* the gradient reaching h_t through the next step's gates */
                     gt_gemm_packed_b(dtype, batch, gates, dz_all + done * batch * gates * size,
-                                     gates, 1, packed, hidden, v0, v1, dh, hidden, 0, work);
+                                     gates, 1, packed, hidden, v0, v1, dh, hidden, 0);
                 for (int64_t b = 0; b < batch; b++) {
                     const int64_t row = (b * hidden + v0) * size, row4 = (b * gates + v0) * size;
                     units(v1 - v0, hidden,
@@ -515,12 +504,10 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
         }
         /* The initial state's gradient: through the first step's gates. */
         const int64_t first = reverse ? steps - 1 : 0;
-        gt_gemm_pack_a_edge(dtype, batch, gates, dz_all + first * batch * gates * size, gates, 1,
-                            work);
         for (int64_t sliver; (sliver = lstm_claim(&barrier, id)) >= 0;) {
             const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
             gt_gemm_packed_b(dtype, batch, gates, dz_all + first * batch * gates * size, gates, 1,
-                             packed, hidden, v0, v1, dh, hidden, 0, work);
+                             packed, hidden, v0, v1, dh, hidden, 0);
         }
     }
     free(packed);
