@@ -283,6 +283,14 @@ static void lstm_reset_claims(lstm_barrier *barrier)
                          __ATOMIC_RELAXED);
 }
 
+/* A hint to the core that this thread is spinning (x86's `pause`). */
+static inline void lstm_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 static void lstm_barrier_wait(lstm_barrier *barrier, int *sense)
 {
     *sense = !*sense;
@@ -294,7 +302,7 @@ static void lstm_barrier_wait(lstm_barrier *barrier, int *sense)
     }
     for (int spins = 0; __atomic_load_n(&barrier->sense, __ATOMIC_ACQUIRE) != *sense; spins++) {
         if (spins < LSTM_SPINS)
-            __builtin_ia32_pause();
+            lstm_pause();
         else
             sched_yield();
     }
