@@ -150,19 +150,21 @@ DEFINE_LSTM_CELL(f64, double, SIGMOID_F64, TANH_F64)
  * overhead was a fifth of the layer. Here the threads start once per
  * sequence and meet once per step.
  *
- * Optimization (threads own hidden units): thread k owns a range of hidden
- * units [u0, u1) (a whole number of the product's NR-column slivers) and
- * computes, at every step, the four gates' columns of those units (the
- * product), then their cell: everything the cell of unit u needs is the
- * gates of u, so no thread waits for another between product and cell. The
- * one barrier per step is where the next product needs all of h. Backward
- * the same: the product dh[:, units] = d_gates @ W_hh[:, units] gives the
- * thread the gradient of its own units, whose cell backward then makes their
- * gate gradients.
+ * Optimization (work cut by hidden units): a step is cut into slivers of
+ * hidden units (NR of them: one column sliver of the product). For a sliver
+ * a thread computes the four gates' columns of those units (the product),
+ * then their cell: everything the cell of unit u needs is the gates of u, so
+ * no thread waits for another between product and cell, and the product's
+ * output is still in L1 when the cell reads it. The one barrier per step is
+ * where the next product needs all of h. Backward the same: the product
+ * dh[:, units] = d_gates @ W_hh[:, units] gives the gradient of those units,
+ * whose cell backward then makes their gate gradients. Each thread owns a
+ * range of slivers (and takes others' when it is done: see "slivers stolen"
+ * below).
  *
  * Optimization (prepacked weights, see gt_gemm_packed_b in gemm.c): each
- * thread packs its slivers of W_hh once per sequence, into its own L2, and
- * every step's product reads them there.
+ * thread packs the W_hh slivers of its own range once per sequence, into its
+ * own L2, and every step's product reads them there.
  * ------------------------------------------------------------------------ */
 
 /* `bytes` rounded up to whole cache lines (the buffers below share one allocation). */
