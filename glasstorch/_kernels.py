@@ -626,6 +626,67 @@ class Kernels:
         """
         raise NotImplementedError
 
+    def lstm_forward(
+        self,
+        hs: Strided,
+        cs: Strided,
+        activations: Strided,
+        tanh_c: Strided,
+        inputs: Strided,
+        bias: Strided | None,
+        w_hh: Strided,
+        reverse: bool,
+    ) -> None:
+        """A whole LSTM layer over a sequence: every step's product and :meth:`lstm_cell`.
+
+        ``inputs`` ``(T, B, 4H)`` is each step's input share of the gates
+        (``x_t @ W_ih^T``), ``bias`` ``(4H,)`` the sum of both biases or
+        ``None`` for none, ``w_hh`` ``(4H, H)``. ``hs`` and
+        ``cs`` ``(T + 1, B, H)`` hold the initial state in slot 0 (slot ``T``
+        with ``reverse``). The steps run in order (last to first with
+        ``reverse``); with ``before, after = t, t + 1`` (``t + 1, t`` with
+        ``reverse``), step ``t`` is::
+
+            gates = inputs[t] + bias + hs[before] @ w_hh^T
+            lstm_cell(hs[after], cs[after], activations[t], tanh_c[t], gates, cs[before])
+
+        ``activations`` ``(T, B, 4H)`` and ``tanh_c`` ``(T, B, H)`` are what
+        :meth:`lstm_backward` needs. The three terms of ``gates`` may be added
+        in any order. Every argument contiguous, of one float dtype.
+        """
+        raise NotImplementedError
+
+    def lstm_backward(
+        self,
+        d_inputs: Strided,
+        d_h: Strided,
+        d_c: Strided,
+        d_outputs: Strided | None,
+        activations: Strided,
+        tanh_c: Strided,
+        cs: Strided,
+        w_hh: Strided,
+        reverse: bool,
+    ) -> None:
+        """The gradient of :meth:`lstm_forward`, through time.
+
+        ``d_h`` and ``d_c`` ``(B, H)`` hold the gradient reaching the last
+        state on entry and are overwritten with the gradient of the initial
+        state (the one kernel argument both read and written). ``d_outputs``
+        ``(T, B, H)`` is the gradient reaching each step's ``h``, or ``None``
+        for zeros. ``activations``, ``tanh_c`` and ``cs`` are as
+        :meth:`lstm_forward` left them. In the reverse of the forward order,
+        with ``before`` as there::
+
+            d_h += d_outputs[t]
+            lstm_cell_backward(d_inputs[t], d_c, d_h, d_c, activations[t], tanh_c[t], cs[before])
+            d_h = d_inputs[t] @ w_hh
+
+        so ``d_inputs`` ``(T, B, 4H)`` gets every step's gate gradient (which
+        is also that of ``inputs``; the bias's is its sum over ``T`` and ``B``). Every argument contiguous, of one float dtype.
+        """
+        raise NotImplementedError
+
     # ----------------------------------------------- convolution and pooling
     # Every kernel of this block works on 2-D images: ``(N, C, H, W)`` views.
     # The frontend runs the 1-D forms (``conv1d``, ``max_pool1d``) through them

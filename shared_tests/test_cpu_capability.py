@@ -202,3 +202,28 @@ def test_more_than_the_cpu_has_falls_back_with_a_warning(monkeypatch):
     monkeypatch.setenv("GLASSTORCH_CPU_CAPABILITY", "avx512")
     with pytest.warns(UserWarning, match="supports at most AVX2; using the AVX2 kernels"):
         assert fast.cpu_capability() == "AVX2"
+
+
+@pytest.mark.parametrize(
+    ("preset", "seen"),
+    (({}, "20000"), ({"GOMP_SPINCOUNT": "5"}, "5"), ({"OMP_WAIT_POLICY": "active"}, None)),
+    ids=("default", "user-spin-count", "user-wait-policy"),
+)
+def test_kernel_module_loads_with_a_short_openmp_spin(monkeypatch, preset, seen):
+    """GNU OpenMP reads GOMP_SPINCOUNT as the module loads: set to fast.SPIN_COUNT
+    for that moment only, unless the user chose a spin count or wait policy."""
+    import glasstorch.fast as fast
+
+    for name in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in preset.items():
+        monkeypatch.setenv(name, value)
+    during = {}
+    monkeypatch.setattr(
+        fast.importlib,
+        "import_module",
+        lambda name: during.setdefault(name, os.environ.get("GOMP_SPINCOUNT")),
+    )
+    fast._import_with_short_spin("some_module")
+    assert during == {"some_module": seen}
+    assert os.environ.get("GOMP_SPINCOUNT") == preset.get("GOMP_SPINCOUNT")

@@ -608,6 +608,52 @@ def test_lstm_cell_and_its_gradient(cuda, cpu, dtype):
         close(fetch(cuda, grad), want, dtype)
 
 
+@requires_cuda
+@pytest.mark.nn
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("reverse", (False, True), ids=("forward", "reverse"))
+def test_lstm_layer_and_its_gradient(cuda, cpu, dtype, reverse):
+    """The whole-layer kernels (composed from the cell kernels on the device) against
+    the CPU tier's."""
+    steps, batch, hidden = 3, 2, 5
+    first = steps if reverse else 0
+    inputs = numbers((steps, batch, 4 * hidden), dtype, 1, 1.0)
+    bias, w_hh = numbers((4 * hidden,), dtype, 2, 0.5), numbers((4 * hidden, hidden), dtype, 3, 0.4)
+    hs, cs = (
+        np.zeros((steps + 1, batch, hidden), dtype),
+        np.zeros((steps + 1, batch, hidden), dtype),
+    )
+    hs[first], cs[first] = (
+        numbers((batch, hidden), dtype, 4, 0.5),
+        numbers((batch, hidden), dtype, 5),
+    )
+    saved = [
+        hs,
+        cs,
+        np.zeros((steps, batch, 4 * hidden), dtype),
+        np.zeros((steps, batch, hidden), dtype),
+    ]
+    on_device = [device(cuda, a) for a in saved]
+    cpu.lstm_forward(*map(host, saved), host(inputs), host(bias), host(w_hh), reverse)
+    cuda.lstm_forward(
+        *on_device, device(cuda, inputs), device(cuda, bias), device(cuda, w_hh), reverse
+    )
+    for out, want in zip(on_device, saved):
+        close(fetch(cuda, out), want, dtype)
+    d_outputs = numbers((steps, batch, hidden), dtype, 6, 1.0)
+    grads = [np.zeros((steps, batch, 4 * hidden), dtype), numbers((batch, hidden), dtype, 7, 1.0),
+             numbers((batch, hidden), dtype, 8, 1.0)]  # fmt: skip
+    grads_on_device = [device(cuda, g) for g in grads]
+    # both tiers differentiate the CPU's saved buffers (see the cell's test above)
+    activations, tanh_c = saved[2], saved[3]
+    cuda.lstm_backward(*grads_on_device, device(cuda, d_outputs), device(cuda, activations),
+                       device(cuda, tanh_c), device(cuda, cs), device(cuda, w_hh), reverse)  # fmt: skip
+    cpu.lstm_backward(*map(host, grads), host(d_outputs), host(activations), host(tanh_c),
+                      host(cs), host(w_hh), reverse)  # fmt: skip
+    for grad, want in zip(grads_on_device, grads):
+        close(fetch(cuda, grad), want, dtype)
+
+
 # ------------------------------------------------------------------ whole programs
 def _train(device: str, optimizer: str, convolutional: bool) -> list:
     """Losses of two seeded training steps, then values of the random and sorting ops."""

@@ -608,6 +608,68 @@ static inline void transpose8_ps_avx(const float *const *rows, int64_t col, floa
         }                                                                           \
     }
 
+/* Rows i0 .. i0 + rows of C (fewer than MR: what is left below the last
+ * whole sliver) = A B for one packed B sliver (kc x NR, row p at b + p * NR),
+ * A read in place, n <= NR columns stored (added with `accumulate`).
+ * Optimization (edge rows without padding): the micro-kernel always
+ * computes MR rows, so a last sliver of 2 rows (a batch of 32 with MR = 6)
+ * cost as much as a whole one. Here two rows at a time, each with two
+ * partial sums (even and odd p) per vector of the tile, 8 independent chains
+ * of multiply-adds: enough to hide their latency. */
+#define DEFINE_EDGE_ROWS(T, V, NR, SUFFIX)                                          \
+    static void edge_rows_##SUFFIX(int64_t rows, int64_t kc, const T *a, int64_t a_rs, \
+                                   int64_t a_cs, const T *b, T *c, int64_t c_rs,     \
+                                   int64_t n, int accumulate)                        \
+    {                                                                               \
+        enum { VL = sizeof(V) / sizeof(T) };                                        \
+        for (int64_t i = 0; i < rows; i += 2) {                                     \
+            const int two = i + 1 < rows;                                           \
+            const T *a0 = a + i * a_rs, *a1 = two ? a0 + a_rs : a0;                 \
+            V acc[2][2][GEMM_NR_VECTORS]; /* [row][parity of p][vector] */          \
+            for (int r = 0; r < 2; r++)                                             \
+                for (int q = 0; q < 2; q++)                                         \
+                    for (int v = 0; v < GEMM_NR_VECTORS; v++) acc[r][q][v] = (V){0}; \
+            int64_t p = 0;                                                          \
+            for (; p + 2 <= kc; p += 2) {                                           \
+                for (int q = 0; q < 2; q++) {                                       \
+                    const T x0 = a0[(p + q) * a_cs], x1 = a1[(p + q) * a_cs];       \
+                    for (int v = 0; v < GEMM_NR_VECTORS; v++) {                     \
+                        V bv;                                                       \
+                        memcpy(&bv, b + (p + q) * NR + v * VL, sizeof bv);          \
+                        acc[0][q][v] += x0 * bv;                                    \
+                        acc[1][q][v] += x1 * bv;                                    \
+                    }                                                               \
+                }                                                                   \
+            }                                                                       \
+            for (; p < kc; p++) {                                                   \
+                const T x0 = a0[p * a_cs], x1 = a1[p * a_cs];                       \
+                for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
+                    V bv;                                                           \
+                    memcpy(&bv, b + p * NR + v * VL, sizeof bv);                    \
+                    acc[0][0][v] += x0 * bv;                                        \
+                    acc[1][0][v] += x1 * bv;                                        \
+                }                                                                   \
+            }                                                                       \
+            for (int r = 0; r < 1 + two; r++) {                                     \
+                T tile[NR];                                                         \
+                for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
+                    const V sum = acc[r][0][v] + acc[r][1][v];                      \
+                    memcpy(tile + v * VL, &sum, sizeof sum);                        \
+                }                                                                   \
+                T *row = c + (i + r) * c_rs;                                        \
+                for (int64_t j = 0; j < n; j++)                                     \
+                    row[j] = accumulate ? row[j] + tile[j] : tile[j];               \
+            }                                                                       \
+        }                                                                           \
+    }                                                                               \
+    static void edge_rows_any_##SUFFIX(int64_t rows, int64_t kc, const void *a,     \
+                                       int64_t a_rs, int64_t a_cs, const void *b,   \
+                                       void *c, int64_t c_rs, int64_t n, int accumulate) \
+    {                                                                               \
+        edge_rows_##SUFFIX(rows, kc, (const T *)a, a_rs, a_cs, (const T *)b, (T *)c, c_rs, n, \
+                           accumulate);                                             \
+    }
+
 #define GEMM_NR_FLOAT (GEMM_NR_VECTORS * GEMM_VECTOR_BYTES / 4)
 #define GEMM_NR_DOUBLE (GEMM_NR_VECTORS * GEMM_VECTOR_BYTES / 8)
 
@@ -618,6 +680,7 @@ DEFINE_PACK_B(float, GEMM_NR_FLOAT, f32)
 DEFINE_PACK_COLUMNS(float, GEMM_NR_FLOAT, f32)
 DEFINE_MICROKERNEL(float, gemm_vfloat, GEMM_NR_FLOAT, f32)
 DEFINE_DIRECT_FLOAT(float, f32)
+DEFINE_EDGE_ROWS(float, gemm_vfloat, GEMM_NR_FLOAT, f32)
 
 DEFINE_TRANSPOSE8(double, int64_t, f64)
 DEFINE_PACK_EDGE(double, f64)
@@ -626,6 +689,7 @@ DEFINE_PACK_B(double, GEMM_NR_DOUBLE, f64)
 DEFINE_PACK_COLUMNS(double, GEMM_NR_DOUBLE, f64)
 DEFINE_MICROKERNEL(double, gemm_vdouble, GEMM_NR_DOUBLE, f64)
 DEFINE_DIRECT_FLOAT(double, f64)
+DEFINE_EDGE_ROWS(double, gemm_vdouble, GEMM_NR_DOUBLE, f64)
 
 /* ------------------------------------------------------------------------
  * Integers and bool: a direct loop with 64-bit wrapping accumulation.
@@ -1274,4 +1338,71 @@ int gt_gemm_cols(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int6
 int64_t gt_gemm_tile_columns(int dtype)
 {
     return GEMM_KINDS[dtype].nr;
+}
+
+/* ------------------------------------------------------------------------
+ * A prepacked B: packed once, multiplied by many A.
+ *
+ * Optimization (prepacked weights, the idea behind BLAS's sgemm_pack and
+ * oneDNN's reordered weights): a recurrent layer multiplies one weight matrix
+ * by a new, small A (the batch's hidden state) at each of its time steps.
+ * Packed at every step, the weight (256 x 1024 floats for a 256-unit LSTM)
+ * is copied 64 times per sequence; read in place, its rows lie 4 KiB apart
+ * and a B sliver's rows all fall into the same few L1 cache sets. Packed
+ * once into the micro-kernel's slivers (all of K deep, NR columns wide, one
+ * after the other: the layout gemm_small uses), every step reads it as one
+ * contiguous stream; the caller packs the slivers each of its threads will
+ * use by that thread, so they sit in its core's L2 for the whole sequence.
+ * ------------------------------------------------------------------------ */
+int64_t gt_gemm_packed_b_bytes(int dtype, int64_t k, int64_t n)
+{
+    const gemm_kind *kind = &GEMM_KINDS[dtype];
+    if (kind->kernel == NULL) return -1;
+    return round_up(n, kind->nr) * k * kind->itemsize;
+}
+
+void gt_gemm_pack_b(int dtype, int64_t k, int64_t n, const void *b, int64_t b_rs, int64_t b_cs,
+                    int64_t j0, int64_t j1, void *packed)
+{
+    const gemm_kind *kind = &GEMM_KINDS[dtype];
+    const int64_t size = kind->itemsize, nr = kind->nr;
+    for (int64_t j = j0; j < j1; j += nr) {
+        kind->pack_b(k, min64(nr, n - j), (const char *)b + j * b_cs * size, b_rs, b_cs,
+                     (char *)packed + j * k * size);
+    }
+}
+
+void gt_gemm_packed_b(int dtype, int64_t m, int64_t k, const void *a, int64_t a_rs, int64_t a_cs,
+                      const void *packed, int64_t n, int64_t j0, int64_t j1, void *c, int64_t c_rs,
+                      int accumulate)
+{
+    const gemm_kind *kind = &GEMM_KINDS[dtype];
+    const int64_t size = kind->itemsize, mr = kind->mr, nr = kind->nr;
+    if (m == 0 || j0 >= j1) return;
+    const int64_t m_slivers = (m + mr - 1) / mr, m_full = m / mr;
+    const char *aa = (const char *)a, *bb = (const char *)packed;
+    char *cc = (char *)c;
+    if (k == 0) { /* C = A B is zeros (or C stays as it is) */
+        for (int64_t i = 0; i < m && !accumulate; i++)
+            memset(cc + (i * c_rs + j0) * size, 0, (size_t)((min64(j1, n) - j0) * size));
+        return;
+    }
+    /* A is read in place (as in gemm_inplace); rows past its last whole
+     * sliver go through edge_rows, not through a sliver padded with zero rows.
+     * Optimization (no KC blocks): each micro-kernel call runs the whole depth
+     * K. B's slivers are packed whole and stream from L2 either way, so
+     * blocking K would only load and store each C tile more often (the LSTM
+     * backward's product, K = 1024, ran 4% faster than in blocks of 256). */
+    for (int64_t j = j0; j < j1; j += nr) {
+        const char *b_sliver = bb + j * k * size;
+        for (int64_t is = 0; is < m_full; is++) {
+            kind->kernel_inplace(k, aa + is * mr * a_rs * size, a_rs, a_cs, b_sliver, nr,
+                                 cc + (is * mr * c_rs + j) * size, c_rs, 1, mr, min64(nr, n - j),
+                                 accumulate);
+        }
+        if (m_full < m_slivers)
+            (dtype == GT_FLOAT32 ? edge_rows_any_f32 : edge_rows_any_f64)(
+                m - m_full * mr, k, aa + m_full * mr * a_rs * size, a_rs, a_cs, b_sliver,
+                cc + (m_full * mr * c_rs + j) * size, c_rs, min64(nr, n - j), accumulate);
+    }
 }

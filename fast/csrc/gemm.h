@@ -44,6 +44,21 @@ int gt_gemm_cols(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int6
                  int64_t a_cs, const void *b, const int64_t *b_cols, int64_t run,
                  int64_t run_stride, void *c, int64_t c_rs, int accumulate);
 
+/* A prepacked B (for a weight multiplied by a new A at every step of a
+ * recurrent layer). gt_gemm_packed_b_bytes: the size of B (k x n, float32 or
+ * float64; -1 for other dtypes) packed. gt_gemm_pack_b: packs columns j0 .. j1
+ * of B (j0 a multiple of NR, j1 one or n; element (p, j) at b + p * b_rs +
+ * j * b_cs) into their place in `packed`. gt_gemm_packed_b: columns j0 .. j1
+ * of C (m x n, row stride c_rs, unit column stride) = A B (or += with
+ * `accumulate`), B packed there. One thread each (callers run them inside
+ * their own parallel regions). */
+int64_t gt_gemm_packed_b_bytes(int dtype, int64_t k, int64_t n);
+void gt_gemm_pack_b(int dtype, int64_t k, int64_t n, const void *b, int64_t b_rs, int64_t b_cs,
+                    int64_t j0, int64_t j1, void *packed);
+void gt_gemm_packed_b(int dtype, int64_t m, int64_t k, const void *a, int64_t a_rs, int64_t a_cs,
+                      const void *packed, int64_t n, int64_t j0, int64_t j1, void *c, int64_t c_rs,
+                      int accumulate);
+
 /* NR, the columns of C one micro-kernel call computes (products are padded
  * to whole tiles of NR columns and MR rows). */
 int64_t gt_gemm_tile_columns(int dtype);

@@ -20,7 +20,15 @@
  * large enough steps share their rows between the threads.
  */
 #include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "gemm.h"
 #include "gt_common.h"
 #include "gt_math.h"
 #include "rnn.h"
@@ -33,6 +41,16 @@ static inline double gt_sigmoid_f64_rnn(double x)
 }
 
 #define SIGMOID_F32 gt_sigmoid_f32
+/* Optimization (a sigmoid for the layer's gates): sigmoid(x) from e =
+ * exp(-|x|) <= 1 as gt_sigmoid_f32 does, with the exp made for arguments <= 0
+ * (one clamp, one power of two: fewer vector instructions). Below x = -87.68
+ * it returns 0 where the exact answer is a subnormal under 1e-38. */
+static inline float lstm_sigmoid_f32(float x)
+{
+    const float e = gt_exp_nonpositive_f32(-fabsf(x));
+    const float s = 1.0f / (1.0f + e);
+    return x >= 0.0f ? s : e * s; /* a NaN takes e * s: NaN */
+}
 #define TANH_F32 gt_tanh_f32
 #define SIGMOID_F64 gt_sigmoid_f64_rnn
 #define TANH_F64 tanh
@@ -121,6 +139,390 @@ static inline double gt_sigmoid_f64_rnn(double x)
 
 DEFINE_LSTM_CELL(f32, float, SIGMOID_F32, TANH_F32)
 DEFINE_LSTM_CELL(f64, double, SIGMOID_F64, TANH_F64)
+
+/* ------------------------------------------------------------------------
+ * A whole layer: every time step's matrix product and cell in one call.
+ *
+ * Optimization (the sequence in C, as oneDNN's LSTM primitive runs it): a
+ * step driven from Python costs a dozen interpreter-level operations and
+ * three parallel regions (product, add, cell), each a fork and a join of the
+ * threads; at 32 x 256 a step's arithmetic takes about 40 us, so that
+ * overhead was a fifth of the layer. Here the threads start once per
+ * sequence and meet once per step.
+ *
+ * Optimization (work cut by hidden units): a step is cut into slivers of
+ * hidden units (NR of them: one column sliver of the product). For a sliver
+ * a thread computes the four gates' columns of those units (the product),
+ * then their cell: everything the cell of unit u needs is the gates of u, so
+ * no thread waits for another between product and cell, and the product's
+ * output is still in L1 when the cell reads it. The one barrier per step is
+ * where the next product needs all of h. Backward the same: the product
+ * dh[:, units] = d_gates @ W_hh[:, units] gives the gradient of those units,
+ * whose cell backward then makes their gate gradients. Each thread owns a
+ * range of slivers (and takes others' when it is done: see "slivers stolen"
+ * below).
+ *
+ * Optimization (prepacked weights, see gt_gemm_packed_b in gemm.c): each
+ * thread packs the W_hh slivers of its own range once per sequence, into its
+ * own L2, and every step's product reads them there.
+ * ------------------------------------------------------------------------ */
+
+/* `bytes` rounded up to whole cache lines (the buffers below share one allocation). */
+static int64_t round_up64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+/* From this many multiply-adds per step up, the units are shared out. */
+#define LSTM_PARALLEL_MIN (64 * 64 * 64)
+
+/* One row's units [0, count) forward: `act` holds the product h @ W_hh^T
+ * (four blocks `stride` apart) and becomes the activations; `x` is the
+ * input's share of the gates and `bias` the bias (same layout). */
+#define DEFINE_LSTM_UNITS(SUFFIX, CTYPE, SIGMOID, TANH)                                          \
+    static void lstm_units_##SUFFIX(int64_t count, int64_t stride, const CTYPE *restrict x,      \
+                                    const CTYPE *restrict bias, const CTYPE *restrict cp,        \
+                                    CTYPE *restrict act,                                         \
+                                    CTYPE *restrict cc, CTYPE *restrict tc, CTYPE *restrict hh)  \
+    {                                                                                            \
+        for (int64_t j = 0; j < count; j++) {                                                    \
+            const CTYPE i = SIGMOID(act[j] + x[j] + bias[j]);                                    \
+            const CTYPE f = SIGMOID(act[stride + j] + x[stride + j] + bias[stride + j]);         \
+            const CTYPE g = TANH(act[2 * stride + j] + x[2 * stride + j] + bias[2 * stride + j]); \
+            const CTYPE o = SIGMOID(act[3 * stride + j] + x[3 * stride + j] + bias[3 * stride + j]); \
+            act[j] = i, act[stride + j] = f, act[2 * stride + j] = g, act[3 * stride + j] = o;   \
+            const CTYPE cell = f * cp[j] + i * g, t = TANH(cell);                                \
+            cc[j] = cell, tc[j] = t, hh[j] = o * t;                                              \
+        }                                                                                        \
+    }                                                                                            \
+                                                                                                 \
+    /* Backward: dh (the product's share) plus dout (the output's, if any) reach h; dc       */ \
+    /* reaches c and becomes the gradient of c_prev; dz gets the gates' gradients.           */ \
+    static inline __attribute__((always_inline)) void lstm_units_backward_body_##SUFFIX(        \
+        int64_t count, int64_t stride, const CTYPE *restrict dout, const CTYPE *restrict dh,    \
+        CTYPE *restrict dc, const CTYPE *restrict a, const CTYPE *restrict tc,                  \
+        const CTYPE *restrict cp, CTYPE *restrict dz, const int has_out)                         \
+    {                                                                                            \
+        for (int64_t j = 0; j < count; j++) {                                                    \
+            const CTYPE i = a[j], f = a[stride + j], g = a[2 * stride + j];                      \
+            const CTYPE o = a[3 * stride + j], t = tc[j];                                        \
+            const CTYPE d_h = has_out ? dh[j] + dout[j] : dh[j];                                 \
+            const CTYPE d_c = dc[j] + d_h * o * (1 - t * t);                                     \
+            dz[j] = d_c * g * i * (1 - i);                                                       \
+            dz[stride + j] = d_c * cp[j] * f * (1 - f);                                          \
+            dz[2 * stride + j] = d_c * i * (1 - g * g);                                          \
+            dz[3 * stride + j] = d_h * t * o * (1 - o);                                          \
+            dc[j] = d_c * f;                                                                     \
+        }                                                                                        \
+    }                                                                                            \
+    static void lstm_units_backward_##SUFFIX(int64_t count, int64_t stride, const void *dout,   \
+                                             const void *dh, void *dc, const void *a,            \
+                                             const void *tc, const void *cp, void *dz)           \
+    {                                                                                            \
+        if (dout != NULL)                                                                        \
+            lstm_units_backward_body_##SUFFIX(count, stride, dout, dh, dc, a, tc, cp, dz, 1);   \
+        else                                                                                     \
+            lstm_units_backward_body_##SUFFIX(count, stride, NULL, dh, dc, a, tc, cp, dz, 0);   \
+    }                                                                                            \
+    static void lstm_units_forward_##SUFFIX(int64_t count, int64_t stride, const void *x,       \
+                                            const void *bias, const void *cp, void *act,         \
+                                            void *cc, void *tc, void *hh)                        \
+    {                                                                                            \
+        lstm_units_##SUFFIX(count, stride, x, bias, cp, act, cc, tc, hh);                        \
+    }
+
+DEFINE_LSTM_UNITS(f32, float, lstm_sigmoid_f32, TANH_F32)
+DEFINE_LSTM_UNITS(f64, double, SIGMOID_F64, TANH_F64)
+
+typedef void (*lstm_units_forward_fn)(int64_t count, int64_t stride, const void *x,
+                                      const void *bias, const void *cp, void *act, void *cc,
+                                      void *tc, void *hh);
+typedef void (*lstm_units_backward_fn)(int64_t count, int64_t stride, const void *dout,
+                                       const void *dh, void *dc, const void *a, const void *tc,
+                                       const void *cp, void *dz);
+
+/* Optimization (a barrier that yields): the threads meet once per step, 64
+ * times in a sequence of 64. OpenMP's barrier, waiting for a thread that the
+ * operating system has paused (the cores are shared with other programs),
+ * spins for a few milliseconds before it sleeps, and so keeps the core from
+ * the very thread it waits for: a layer took 250 ms instead of 3 on a busy
+ * machine. This one spins briefly (LSTM_SPINS pauses, some microseconds:
+ * on an idle machine the other thread is that close), then gives the core
+ * away (sched_yield) each time it looks. Sense-reversing: the last thread to
+ * arrive resets the count and flips the shared sense, which the others wait
+ * to see equal their own.
+ *
+ * Optimization (slivers stolen): a step's work is cut into slivers of NR
+ * hidden units (the four gates' product for them, then their cell), and each
+ * thread owns a range of them: it packed their weights, which sit in its L2.
+ * A thread takes its own slivers first, then any of the others' still
+ * unclaimed, each claimed by an atomic increment of its owner's counter. On
+ * an idle machine every thread does its own; when another program slows one
+ * core down, the other thread takes over part of its work instead of waiting
+ * for it at the barrier (a fixed share made the slowed thread set the pace of
+ * the whole layer). The last thread to reach the barrier resets the counters
+ * for the next step. */
+#define LSTM_SPINS 2000
+
+typedef struct {
+    int count; /* threads arrived in this round */
+    int sense; /* flipped by the last arrival of each round */
+    int threads;
+    int64_t slivers;  /* slivers per step */
+    int64_t *claims;  /* thread k's next sliver at claims[k * LSTM_CLAIM_STRIDE] */
+} lstm_barrier;
+
+/* Claim counters a cache line apart, so that threads do not share a line. */
+#define LSTM_CLAIM_STRIDE 8
+
+/* The first sliver of thread k's own range. */
+static int64_t lstm_first_sliver(const lstm_barrier *barrier, int k)
+{
+    return barrier->slivers * k / barrier->threads;
+}
+
+static void lstm_reset_claims(lstm_barrier *barrier)
+{
+    for (int k = 0; k < barrier->threads; k++)
+        __atomic_store_n(&barrier->claims[k * LSTM_CLAIM_STRIDE], lstm_first_sliver(barrier, k),
+                         __ATOMIC_RELAXED);
+}
+
+/* A hint to the core that this thread is spinning (x86's `pause`). */
+static inline void lstm_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static void lstm_barrier_wait(lstm_barrier *barrier, int *sense)
+{
+    *sense = !*sense;
+    if (__atomic_add_fetch(&barrier->count, 1, __ATOMIC_ACQ_REL) == barrier->threads) {
+        lstm_reset_claims(barrier);
+        __atomic_store_n(&barrier->count, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&barrier->sense, *sense, __ATOMIC_RELEASE);
+        return;
+    }
+    for (int spins = 0; __atomic_load_n(&barrier->sense, __ATOMIC_ACQUIRE) != *sense; spins++) {
+        if (spins < LSTM_SPINS)
+            lstm_pause();
+        else
+            sched_yield();
+    }
+}
+
+/* The next sliver for thread `id` this step (its own first, then the
+ * others'), or -1 when every sliver is claimed. */
+static int64_t lstm_claim(lstm_barrier *barrier, int id)
+{
+    for (int i = 0; i < barrier->threads; i++) {
+        const int k = (id + i) % barrier->threads;
+        int64_t *next = &barrier->claims[k * LSTM_CLAIM_STRIDE];
+        const int64_t end = lstm_first_sliver(barrier, k + 1);
+        if (__atomic_load_n(next, __ATOMIC_RELAXED) >= end) continue;
+        const int64_t sliver = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
+        if (sliver < end) return sliver;
+    }
+    return -1;
+}
+
+/* How many threads share a layer of `hidden` units (in `slivers` slivers of the
+ * product) whose steps do `work` multiply-adds. */
+static int lstm_threads(int64_t slivers, int64_t work)
+{
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    if (work < LSTM_PARALLEL_MIN) threads = 1;
+    return threads > slivers ? (int)(slivers > 0 ? slivers : 1) : threads;
+}
+
+/* This thread's number in its team, and the team's size (OpenMP may give
+ * fewer threads than asked for, as inside another parallel region). */
+static int thread_id(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+static int team_size(void)
+{
+#ifdef _OPENMP
+    return omp_get_num_threads();
+#else
+    return 1;
+#endif
+}
+
+/* Whether a view is contiguous, of `dtype`, with `ndim` dimensions. */
+static int contiguous_of(const gt_view *v, int dtype, int ndim)
+{
+    if (v->dtype != dtype || v->ndim != ndim) return 0;
+    int64_t expected = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (v->shape[d] != 1 && v->strides[d] != expected) return 0;
+        expected *= v->shape[d];
+    }
+    return 1;
+}
+
+int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tanh_c,
+                    const gt_view *inputs, const gt_view *bias, const gt_view *w_hh, int reverse)
+{
+    const int dtype = hs->dtype;
+    if (dtype != GT_FLOAT32 && dtype != GT_FLOAT64) return -1;
+    if (!contiguous_of(hs, dtype, 3) || !contiguous_of(cs, dtype, 3) ||
+        !contiguous_of(activations, dtype, 3) || !contiguous_of(tanh_c, dtype, 3) ||
+        !contiguous_of(inputs, dtype, 3) || !contiguous_of(w_hh, dtype, 2) ||
+        (bias != NULL && !contiguous_of(bias, dtype, 1)))
+        return -1;
+    const lstm_units_forward_fn units =
+        dtype == GT_FLOAT32 ? lstm_units_forward_f32 : lstm_units_forward_f64;
+    const int64_t steps = inputs->shape[0], batch = inputs->shape[1], hidden = hs->shape[2];
+    const int64_t size = dtype == GT_FLOAT32 ? 4 : 8, nr = gt_gemm_tile_columns(dtype);
+    if (steps == 0 || batch == 0 || hidden == 0) return 0;
+    const int64_t gate_bytes = round_up64(gt_gemm_packed_b_bytes(dtype, hidden, hidden));
+    const int threads = lstm_threads((hidden + nr - 1) / nr, batch * 4 * hidden * hidden);
+    /* The packed weight, the bias (zeros when there is none), the claim counters. */
+    const int64_t bias_bytes = round_up64(4 * hidden * size);
+    const int64_t claim_bytes = threads * LSTM_CLAIM_STRIDE * (int64_t)sizeof(int64_t);
+    char *packed = aligned_alloc(64, (size_t)(4 * gate_bytes + bias_bytes + claim_bytes));
+    if (packed == NULL) return -2;
+    char *b_all = packed + 4 * gate_bytes;
+    int64_t *claims = (int64_t *)(b_all + bias_bytes);
+    if (bias != NULL)
+        memcpy(b_all, (const char *)bias->data + bias->offset * size, (size_t)(4 * hidden * size));
+    else
+        memset(b_all, 0, (size_t)(4 * hidden * size));
+    char *h_all = (char *)hs->data + hs->offset * size, *c_all = (char *)cs->data + cs->offset * size;
+    char *act_all = (char *)activations->data + activations->offset * size;
+    char *tc_all = (char *)tanh_c->data + tanh_c->offset * size;
+    const char *x_all = (const char *)inputs->data + inputs->offset * size;
+    const char *w = (const char *)w_hh->data + w_hh->offset * size;
+    const int64_t state = batch * hidden, gates = 4 * hidden;
+
+    lstm_barrier barrier = {0, 0, 1, (hidden + nr - 1) / nr, claims};
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        int sense = 0;
+        const int id = thread_id();
+#pragma omp single
+        barrier.threads = team_size(); /* (the end of `single` is a barrier) */
+        /* Gate q's block of W_hh^T (element (p, j) = W_hh[q H + j, p]): this
+         * thread packs its own slivers; the barrier makes all of them ready. */
+        const int64_t u0 = lstm_first_sliver(&barrier, id) * nr;
+        const int64_t u1 = lstm_first_sliver(&barrier, id + 1) * nr;
+        for (int q = 0; q < 4; q++)
+            gt_gemm_pack_b(dtype, hidden, hidden, w + q * hidden * hidden * size, 1, hidden, u0,
+                           u1 < hidden ? u1 : hidden, packed + q * gate_bytes);
+        lstm_barrier_wait(&barrier, &sense);
+        for (int64_t s = 0; s < steps; s++) {
+            const int64_t t = reverse ? steps - 1 - s : s;
+            const int64_t before = reverse ? t + 1 : t, after = reverse ? t : t + 1;
+            const char *h_prev = h_all + before * state * size;
+            char *act = act_all + t * batch * gates * size;
+            for (int64_t sliver; (sliver = lstm_claim(&barrier, id)) >= 0;) {
+                const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
+                for (int q = 0; q < 4; q++)
+                    gt_gemm_packed_b(dtype, batch, hidden, h_prev, hidden, 1,
+                                     packed + q * gate_bytes, hidden, v0, v1,
+                                     act + q * hidden * size, gates, 0);
+                for (int64_t b = 0; b < batch; b++) {
+                    const int64_t row = (b * hidden + v0) * size, row4 = (b * gates + v0) * size;
+                    units(v1 - v0, hidden, x_all + t * batch * gates * size + row4,
+                          b_all + v0 * size, c_all + before * state * size + row, act + row4,
+                          c_all + after * state * size + row, tc_all + t * state * size + row,
+                          h_all + after * state * size + row);
+                }
+            }
+            lstm_barrier_wait(&barrier, &sense);
+        }
+    }
+    free(packed);
+    return 0;
+}
+
+int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_view *d_outputs,
+                     const gt_view *activations, const gt_view *tanh_c, const gt_view *cs,
+                     const gt_view *w_hh, int reverse)
+{
+    const int dtype = d_inputs->dtype;
+    if (dtype != GT_FLOAT32 && dtype != GT_FLOAT64) return -1;
+    if (!contiguous_of(d_inputs, dtype, 3) || !contiguous_of(d_h, dtype, 2) ||
+        !contiguous_of(d_c, dtype, 2) || !contiguous_of(activations, dtype, 3) ||
+        !contiguous_of(tanh_c, dtype, 3) || !contiguous_of(cs, dtype, 3) ||
+        !contiguous_of(w_hh, dtype, 2) ||
+        (d_outputs != NULL && !contiguous_of(d_outputs, dtype, 3)))
+        return -1;
+    const lstm_units_backward_fn units =
+        dtype == GT_FLOAT32 ? lstm_units_backward_f32 : lstm_units_backward_f64;
+    const int64_t steps = d_inputs->shape[0], batch = d_inputs->shape[1], hidden = d_h->shape[1];
+    const int64_t size = dtype == GT_FLOAT32 ? 4 : 8, nr = gt_gemm_tile_columns(dtype);
+    if (steps == 0 || batch == 0 || hidden == 0) return 0;
+    const int64_t gates = 4 * hidden, state = batch * hidden;
+    const int threads = lstm_threads((hidden + nr - 1) / nr, batch * gates * hidden);
+    /* The packed weight, then the claim counters. */
+    const int64_t packed_bytes = round_up64(gt_gemm_packed_b_bytes(dtype, gates, hidden));
+    const int64_t claim_bytes = threads * LSTM_CLAIM_STRIDE * (int64_t)sizeof(int64_t);
+    char *packed = aligned_alloc(64, (size_t)(packed_bytes + claim_bytes));
+    if (packed == NULL) return -2;
+    int64_t *claims = (int64_t *)(packed + packed_bytes);
+    char *dz_all = (char *)d_inputs->data + d_inputs->offset * size;
+    char *dh = (char *)d_h->data + d_h->offset * size, *dc = (char *)d_c->data + d_c->offset * size;
+    const char *dout_all =
+        d_outputs == NULL ? NULL : (const char *)d_outputs->data + d_outputs->offset * size;
+    const char *a_all = (const char *)activations->data + activations->offset * size;
+    const char *tc_all = (const char *)tanh_c->data + tanh_c->offset * size;
+    const char *c_all = (const char *)cs->data + cs->offset * size;
+    const char *w = (const char *)w_hh->data + w_hh->offset * size;
+
+    lstm_barrier barrier = {0, 0, 1, (hidden + nr - 1) / nr, claims};
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        int sense = 0;
+        const int id = thread_id();
+#pragma omp single
+        barrier.threads = team_size(); /* (the end of `single` is a barrier) */
+        /* W_hh as it is (element (p, j) = W_hh[p, j]): this thread's own slivers,
+         * all of them ready after the barrier. */
+        const int64_t u0 = lstm_first_sliver(&barrier, id) * nr;
+        const int64_t u1 = lstm_first_sliver(&barrier, id + 1) * nr;
+        gt_gemm_pack_b(dtype, gates, hidden, w, hidden, 1, u0, u1 < hidden ? u1 : hidden, packed);
+        lstm_barrier_wait(&barrier, &sense);
+        /* Steps in the reverse of the forward order; `done` is the one before. */
+        for (int64_t s = 0; s < steps; s++) {
+            const int64_t t = reverse ? s : steps - 1 - s, done = reverse ? t - 1 : t + 1;
+            const int64_t before = reverse ? t + 1 : t;
+            for (int64_t sliver; (sliver = lstm_claim(&barrier, id)) >= 0;) {
+                const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
+                if (s > 0) /* the gradient reaching h_t through the next step's gates */
+                    gt_gemm_packed_b(dtype, batch, gates, dz_all + done * batch * gates * size,
+                                     gates, 1, packed, hidden, v0, v1, dh, hidden, 0);
+                for (int64_t b = 0; b < batch; b++) {
+                    const int64_t row = (b * hidden + v0) * size, row4 = (b * gates + v0) * size;
+                    units(v1 - v0, hidden,
+                          dout_all == NULL ? NULL : dout_all + t * state * size + row, dh + row,
+                          dc + row, a_all + t * batch * gates * size + row4,
+                          tc_all + t * state * size + row, c_all + before * state * size + row,
+                          dz_all + t * batch * gates * size + row4);
+                }
+            }
+            lstm_barrier_wait(&barrier, &sense);
+        }
+        /* The initial state's gradient: through the first step's gates. */
+        const int64_t first = reverse ? steps - 1 : 0;
+        for (int64_t sliver; (sliver = lstm_claim(&barrier, id)) >= 0;) {
+            const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
+            gt_gemm_packed_b(dtype, batch, gates, dz_all + first * batch * gates * size, gates, 1,
+                             packed, hidden, v0, v1, dh, hidden, 0);
+        }
+    }
+    free(packed);
+    return 0;
+}
 
 /* Whether every view is 2-D, contiguous and of `dtype`. */
 static int contiguous_2d(int dtype, const gt_view *const *views, int count)

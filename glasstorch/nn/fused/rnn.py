@@ -1,18 +1,21 @@
 """One LSTM layer over a whole sequence as one node, with a hand-written backward.
 
 The plain meaning is the step formula of :mod:`glasstorch.nn.modules.rnn`
-(``_lstm_step``) repeated over time; this node runs the ``lstm_cell`` kernel
-per step forward and ``lstm_cell_backward`` per step backward, writing into
-preallocated buffers, instead of a graph of small operations per step.
+(``_lstm_step``) repeated over time; this node runs the whole loop over time
+as one ``lstm_forward`` kernel call forward and one ``lstm_backward`` call
+backward (the kernel contract defines both as that loop of ``lstm_cell`` and
+``lstm_cell_backward`` steps), writing into preallocated buffers, instead of a
+graph of small operations per step.
 """
 
 from __future__ import annotations
 
+from glasstorch._kernels import Strided
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled
+from glasstorch.nn.fused.common import as_matrix
 from glasstorch.ops.creation import zeros
-from glasstorch.ops.linalg import compute_matmul
 from glasstorch.tensor import Tensor, empty_tensor
 
 
@@ -23,17 +26,22 @@ class LSTMLayer(Function):
     time written out by hand, which saves what a training step of a recurrent
     model spends most of its time on:
 
-    - a step's elementwise work is one ``lstm_cell`` kernel forward and one
-      ``lstm_cell_backward`` backward (see the kernel contract), instead of a
-      dozen small operations and graph nodes, each costing more in Python than
-      in arithmetic;
-    - the gradient of ``W_hh`` is one matrix product over all time steps,
-      ``dW_hh = sum_t dgates_t^T h_{t-1}``, instead of one small product per step.
+    - the whole sequence is one ``lstm_forward`` kernel call forward and one
+      ``lstm_backward`` call backward (see the kernel contract): each step's
+      product and elementwise work run below the contract, instead of a
+      dozen small operations and graph nodes per step, each costing more in
+      Python than in arithmetic;
+    - the gradients of ``W_ih`` and ``W_hh`` are one matrix product each over
+      all time steps, ``dW_hh = sum_t dgates_t^T h_{t-1}``, instead of one small
+      product per step, and so are the input's and the bias's;
+    - the products run as direct kernel calls on kernel views, as
+      :class:`~glasstorch.nn.fused.linear.Addmm`'s do, so every gradient is a
+      fresh contiguous tensor that becomes ``.grad`` without a copy.
 
-    Inputs: ``projected`` ``(T, B, 4H)`` (the input's share of the gates, from
-    one product before the loop; its gradient flows back through that product),
-    the initial ``h`` and ``c`` ``(B, H)``, ``w_hh``, ``b_hh`` (or ``None``) and
-    ``reverse``. Outputs: every step's ``h`` ``(T, B, H)``, the last ``h`` and ``c``.
+    Inputs: the layer's ``input`` ``(T, B, I)``, the initial ``h`` and ``c``
+    ``(B, H)``, ``w_ih``, ``w_hh``, ``bias`` (``b_ih + b_hh``, or ``None``) and
+    ``reverse``. The input's share of the gates, ``input @ W_ih^T``, is one
+    product over all steps before the loop. Outputs: every step's ``h`` ``(T, B, H)``, the last ``h`` and ``c``.
 
     The backward, per step from the last to the first (``dh`` and ``dc`` carry
     the gradient that reaches ``h_t`` and ``c_t``)::
@@ -49,17 +57,19 @@ class LSTMLayer(Function):
     backward_name = "LSTMLayerBackward0"
 
     @staticmethod
-    def forward(ctx, projected, h, c, w_hh, b_hh, reverse):
-        steps, batch, gate_size = projected.shape
-        hidden, dtype = gate_size // 4, projected.dtype
-        # Optimization: b_hh is added to every step's input share once, before
-        # the loop; each step then adds its share into the product h @ W_hh^T
-        # in place: one product and one add per step, no other temporaries.
-        inputs = (projected if b_hh is None else projected + b_hh).contiguous()
-        # Optimization: W_hh^T laid out row-major once, so that every step's
-        # product reads it in place (as a transposed view, it would be packed
-        # again at each of the steps).
-        w_hh_t = w_hh.t().contiguous()
+    def forward(ctx, input, h, c, w_ih, w_hh, bias, reverse):
+        steps, batch, input_size = input.shape
+        gate_size, dtype, device = w_ih.shape[0], input.dtype, input.device
+        hidden = gate_size // 4
+        w_ih, w_hh = w_ih.contiguous(), w_hh.contiguous()
+        # The input's share of every gate, for all time steps in one product
+        # (the rows of a non-contiguous input, such as a batch_first one
+        # seen as (T, B, I), are copied once, in time order).
+        input = input if input.is_contiguous() else input.contiguous()
+        projected = empty_tensor((steps, batch, gate_size), dtype, device=device)
+        kernels.matmul(
+            as_matrix(projected, gate_size), as_matrix(input, input_size), _t(w_ih._strided())
+        )
         # Optimization: every step writes its h, c, gate activations and
         # tanh(c) straight into one buffer per kind (the backward pass reads
         # them all), rather than allocating four tensors per step and stacking
@@ -68,7 +78,6 @@ class LSTMLayer(Function):
         # step t writes slot t + 1; walked in reverse, h_0 sits in slot T and
         # step t writes slot t. Either way the outputs are T consecutive slots
         # and so are the states each step started from.
-        device = projected.device
         hs = empty_tensor((steps + 1, batch, hidden), dtype, device=device)
         cs = empty_tensor((steps + 1, batch, hidden), dtype, device=device)
         activations = empty_tensor((steps, batch, gate_size), dtype, device=device)
@@ -76,21 +85,22 @@ class LSTMLayer(Function):
         first = steps if reverse else 0
         kernels.copy(_slot(hs, first)._strided(), h._strided())
         kernels.copy(_slot(cs, first)._strided(), c._strided())
-        for t in range(steps - 1, -1, -1) if reverse else range(steps):
-            before, after = (t + 1, t) if reverse else (t, t + 1)
-            h_new, c_new = _slot(hs, after), _slot(cs, after)
-            gates = compute_matmul(_slot(hs, before), w_hh_t)
-            kernels.binary("add", gates._strided(), gates._strided(), _slot(inputs, t)._strided())
-            kernels.lstm_cell(
-                h_new._strided(),
-                c_new._strided(),
-                _slot(activations, t)._strided(),
-                _slot(tanh_cs, t)._strided(),
-                gates._strided(),
-                _slot(cs, before)._strided(),
-            )
-        ctx.save_for_backward(hs, cs, activations, tanh_cs, w_hh)
-        ctx.reverse, ctx.has_bias = reverse, b_hh is not None
+        # Optimization: the whole loop over time is one kernel call (each
+        # step's product h @ W_hh^T, the input's share and the bias added, the
+        # cell), so the steps cost no Python and the tier may keep W_hh in a
+        # form it prepared once (the fast tier packs it, see fast/csrc/rnn.c).
+        kernels.lstm_forward(
+            hs._strided(),
+            cs._strided(),
+            activations._strided(),
+            tanh_cs._strided(),
+            projected._strided(),
+            None if bias is None else bias.contiguous()._strided(),
+            w_hh._strided(),
+            reverse,
+        )
+        ctx.save_for_backward(input, hs, cs, activations, tanh_cs, w_ih, w_hh)
+        ctx.reverse, ctx.has_bias = reverse, bias is not None
         # The outputs share hs's memory (saved above: changing them in place
         # before backward is reported, as for any saved tensor); the final
         # state is a copy, as PyTorch's h_n and c_n are.
@@ -104,41 +114,65 @@ class LSTMLayer(Function):
             raise RuntimeError(
                 "glasstorch's nn.LSTM does not support second derivatives (create_graph=True)"
             )
-        hs, cs, activations, tanh_cs, w_hh = ctx.saved_tensors
-        reverse, (steps, batch, gate_size) = ctx.reverse, activations.shape
-        hidden = gate_size // 4
+        input, hs, cs, activations, tanh_cs, w_ih, w_hh = ctx.saved_tensors
+        reverse, needs = ctx.reverse, ctx.needs_input_grad
+        steps, batch, gate_size = activations.shape
+        hidden, input_size = gate_size // 4, input.shape[2]
         like = {"dtype": hs.dtype, "device": hs.device}
-        dh = d_h.contiguous() if d_h is not None else zeros((batch, hidden), **like)
-        dc = d_c.contiguous() if d_c is not None else zeros((batch, hidden), **like)
+        # The kernel overwrites dh and dc (the gradient of the last state on
+        # entry, of the initial one on return): private copies.
+        dh = d_h.contiguous().clone() if d_h is not None else zeros((batch, hidden), **like)
+        dc = d_c.contiguous().clone() if d_c is not None else zeros((batch, hidden), **like)
+        outputs_grad = d_outputs.contiguous()._strided() if d_outputs is not None else None
         # Each step's gate gradient is written straight into its slot of
-        # d_projected (no stack of the steps afterwards).
-        d_projected = empty_tensor((steps, batch, gate_size), hs.dtype, device=hs.device)
-        for t in range(steps) if reverse else range(steps - 1, -1, -1):
-            before = t + 1 if reverse else t
-            if d_outputs is not None:
-                dh = dh + d_outputs[t]
-            d_gates = _slot(d_projected, t)
-            d_c_prev = empty_tensor((batch, hidden), hs.dtype, device=hs.device)
-            kernels.lstm_cell_backward(
-                d_gates._strided(),
-                d_c_prev._strided(),
-                dh.contiguous()._strided(),
-                dc._strided(),
-                _slot(activations, t)._strided(),
-                _slot(tanh_cs, t)._strided(),
-                _slot(cs, before)._strided(),
-            )
-            dc = d_c_prev
-            dh = compute_matmul(d_gates, w_hh)  # no graph to record: grad mode is off here
-        d_w_hh = d_b_hh = None
-        if ctx.needs_input_grad[3]:
-            # One product over all steps: dW_hh = sum_t dgates_t^T h_{t-1}; the
-            # states the steps started from are T consecutive slots of hs.
+        # d_projected; the loop over time is one kernel call, as forward.
+        d_projected = empty_tensor((steps, batch, gate_size), **like)
+        kernels.lstm_backward(
+            d_projected._strided(),
+            dh._strided(),
+            dc._strided(),
+            outputs_grad,
+            activations._strided(),
+            tanh_cs._strided(),
+            cs._strided(),
+            w_hh._strided(),
+            reverse,
+        )
+        # The rest is one product or sum over all steps at once, each step's
+        # gate gradient a row of d_rows: d_input = d_projected @ W_ih,
+        # dW_ih = sum_t dgates_t^T x_t, dW_hh = sum_t dgates_t^T h_{t-1} (the
+        # states the steps started from are T consecutive slots of hs), and
+        # d_bias = sum_t dgates_t (the bias is b_ih + b_hh).
+        d_rows = as_matrix(d_projected, gate_size)
+        d_input = d_w_ih = d_w_hh = d_bias = None
+        if needs[0]:
+            d_input = empty_tensor((steps, batch, input_size), **like)
+            kernels.matmul(as_matrix(d_input, input_size), d_rows, w_ih._strided())
+        if needs[3]:
+            d_w_ih = empty_tensor((gate_size, input_size), **like)
+            kernels.matmul(d_w_ih._strided(), _t(d_rows), as_matrix(input, input_size))
+        if needs[4]:
+            d_w_hh = empty_tensor((gate_size, hidden), **like)
             h_prev = _slots(hs, 1 if reverse else 0, steps)
-            d_w_hh = d_projected.reshape(-1, gate_size).t().matmul(h_prev.reshape(-1, hidden))
-        if ctx.has_bias and ctx.needs_input_grad[4]:
-            d_b_hh = d_projected.sum((0, 1))
-        return d_projected, dh, dc, d_w_hh, d_b_hh, None
+            kernels.matmul(d_w_hh._strided(), _t(d_rows), as_matrix(h_prev, hidden))
+        if ctx.has_bias and needs[5]:
+            d_bias = empty_tensor((gate_size,), **like)
+            sums = Strided(d_bias._storage.buffer, (1, gate_size), (gate_size, 1), 0)
+            kernels.reduce("sum", sums, d_rows, (0,))
+        return (
+            d_input,
+            dh if needs[1] else None,
+            dc if needs[2] else None,
+            d_w_ih,
+            d_w_hh,
+            d_bias,
+            None,
+        )
+
+
+def _t(view: Strided) -> Strided:
+    """The transpose of a 2-D kernel view: the strides swapped, nothing copied."""
+    return Strided(view.buffer, view.shape[::-1], view.strides[::-1], view.offset)
 
 
 def _slots(buffer: Tensor, first: int, count: int) -> Tensor:

@@ -316,12 +316,16 @@ class RNNBase(Module):
         """One layer in one direction: the outputs ``(T, B, H)`` and the final state."""
         w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(weights)
         steps, batch = input.shape[0], input.shape[1]
+        if self.mode == "LSTM" and w_hr is None:
+            # Optimization: the two biases summed once (one vector of 4H) and
+            # added by the layer's kernel as it makes each step's gates, rather
+            # than each added to all T x B rows of the gates in a pass of its own.
+            bias = None if b_ih is None else b_ih + b_hh
+            output, h, c = LSTMLayer.apply(input, state[0], state[1], w_ih, w_hh, bias, reverse)
+            return output, (h, c)
         # The input's share of every gate, for all time steps in one product.
         projected = _affine(input.reshape(steps * batch, input.shape[2]), w_ih, b_ih)
         projected = projected.reshape(steps, batch, projected.shape[1])
-        if self.mode == "LSTM" and w_hr is None:
-            output, h, c = LSTMLayer.apply(projected, state[0], state[1], w_hh, b_hh, reverse)
-            return output, (h, c)
         projected = projected.unbind(0)
         step = self._step_function(w_hr)
         order = range(steps - 1, -1, -1) if reverse else range(steps)
