@@ -511,12 +511,42 @@ def expected_result(workload: Workload, inputs: dict[str, np.ndarray]) -> list[n
 
     if workload.oracle == "numpy":
         return as_numpy(workload.build(numpy_backend(), inputs)())
+    restore_threads = _thread_settings()
     torch = torch_backend(threads=1)
     if torch is None:
         raise BackendUnavailable(
             "PyTorch, which this workload is checked against, is not installed"
         )
-    return as_numpy(workload.build(torch, inputs)())
+    try:
+        return as_numpy(workload.build(torch, inputs)())
+    finally:
+        restore_threads()
+
+
+def _thread_settings():
+    """A function that puts back the thread counts PyTorch and glasstorch have now.
+
+    The oracle runs PyTorch on one thread. PyTorch and the fast tier load one
+    OpenMP runtime between them (the same ``libgomp.so.1``), so
+    ``torch.set_num_threads(1)`` also leaves glasstorch's kernels on one
+    thread: without this, every backend timed after the oracle in the same
+    process ran on one thread, whatever the harness's header said.
+    """
+    import glasstorch
+
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    torch_threads = None if torch is None else torch.get_num_threads()
+    glasstorch_threads = glasstorch.get_num_threads()
+
+    def restore() -> None:
+        if torch is not None:
+            torch.set_num_threads(torch_threads)
+        glasstorch.set_num_threads(glasstorch_threads)
+
+    return restore
 
 
 def _token_inputs(batch: int, steps: int) -> InputMaker:
