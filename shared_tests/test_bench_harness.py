@@ -238,6 +238,28 @@ def test_threads_option_sets_glasstorch_threads_here_and_in_children(tmp_path):
     assert "--threads" not in child_options(BenchSettings(threads=3), "torch")
 
 
+def test_the_pytorch_oracle_leaves_the_thread_counts_as_they_were():
+    # PyTorch checks the model workloads on one thread, and it shares one
+    # OpenMP runtime with the fast tier: the backends timed after the check
+    # must still run on the threads they were given.
+    torch = pytest.importorskip("torch")
+    from glasstorch.bench.workloads import expected_result
+
+    (workload,) = select_workloads(["lstm-char-step-h32"], quick=True)
+    assert workload.oracle == "torch"
+    before = glasstorch.get_num_threads(), torch.get_num_threads()
+    try:
+        glasstorch.set_num_threads(2)
+        torch.set_num_threads(2)
+        expected = expected_result(workload, workload.make_inputs(np.random.default_rng(0)))
+        assert all(np.isfinite(array).all() for array in expected)
+        assert glasstorch.get_num_threads() == 2
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before[1])
+        glasstorch.set_num_threads(before[0])
+
+
 @pytest.mark.parametrize("backend", ["tier", "torch", "numpy"])
 def test_children_keep_numpys_blas_to_one_thread_unless_numpy_is_timed(monkeypatch, backend):
     # NumPy computes every workload's expected result in the child, just before
