@@ -201,6 +201,34 @@ def test_gemm_line_compares_the_best_matmul_with_the_peak():
     assert gemm_line(document) is None
 
 
+def test_bandwidth_line_compares_the_largest_memory_bound_workload_with_memory():
+    from glasstorch.bench.report import bandwidth_line
+
+    def elementwise(name, megabytes, gbps, unit="GB/s"):
+        results = {"fast": {"status": "ok", "throughput": gbps}, "torch": {"status": "ok"}}
+        return {"name": name, "work": megabytes * 1e6, "unit": unit, "results": results}
+
+    document = {
+        "machine": {"memory_gbps": 40.0},
+        "workloads": [
+            elementwise("add-4M", 50, 90.0),  # from the caches: faster, but not the fair one
+            elementwise("add-16M", 201, 30.0),
+            elementwise("matmul-1024", 2147, 400.0, unit="GFLOP/s"),
+        ],
+    }
+    line = bandwidth_line(document)
+    assert "add-16M (201 MB a call) 30.0 GB/s = 75% of 40.0 GB/s" in line
+    del document["machine"]["memory_gbps"]  # not measured: no line
+    assert bandwidth_line(document) is None
+
+
+def test_memory_bandwidth_is_a_positive_rate():
+    from glasstorch.bench.report import memory_bandwidth
+
+    gbps = memory_bandwidth(megabytes=8, repeats=2)
+    assert math.isfinite(gbps) and gbps > 0
+
+
 def test_merge_best_keeps_the_fastest_successful_run():
     from glasstorch.bench.runner import _merge_best
 

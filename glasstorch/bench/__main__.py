@@ -15,7 +15,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from glasstorch.bench.report import machine_info, make_document, render, write_json, write_plot
+from glasstorch.bench.report import (
+    machine_info,
+    make_document,
+    memory_bandwidth,
+    render,
+    write_json,
+    write_plot,
+)
 from glasstorch.bench.runner import BACKEND_CHOICES, BenchSettings, run_benchmarks
 from glasstorch.bench.workloads import select_workloads, workload_registry
 
@@ -176,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     torch_threads = args.torch_threads if "torch" in args.backends else None
     machine = machine_info(torch_threads)  # before the run: the load average is of others
     results = run_benchmarks(settings)
+    if _times_memory_bound_work(results):
+        machine["memory_gbps"] = memory_bandwidth()  # after the run: what the kernels compete with
     document = make_document(results, machine, argv)
 
     if not args.no_table:
@@ -187,6 +196,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.plot:
         print(write_plot(document, args.plot))
     return 0
+
+
+def _times_memory_bound_work(results: dict) -> bool:
+    """Whether the fast tier timed a workload counted in GB/s (then the report
+    compares it with the memory bandwidth)."""
+    return any(
+        entry["unit"] == "GB/s" and entry["results"].get("fast", {}).get("status") == "ok"
+        for entry in results["workloads"]
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import platform
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -78,6 +80,32 @@ def gemm_peak(machine: dict) -> dict | None:
         "ghz": mhz / 1000,
         "capability": build["capability"],
     }
+
+
+def memory_bandwidth(megabytes: int = 256, repeats: int = 5) -> float:
+    """The memory bandwidth of this machine in GB/s, measured as STREAM's copy does.
+
+    One array of ``megabytes`` (far larger than any cache) is copied into
+    another by NumPy, split among as many threads as there are cores, best of
+    ``repeats``; the bytes counted are those read plus those written, as
+    STREAM counts them (a core that first reads the line it writes moves a
+    third more, so an elementwise kernel can measure a little above this).
+    """
+    count = megabytes * 2**20 // 8
+    source, target = np.ones(count), np.zeros(count)  # both written: their pages exist
+    threads = os.cpu_count() or 1
+    bounds = [count * i // threads for i in range(threads + 1)]
+
+    def copy_part(i: int) -> None:
+        np.copyto(target[bounds[i] : bounds[i + 1]], source[bounds[i] : bounds[i + 1]])
+
+    best = float("inf")
+    with ThreadPoolExecutor(threads) as pool:
+        for _ in range(repeats):
+            start = time.perf_counter()
+            list(pool.map(copy_part, range(threads)))
+            best = min(best, time.perf_counter() - start)
+    return 2 * 8 * count / best / 1e9
 
 
 def machine_info(torch_threads: int | None = None) -> dict:
@@ -294,6 +322,33 @@ def gemm_line(document: dict) -> str | None:
     )
 
 
+def bandwidth_line(document: dict) -> str | None:
+    """The fast tier's throughput on the largest memory-bound workload (the
+    most bytes per call, counted in GB/s) against the memory bandwidth
+    measured after the run (see memory_bandwidth). Smaller workloads can run
+    from the caches, faster than memory allows, so the largest is the fair
+    comparison."""
+    measured = document["machine"].get("memory_gbps")
+    largest = max(
+        (
+            (entry["work"], entry["name"], record["throughput"])
+            for entry in document["workloads"]
+            if entry["unit"] == "GB/s"
+            for name, record in entry["results"].items()
+            if name == "fast" and record["status"] == "ok" and record.get("throughput")
+        ),
+        default=None,
+    )
+    if not measured or largest is None:
+        return None
+    work, name, gbps = largest
+    return (
+        f"Elementwise against memory: fast {name} ({work / 1e6:.0f} MB a call) {gbps:.1f} GB/s = "
+        f"{100 * gbps / measured:.0f}% of {measured:.1f} GB/s (a NumPy copy of 256 MiB on "
+        "every core, read plus write bytes, as STREAM counts them)"
+    )
+
+
 def notes(document: dict) -> list[str]:
     """One line per distinct reason a cell holds no time."""
     lines: list[str] = []
@@ -375,6 +430,9 @@ def render(document: dict) -> str:
     peak = gemm_line(document)
     if peak:
         parts += ["", peak]
+    bandwidth = bandwidth_line(document)
+    if bandwidth:
+        parts += ["", bandwidth]
     lines = notes(document)
     if lines:
         parts += ["", "Notes:", *(f"- {line}" for line in lines)]

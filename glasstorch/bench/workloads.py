@@ -963,6 +963,7 @@ def workload_registry(quick: bool = False) -> list[Workload]:
         matmul(512),
         matmul(1024, MATMUL_TARGET),
         matmul(2048, MATMUL_TARGET),
+        add(2**24),  # 192 MB a call: beyond the caches, the report's memory comparison
         add(2**22, ADD_TARGET),
         add(2**20),
         add_one_element(OVERHEAD_TARGET),
