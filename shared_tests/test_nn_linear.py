@@ -11,9 +11,28 @@ from oracle import assert_close, assert_same_error, copy_weights, needs_torch, o
 import glasstorch as gt
 import glasstorch.nn as gnn
 import glasstorch.nn.functional as F
-from glasstorch.autograd import gradcheck
+from glasstorch.autograd import gradcheck, gradgradcheck
 
 pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("default_device")]
+
+
+# -- Linear on a non-contiguous (*, in) input
+@needs_torch
+def test_linear_of_a_transposed_batch_matches_pytorch(device):
+    # A batch_first LSTM's output seen as (B, T, H) is such an input: its rows
+    # are copied once in forward and that copy serves the weight's gradient.
+    tm = torch.nn.Linear(4, 3)
+    gm = copy_weights(gnn.Linear(4, 3), tm, device)
+    run_both(lambda x: gm(x.transpose(0, 1)), lambda x: tm(x.transpose(0, 1)), [values(5, 2, 4)])
+    for (_, p), (_, q) in zip(gm.named_parameters(), tm.named_parameters()):
+        assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_linear_of_a_transposed_batch_has_second_derivatives(device):
+    x = on_test_device(values(3, 2, 4, dtype=np.float64), requires_grad=True)
+    w = on_test_device(values(3, 4, dtype=np.float64), requires_grad=True)
+    b = on_test_device(values(3, dtype=np.float64), requires_grad=True)
+    assert gradgradcheck(lambda x, w, b: F.linear(x.transpose(0, 1), w, b), (x, w, b))
 
 
 # -- Bilinear

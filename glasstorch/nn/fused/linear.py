@@ -43,6 +43,16 @@ class Addmm(Function):
             weight if ctx.needs_input_grad[1] else None,
         )
         ctx.input_shape = input.shape
+        # Optimization (the rows copied once): a non-contiguous ``(*, in)``
+        # input (the output of a batch_first LSTM, say) must be copied to be
+        # seen as one matrix. The copy is made here and kept for the weight's
+        # gradient, which would otherwise copy the same rows again (PyTorch
+        # also keeps the reshaped copy its addmm reads). The input itself stays
+        # saved as well, for a recorded backward (``create_graph=True``).
+        ctx.input_rows = None
+        if input.dim() > 2 and not input.is_contiguous():
+            input = input.contiguous()
+            ctx.input_rows = input if ctx.needs_input_grad[2] else None
         return linear_forward(input, weight, bias)
 
     @staticmethod
@@ -50,7 +60,8 @@ class Addmm(Function):
         input, weight = ctx.saved_tensors
         needs = ctx.needs_input_grad
         if not is_grad_enabled():  # nothing to record: the kernels directly
-            return linear_backward(grad, input, weight, ctx.input_shape, needs)
+            rows = input if ctx.input_rows is None else ctx.input_rows
+            return linear_backward(grad, rows, weight, ctx.input_shape, needs)
         rows = grad.reshape(-1, grad.shape[-1])
         grad_bias = rows.sum(0) if needs[0] else None
         grad_input = (rows @ weight).reshape(ctx.input_shape) if needs[1] else None
