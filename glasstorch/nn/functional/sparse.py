@@ -17,22 +17,42 @@ class Embedding(Function):
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx):
-        flat = indices.reshape(-1)
-        rows = weight.index_select(0, flat)
-        ctx.save_for_backward(flat)
+        rows = weight.index_select(0, indices.reshape(-1))
+        ctx.save_for_backward(indices)
         ctx.weight_rows = weight.shape[0]
         ctx.padding_idx = padding_idx
         return rows.reshape(*indices.shape, weight.shape[1])
 
     @staticmethod
     def backward(ctx, grad):
-        (flat,) = ctx.saved_tensors
+        (indices,) = ctx.saved_tensors
+        grad, indices = _in_memory_order(grad, indices)
+        flat = indices.reshape(-1)
         grad_rows = grad.reshape(-1, grad.shape[-1])
         if ctx.padding_idx is not None:
             keep = (flat != ctx.padding_idx).unsqueeze(1)
             grad_rows = grad_rows * keep
         grad_weight = zeros(ctx.weight_rows, grad.shape[-1], dtype=grad.dtype, device=grad.device)
         return grad_weight.index_add(0, flat, grad_rows), None, None
+
+
+def _in_memory_order(grad: Tensor, indices: Tensor) -> tuple[Tensor, Tensor]:
+    """``grad`` ``(*S, D)`` and ``indices`` ``(*S)`` with the dimensions of ``S``
+    put in the order of ``grad``'s memory, when that makes ``grad`` contiguous.
+
+    Optimization (no copy of the gradient): the weight's gradient is a sum over
+    the positions of ``S``, in any order. A gradient that arrives transposed
+    (from a batch_first LSTM, whose gradient comes back time-major) is then read
+    where it lies, and only the integer indices are reordered, ``D`` times
+    smaller, instead of copying the gradient's rows into ``S``'s order.
+    """
+    if grad.is_contiguous() or grad.dim() < 3 or grad.stride(-1) != 1:
+        return grad, indices
+    order = sorted(range(grad.dim() - 1), key=lambda d: -grad.stride(d))
+    permuted = grad.permute(*order, grad.dim() - 1)
+    if not permuted.is_contiguous():
+        return grad, indices
+    return permuted, indices.permute(*order)
 
 
 def embedding(
