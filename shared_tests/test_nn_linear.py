@@ -18,12 +18,19 @@ pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("default_device")]
 
 # -- Linear on a non-contiguous (*, in) input
 @needs_torch
-def test_linear_of_a_transposed_batch_matches_pytorch(device):
-    # A batch_first LSTM's output seen as (B, T, H) is such an input: its rows
-    # are copied once in forward and that copy serves the weight's gradient.
-    tm = torch.nn.Linear(4, 3)
-    gm = copy_weights(gnn.Linear(4, 3), tm, device)
-    run_both(lambda x: gm(x.transpose(0, 1)), lambda x: tm(x.transpose(0, 1)), [values(5, 2, 4)])
+@pytest.mark.parametrize(
+    "shape, dims, width",
+    [((5, 2, 4), (1, 0, 2), 3), ((3, 2, 4, 6), (2, 0, 1, 3), 5), ((5, 2, 4), (1, 0, 2), 7)],
+)
+def test_linear_of_a_permuted_batch_matches_pytorch(device, shape, dims, width):
+    # A batch_first LSTM's output seen as (B, T, H) is such an input: the
+    # product reads its rows in memory order (when the output is no wider).
+    tm = torch.nn.Linear(shape[-1], width)
+    gm = copy_weights(gnn.Linear(shape[-1], width), tm, device)
+    got, _ = run_both(
+        lambda x: gm(x.permute(*dims)), lambda x: tm(x.permute(*dims)), [values(*shape)]
+    )
+    assert got.is_contiguous()  # as PyTorch's
     for (_, p), (_, q) in zip(gm.named_parameters(), tm.named_parameters()):
         assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5)
 

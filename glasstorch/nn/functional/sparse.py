@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from glasstorch import _dtype
 from glasstorch.autograd.function import Function
+from glasstorch.nn.fused.common import rows_order
 from glasstorch.ops.core import check_same_device
 from glasstorch.ops.creation import arange, tensor, zeros
 from glasstorch.ops.views import stack
@@ -26,7 +27,14 @@ class Embedding(Function):
     @staticmethod
     def backward(ctx, grad):
         (indices,) = ctx.saved_tensors
-        grad, indices = _in_memory_order(grad, indices)
+        # Optimization (no copy of the gradient): the weight's gradient is a
+        # sum over the positions, in any order. A gradient that arrives
+        # transposed (behind a batch_first LSTM, whose gradient comes back
+        # time-major) is read as it lies in memory, and the integer indices,
+        # embedding_dim times smaller, are put in that order instead.
+        order = rows_order(grad)
+        if order is not None:
+            grad, indices = grad.permute(*order, grad.dim() - 1), indices.permute(*order)
         flat = indices.reshape(-1)
         grad_rows = grad.reshape(-1, grad.shape[-1])
         if ctx.padding_idx is not None:
@@ -34,25 +42,6 @@ class Embedding(Function):
             grad_rows = grad_rows * keep
         grad_weight = zeros(ctx.weight_rows, grad.shape[-1], dtype=grad.dtype, device=grad.device)
         return grad_weight.index_add(0, flat, grad_rows), None, None
-
-
-def _in_memory_order(grad: Tensor, indices: Tensor) -> tuple[Tensor, Tensor]:
-    """``grad`` ``(*S, D)`` and ``indices`` ``(*S)`` with the dimensions of ``S``
-    put in the order of ``grad``'s memory, when that makes ``grad`` contiguous.
-
-    Optimization (no copy of the gradient): the weight's gradient is a sum over
-    the positions of ``S``, in any order. A gradient that arrives transposed
-    (from a batch_first LSTM, whose gradient comes back time-major) is then read
-    where it lies, and only the integer indices are reordered, ``D`` times
-    smaller, instead of copying the gradient's rows into ``S``'s order.
-    """
-    if grad.is_contiguous() or grad.dim() < 3 or grad.stride(-1) != 1:
-        return grad, indices
-    order = sorted(range(grad.dim() - 1), key=lambda d: -grad.stride(d))
-    permuted = grad.permute(*order, grad.dim() - 1)
-    if not permuted.is_contiguous():
-        return grad, indices
-    return permuted, indices.permute(*order)
 
 
 def embedding(
