@@ -11,9 +11,35 @@ from oracle import assert_close, assert_same_error, copy_weights, needs_torch, o
 import glasstorch as gt
 import glasstorch.nn as gnn
 import glasstorch.nn.functional as F
-from glasstorch.autograd import gradcheck
+from glasstorch.autograd import gradcheck, gradgradcheck
 
 pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("default_device")]
+
+
+# -- Linear on a non-contiguous (*, in) input
+@needs_torch
+@pytest.mark.parametrize(
+    "shape, dims, width",
+    [((5, 2, 4), (1, 0, 2), 3), ((3, 2, 4, 6), (2, 0, 1, 3), 5), ((5, 2, 4), (1, 0, 2), 7)],
+)
+def test_linear_of_a_permuted_batch_matches_pytorch(device, shape, dims, width):
+    # A batch_first LSTM's output seen as (B, T, H) is such an input: the
+    # product reads its rows in memory order (when the output is no wider).
+    tm = torch.nn.Linear(shape[-1], width)
+    gm = copy_weights(gnn.Linear(shape[-1], width), tm, device)
+    got, _ = run_both(
+        lambda x: gm(x.permute(*dims)), lambda x: tm(x.permute(*dims)), [values(*shape)]
+    )
+    assert got.is_contiguous()  # as PyTorch's
+    for (_, p), (_, q) in zip(gm.named_parameters(), tm.named_parameters()):
+        assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_linear_of_a_transposed_batch_has_second_derivatives(device):
+    x = on_test_device(values(3, 2, 4, dtype=np.float64), requires_grad=True)
+    w = on_test_device(values(3, 4, dtype=np.float64), requires_grad=True)
+    b = on_test_device(values(3, dtype=np.float64), requires_grad=True)
+    assert gradgradcheck(lambda x, w, b: F.linear(x.transpose(0, 1), w, b), (x, w, b))
 
 
 # -- Bilinear

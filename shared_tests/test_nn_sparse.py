@@ -11,7 +11,7 @@ from oracle import assert_close, assert_same_error, copy_weights, needs_torch, o
 import glasstorch as gt
 import glasstorch.nn as gnn
 import glasstorch.nn.functional as F
-from glasstorch.autograd import gradcheck
+from glasstorch.autograd import gradcheck, gradgradcheck
 
 pytestmark = [pytest.mark.nn, pytest.mark.usefixtures("default_device")]
 
@@ -148,3 +148,24 @@ def test_embedding_bag_offsets_past_the_input():
     # An offset equal to the length is an empty last bag, as in PyTorch.
     got = F.embedding_bag(gt.tensor([0, 1, 2]), weight, gt.tensor([0, 3]), mode="sum")
     assert got.tolist() == [[9.0, 12.0, 15.0], [0.0, 0.0, 0.0]]
+
+
+@needs_torch
+@pytest.mark.parametrize("padding_idx", [None, 2])
+def test_embedding_gradient_arriving_transposed_matches_pytorch(device, padding_idx):
+    # As behind a batch_first LSTM: the gradient reaching the embedding is a
+    # transposed view, which the backward reads in its memory order.
+    tm = torch.nn.Embedding(7, 5, padding_idx=padding_idx)
+    gm = copy_weights(gnn.Embedding(7, 5, padding_idx=padding_idx), tm, device)
+    tokens = np.random.default_rng(3).integers(0, 7, (4, 6))
+    seed = values(6, 4, 5)
+    (tm(torch.tensor(tokens)).transpose(0, 1) * torch.tensor(seed)).sum().backward()
+    out = gm(on_test_device(tokens)).transpose(0, 1) * on_test_device(seed)
+    out.sum().backward()
+    assert_close(gm.weight.grad, tm.weight.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_embedding_gradient_arriving_transposed_has_second_derivatives(device):
+    tokens = on_test_device(np.array([[0, 2, 1], [2, 2, 0]]))
+    weight = on_test_device(values(3, 4, dtype=np.float64), requires_grad=True)
+    assert gradgradcheck(lambda w: F.embedding(tokens, w).transpose(0, 1) ** 2, (weight,))

@@ -62,15 +62,18 @@ static inline float gt_pow2_f32(int32_t k) { return gt_f32_from_bits((k + 127) <
 /* Steps 1 and 2: x = k*ln2 + r, returning k (as a float holding an integer)
  * and q = exp(r) - 1. Keeping exp(r) - 1 rather than exp(r) is what lets
  * expm1 stay accurate near 0, where exp(x) - 1 would cancel. */
-static inline float gt_exp_reduce_f32(float x, float *q)
+#define GT_EXP_ROUND_MAGIC 12582912.0f /* 1.5 * 2^23 */
+#define GT_EXP_ROUND_MAGIC_BITS 0x4b400000u /* its bits */
+static inline float gt_exp_split_f32(float x, float *q, float *rounded)
 {
     const float log2e = 1.44269504088896341f;
     const float ln2_hi = 0.693145751953125f; /* 0x3f317200: 16 significant bits */
     const float ln2_lo = 1.42860676533018704e-06f; /* ln2 - ln2_hi */
     /* Adding 1.5 * 2^23 pushes the fraction bits out of the float, so the
-     * sum is x/ln2 rounded to an integer; subtracting it again gives k. */
-    const float round_magic = 12582912.0f;
-    const float k = (x * log2e + round_magic) - round_magic;
+     * sum is x/ln2 rounded to an integer (its low bits hold k: see
+     * gt_pow2_rounded_f32); subtracting it again gives k. */
+    *rounded = x * log2e + GT_EXP_ROUND_MAGIC;
+    const float k = *rounded - GT_EXP_ROUND_MAGIC;
     const float r = (x - k * ln2_hi) - k * ln2_lo;
     float p = 1.0f / 5040.0f; /* 1/7! */
     p = p * r + 1.0f / 720.0f;
@@ -81,6 +84,23 @@ static inline float gt_exp_reduce_f32(float x, float *q)
     p = p * r + 1.0f;
     *q = p * r; /* r + r^2/2 + ... + r^7/7! */
     return k;
+}
+static inline float gt_exp_reduce_f32(float x, float *q)
+{
+    float rounded;
+    return gt_exp_split_f32(x, q, &rounded);
+}
+
+/* 2^(s*k) for s = +1 or -1, from `rounded` = k + 1.5 * 2^23 of
+ * gt_exp_split_f32, whose bits are GT_EXP_ROUND_MAGIC_BITS + k: integer
+ * arithmetic on the bits, no float-to-int conversion (which C leaves
+ * undefined for NaN; here a NaN gives some float, and the NaN q it came with
+ * makes the result NaN). Unsigned, so that no shift overflows. For s*k in
+ * [-126, 127]. */
+static inline float gt_pow2_rounded_f32(float rounded, int sign)
+{
+    const uint32_t k = (uint32_t)gt_f32_bits(rounded) - GT_EXP_ROUND_MAGIC_BITS;
+    return gt_f32_from_bits((int32_t)(((sign > 0 ? k : 0u - k) + 127u) << 23));
 }
 
 /* exp(x) = 2^k * (1 + q). Beyond +-150 the answer is inf or 0 anyway, so x

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from glasstorch import _dtype
 from glasstorch.autograd.function import Function
+from glasstorch.nn.fused.common import rows_order
 from glasstorch.ops.core import check_same_device
 from glasstorch.ops.creation import arange, tensor, zeros
 from glasstorch.ops.views import stack
@@ -17,16 +18,24 @@ class Embedding(Function):
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx):
-        flat = indices.reshape(-1)
-        rows = weight.index_select(0, flat)
-        ctx.save_for_backward(flat)
+        rows = weight.index_select(0, indices.reshape(-1))
+        ctx.save_for_backward(indices)
         ctx.weight_rows = weight.shape[0]
         ctx.padding_idx = padding_idx
         return rows.reshape(*indices.shape, weight.shape[1])
 
     @staticmethod
     def backward(ctx, grad):
-        (flat,) = ctx.saved_tensors
+        (indices,) = ctx.saved_tensors
+        # Optimization (no copy of the gradient): the weight's gradient is a
+        # sum over the positions, in any order. A gradient that arrives
+        # transposed (behind a batch_first LSTM, whose gradient comes back
+        # time-major) is read as it lies in memory, and the integer indices,
+        # embedding_dim times smaller, are put in that order instead.
+        order = rows_order(grad)
+        if order is not None:
+            grad, indices = grad.permute(*order, grad.dim() - 1), indices.permute(*order)
+        flat = indices.reshape(-1)
         grad_rows = grad.reshape(-1, grad.shape[-1])
         if ctx.padding_idx is not None:
             keep = (flat != ctx.padding_idx).unsqueeze(1)

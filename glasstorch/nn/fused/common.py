@@ -45,6 +45,23 @@ def as_matrix(tensor: Tensor, width: int) -> Strided:
     return Strided(tensor._storage.buffer, (rows, width), (width, 1), tensor.storage_offset())
 
 
+def rows_order(tensor: Tensor) -> list[int] | None:
+    """The leading dimensions of a non-contiguous ``(*, k)`` tensor in the order of
+    its memory, when reading them so makes it contiguous (a transposed batch, such
+    as a batch_first LSTM's output); None otherwise, and for a contiguous one.
+
+    ``tensor.permute(*order, -1)`` is then contiguous: its rows are one matrix
+    as they lie in memory, which fused nodes whose result does not depend on
+    the order of the rows (a sum over them, or a product row by row) read
+    without copying."""
+    if tensor.is_contiguous() or tensor.dim() < 3 or tensor.stride(-1) != 1:
+        return None
+    order = sorted(range(tensor.dim() - 1), key=lambda d: -tensor.stride(d))
+    if not tensor.permute(*order, tensor.dim() - 1).is_contiguous():
+        return None
+    return order
+
+
 def _flat(tensor: Tensor | None) -> Strided | None:
     """The kernel view of a parameter as one contiguous row, or None."""
     if tensor is None:

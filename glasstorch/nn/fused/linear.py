@@ -12,7 +12,7 @@ from glasstorch._kernels import Strided
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled
-from glasstorch.nn.fused.common import as_matrix
+from glasstorch.nn.fused.common import as_matrix, rows_order
 from glasstorch.tensor import Tensor, empty_tensor
 
 
@@ -43,19 +43,50 @@ class Addmm(Function):
             weight if ctx.needs_input_grad[1] else None,
         )
         ctx.input_shape = input.shape
-        return linear_forward(input, weight, bias)
+        # Optimization (the rows in memory order): a non-contiguous ``(*, in)``
+        # input, such as a batch_first LSTM's output, is not copied into its
+        # index order to be one matrix; the product runs on its rows as they
+        # lie (``rows_order``), and only the output, no wider than the input,
+        # is put back in index order (a contiguous output, as PyTorch's). The
+        # backward reads the same rows for the weight's gradient and gives the
+        # input's gradient in the input's own layout (time-major for the LSTM,
+        # which then needs no copy of it either).
+        ctx.order = rows_order(input) if weight.shape[0] <= weight.shape[1] else None
+        if ctx.order is None:
+            return linear_forward(input, weight, bias)
+        last = input.dim() - 1
+        ctx.input_rows = input.permute(*ctx.order, last)
+        out = linear_forward(ctx.input_rows, weight, bias)
+        return out.permute(*_inverse(ctx.order), last).contiguous()
 
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
         needs = ctx.needs_input_grad
         if not is_grad_enabled():  # nothing to record: the kernels directly
-            return linear_backward(grad, input, weight, ctx.input_shape, needs)
+            if ctx.order is None:
+                return linear_backward(grad, input, weight, ctx.input_shape, needs)
+            last = grad.dim() - 1
+            rows = ctx.input_rows
+            grad_bias, grad_input, grad_weight = linear_backward(
+                grad.permute(*ctx.order, last), rows, weight, rows.shape, needs
+            )
+            if grad_input is not None:
+                grad_input = grad_input.permute(*_inverse(ctx.order), last)
+            return grad_bias, grad_input, grad_weight
         rows = grad.reshape(-1, grad.shape[-1])
         grad_bias = rows.sum(0) if needs[0] else None
         grad_input = (rows @ weight).reshape(ctx.input_shape) if needs[1] else None
         grad_weight = rows.t() @ input.reshape(-1, input.shape[-1]) if needs[2] else None
         return grad_bias, grad_input, grad_weight
+
+
+def _inverse(order: list[int]) -> list[int]:
+    """The permutation that undoes ``order``."""
+    inverse = [0] * len(order)
+    for position, dim in enumerate(order):
+        inverse[dim] = position
+    return inverse
 
 
 def _matrix_of(tensor: Tensor) -> Strided:
