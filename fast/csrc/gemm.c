@@ -649,15 +649,15 @@ static inline void transpose8_ps_avx(const float *const *rows, int64_t col, floa
          * 4-row tile (6 loads a step), against 2 + MR loads for the full tile;    \
          * measured at AVX2, one thread: the 32-channel 16x16 convolutions 7%      \
          * faster, while 4 rows through edge_body (8 loads) ran 2% slower. */      \
-        if (m <= 2 && GEMM_MR > 2) {                                                \
-            edge_body_##SUFFIX(m, kc, a, a_rs, a_cs, b, b_rs, b_rows, c, rs_c, cs_c, n, \
-                               accumulate);                                         \
-        } else if (m <= 4 && GEMM_MR > 4) {                                         \
-            micro_tile_##SUFFIX(4, kc, a, a_rs, a_cs, b, b_rs, b_rows, c, rs_c, cs_c, m, \
-                                n, accumulate);                                     \
-        } else {                                                                    \
+        if (__builtin_expect(m > 4 || GEMM_MR <= 4, 1)) { /* the common case first */ \
             micro_tile_##SUFFIX(GEMM_MR, kc, a, a_rs, a_cs, b, b_rs, b_rows, c, rs_c,   \
                                 cs_c, m, n, accumulate);                            \
+        } else if (m <= 2) {                                                        \
+            edge_body_##SUFFIX(m, kc, a, a_rs, a_cs, b, b_rs, b_rows, c, rs_c, cs_c, n, \
+                               accumulate);                                         \
+        } else {                                                                    \
+            micro_tile_##SUFFIX(4, kc, a, a_rs, a_cs, b, b_rs, b_rows, c, rs_c, cs_c, m, \
+                                n, accumulate);                                     \
         }                                                                           \
     }                                                                               \
     static void microkernel_##SUFFIX(int64_t kc, const void *a, const void *b,     \
