@@ -1287,11 +1287,28 @@ int gt_gemm_rows(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int6
                  int64_t a_cs, const void *b, const int64_t *b_rows, void *c, int64_t c_rs,
                  int accumulate)
 {
+    return gt_gemm_rows_pieces(dtype, m, 1, n, 0, 0, k, a, a_rs, a_cs, b, b_rows, c, c_rs,
+                               accumulate);
+}
+
+/* Optimization (no padding columns): the convolution's wide grid computes
+ * each output row as wide as the padded input (wp columns for ow real ones),
+ * 1/8 more columns than needed for a 16 x 16 image (wp = 18). When ow is a
+ * multiple of NR the column slivers can follow the output rows instead: the
+ * n = pieces x width columns of C and of B's rows come in pieces of `width`
+ * contiguous numbers, b_piece apart in B's rows and c_piece apart in C. */
+int gt_gemm_rows_pieces(int dtype, int64_t m, int64_t pieces, int64_t width, int64_t b_piece,
+                        int64_t c_piece, int64_t k, const void *a, int64_t a_rs, int64_t a_cs,
+                        const void *b, const int64_t *b_rows, void *c, int64_t c_rs,
+                        int accumulate)
+{
     const gemm_kind *kind = &GEMM_KINDS[dtype];
-    if (m == 0 || n == 0) return 0;
+    if (m == 0 || width == 0 || pieces == 0) return 0;
     if (kind->kernel_rows == NULL) return -1;
-    const int64_t size = kind->itemsize, mr = kind->mr, nr = kind->nr;
+    const int64_t size = kind->itemsize, mr = kind->mr, nr = kind->nr, n = width;
+    if (pieces > 1 && width % nr) return -1; /* pieces hold whole slivers only */
     const int64_t m_slivers = (m + mr - 1) / mr, m_full = m / mr, n_full = n / nr;
+    const int64_t per_piece = (n + nr - 1) / nr;
     /* A is read in place (as in gemm_inplace), except a last sliver of fewer
      * than MR rows, packed with zero rows; so is the last sliver of B, fewer
      * than NR columns (its rows would otherwise be read past their end). */
@@ -1313,19 +1330,21 @@ int gt_gemm_rows(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int6
     /* Column slivers outside, row slivers inside: the B sliver's rows (a few
      * input rows of every channel) stay in L1 for all of A's slivers. */
     char *cc = (char *)c;
-    for (int64_t js = 0; js * nr < n; js++) {
+    for (int64_t js = 0; js < pieces * per_piece; js++) {
+        const int64_t piece = js / per_piece, jw = js % per_piece;
+        const int64_t b_col = piece * b_piece + jw * nr, c_col = piece * c_piece + jw * nr;
         for (int64_t is = 0; is < m_slivers; is++) {
-            char *c_tile = cc + (is * mr * c_rs + js * nr) * size;
+            char *c_tile = cc + (is * mr * c_rs + c_col) * size;
             const int in_place = is < m_full;
             const char *a_sliver = in_place ? (const char *)a + is * mr * a_rs * size : a_edge;
             const int64_t rs = in_place ? a_rs : 1, cs = in_place ? a_cs : mr;
             const int64_t rows = min64(mr, m - is * mr);
-            if (js < n_full)
-                kind->kernel_rows(k, a_sliver, rs, cs, (const char *)b + js * nr * size, b_rows,
+            if (jw < n_full)
+                kind->kernel_rows(k, a_sliver, rs, cs, (const char *)b + b_col * size, b_rows,
                                   c_tile, c_rs, rows, nr, accumulate);
             else
                 kind->kernel_inplace(k, a_sliver, rs, cs, b_edge, nr, c_tile, c_rs, 1, rows,
-                                     n - js * nr, accumulate);
+                                     n - jw * nr, accumulate);
         }
     }
     free(workspace);
