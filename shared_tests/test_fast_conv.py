@@ -87,3 +87,27 @@ def test_batch_norm_update_stats_matches_the_reference_bit_for_bit(dtype, runnin
         np.testing.assert_array_equal(fast, reference)
     invstd = answers[1][0]
     np.testing.assert_allclose(invstd, 1 / np.sqrt(var.astype(np.float64) + 1e-5), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("width", [8, 12, 16, 32])
+@pytest.mark.parametrize("channels_out", [13, 16])
+def test_wide_grid_rows_with_and_without_whole_tiles_match_numpy(
+    dtype, width, channels_out, device
+):
+    # Output rows 8, 16 and 32 wide are whole GEMM tiles of columns at some
+    # vector width (the product then writes the output row by row), 12 at none
+    # (the wide rows, padding columns included, then copied out); with a bias.
+    rng = np.random.default_rng(width + channels_out)
+    x = rng.standard_normal((2, 5, width, width)).astype(dtype)
+    w = rng.standard_normal((channels_out, 5, 3, 3)).astype(dtype)
+    bias = rng.standard_normal(channels_out).astype(dtype)
+    out = np.full((2, channels_out, width, width), np.nan, dtype)
+    out_view = strided(out)
+    FAST.conv2d(out_view, strided(x), strided(w), strided(bias), (1, 1), (1, 1), (1, 1), 1)
+    want = numpy_conv2d(x.astype(np.float64), w.astype(np.float64), 1)
+    want += bias.astype(np.float64)[None, :, None, None]
+    tolerance = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(
+        out_view.buffer.reshape(out.shape), want, rtol=tolerance, atol=tolerance
+    )

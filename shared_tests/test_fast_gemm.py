@@ -224,6 +224,27 @@ def test_blocked_edges_match_numpy(device, problem) -> None:
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 7, 13, 16, 30, 32, 33, 36])
+@pytest.mark.parametrize("out_layout", ["contiguous", "transposed"])
+def test_rows_past_the_last_whole_sliver_match_numpy(
+    dtype: str, m: int, out_layout: str, device
+) -> None:
+    """Every remainder of M over the register tile's MR rows (6 with AVX2 and
+    SSE, 8 with AVX-512): the last partial sliver is computed in tiles of
+    fewer rows (1-2, 3-4) or as a padded whole sliver. N and K are not
+    multiples of the tile (an odd K leaves a step past the two-step loop)."""
+    rng = np.random.default_rng(m)
+    n, k = 70, 301
+    a_view, a_base = lay_out(random_values(rng, (m, k), dtype), "contiguous")
+    b_view, b_base = lay_out(random_values(rng, (k, n), dtype), "contiguous")
+    out_view, out_base = empty_output((m, n), dtype, out_layout)
+    got = run_fast(out_view, out_base, a_view, a_base, b_view, b_base)
+    assert_gaps_untouched(out_base, out_layout, dtype)
+    want = np.array(a_view, np.float64) @ np.array(b_view, np.float64)
+    np.testing.assert_allclose(got, want, rtol=0, atol=float_tolerance(a_view, b_view, dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize(
     "layouts",
     [

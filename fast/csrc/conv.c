@@ -664,7 +664,9 @@ static void move_rows(const conv_shape *s, const gt_view *v, int64_t size, int64
  * written. What it costs instead: one padded copy of the input, wp/ow more
  * multiply-adds (34/32 on a 32 x 32 image; more once the wide rows are
  * rounded up to whole GEMM tiles of NR columns), and a copy of the output
- * that drops the wasted columns.
+ * that drops the wasted columns. When ow is a multiple of NR neither is paid:
+ * the GEMM's column slivers then follow the output rows (gt_gemm_rows_pieces)
+ * and write the output directly.
  *
  * When it pays: im2col costs about WIDE_IM2COL_COST multiply-adds' time per
  * number it writes (measured on ResNet-20's and LeNet-5's layers: 6 to 19),
@@ -704,6 +706,7 @@ static int wide_possible(const conv_shape *s, int64_t itemsize)
 static int wide_forward_pays(const conv_shape *s, int dtype)
 {
     const int64_t wp = s->g.w + 2 * s->g.pw, nr = gt_gemm_tile_columns(dtype);
+    if (s->g.ow % nr == 0) return 1; /* no waste: slivers follow the output rows */
     const double waste = (double)((s->g.oh * wp + nr - 1) / nr * nr) / (double)s->l;
     return s->o_group * waste < s->o_group + WIDE_IM2COL_COST;
 }
@@ -745,6 +748,7 @@ static int conv_wide(const conv_kind *kind, int dtype, const conv_shape *s, gt_v
     wide_grid w;
     if (!wide_grid_of(s, &w)) return -2;
     const int64_t lw = g->oh * w.wp, wide = s->o_group * lw;
+    const int by_rows = g->ow % gt_gemm_tile_columns(dtype) == 0;
     char *buffers = malloc((size_t)(w.threads * (w.padded + wide) * size));
     if (buffers == NULL) {
         free(w.starts);
@@ -760,6 +764,26 @@ static int conv_wide(const conv_kind *kind, int dtype, const conv_shape *s, gt_v
             for (int64_t grp = 0; grp < s->groups; grp++) {
                 kind->pad_planes(at(input, (n * s->c_in + grp * s->c_group) * plane, size),
                                  s->c_group, g, w.hp, w.wp, w.slack, x_padded);
+                char *y = at(out, (n * s->c_out + grp * s->o_group) * s->l, size);
+                const char *bias_g = bias == NULL ? NULL : at(bias, grp * s->o_group, size);
+                if (by_rows) {
+                    /* Optimization (no padding columns, see gt_gemm_rows_pieces):
+                     * ow a multiple of NR (32 x 32 images; 16 x 16 with AVX2), so
+                     * the product's slivers follow the output rows and it is
+                     * written straight to the output: no wasted columns, no copy
+                     * (only the bias, added in place). */
+                    const int failed = gt_gemm_rows_pieces(
+                        dtype, s->o_group, g->oh, g->ow, w.wp, g->ow, s->k,
+                        at(weight, grp * s->o_group * s->k, size), s->k, 1, x_padded, w.starts,
+                        y, s->l, 0);
+                    if (failed) {
+#pragma omp atomic write
+                        status = failed;
+                    } else if (bias_g != NULL) {
+                        kind->unwide(y, s->o_group, g->oh, g->ow, g->ow, bias_g, y);
+                    }
+                    continue;
+                }
                 const int failed = gt_gemm_rows(dtype, s->o_group, lw, s->k,
                                                 at(weight, grp * s->o_group * s->k, size), s->k,
                                                 1, x_padded, w.starts, y_wide, lw, 0);
@@ -768,9 +792,7 @@ static int conv_wide(const conv_kind *kind, int dtype, const conv_shape *s, gt_v
                     status = failed;
                     continue;
                 }
-                kind->unwide(y_wide, s->o_group, g->oh, g->ow, w.wp,
-                             bias == NULL ? NULL : at(bias, grp * s->o_group, size),
-                             at(out, (n * s->c_out + grp * s->o_group) * s->l, size));
+                kind->unwide(y_wide, s->o_group, g->oh, g->ow, w.wp, bias_g, y);
             }
         }
     }

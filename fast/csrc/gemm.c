@@ -463,6 +463,87 @@ static inline void transpose8_ps_avx(const float *const *rows, int64_t col, floa
         }                                                                           \
     }
 
+/* Rows i0 .. i0 + rows of C (fewer than MR: what is left below the last
+ * whole sliver) = A B for one B sliver (kc x NR, row p at b + p * b_rs, or at
+ * b + b_rows[p] when b_rows is not NULL), A read at its strides (in place or
+ * packed), n <= NR columns stored (added with `accumulate`).
+ * Optimization (edge rows without padding): the micro-kernel always
+ * computes MR rows, so a last sliver of 2 rows (a batch of 32 with MR = 6)
+ * cost as much as a whole one. Here two rows at a time, each with two
+ * partial sums (even and odd p) per vector of the tile, 8 independent chains
+ * of multiply-adds: enough to hide their latency. The micro-kernel hands
+ * such slivers here (see micro_body), and gt_gemm_packed_b calls it directly. */
+#define DEFINE_EDGE_ROWS(T, V, NR, SUFFIX)                                          \
+    static inline __attribute__((always_inline)) void edge_body_##SUFFIX(         \
+        int64_t rows, int64_t kc, const T *a, int64_t a_rs, int64_t a_cs, const T *b, \
+        int64_t b_rs, const int64_t *b_rows, T *c, int64_t c_rs, int64_t c_cs,      \
+        int64_t n, int accumulate)                                                  \
+    {                                                                               \
+        enum { VL = sizeof(V) / sizeof(T) };                                        \
+        for (int64_t i = 0; i < rows; i += 2) {                                     \
+            const int two = i + 1 < rows;                                           \
+            const T *a0 = a + i * a_rs, *a1 = two ? a0 + a_rs : a0;                 \
+            V acc[2][2][GEMM_NR_VECTORS]; /* [row][parity of p][vector] */          \
+            for (int r = 0; r < 2; r++)                                             \
+                for (int q = 0; q < 2; q++)                                         \
+                    for (int v = 0; v < GEMM_NR_VECTORS; v++) acc[r][q][v] = (V){0}; \
+            int64_t p = 0;                                                          \
+            for (; p + 2 <= kc; p += 2) {                                           \
+                for (int q = 0; q < 2; q++) {                                       \
+                    const T x0 = a0[(p + q) * a_cs], x1 = a1[(p + q) * a_cs];       \
+                    const T *b_row = b_rows == NULL ? b + (p + q) * b_rs : b + b_rows[p + q]; \
+                    for (int v = 0; v < GEMM_NR_VECTORS; v++) {                     \
+                        V bv;                                                       \
+                        memcpy(&bv, b_row + v * VL, sizeof bv);                     \
+                        acc[0][q][v] += x0 * bv;                                    \
+                        acc[1][q][v] += x1 * bv;                                    \
+                    }                                                               \
+                }                                                                   \
+            }                                                                       \
+            for (; p < kc; p++) {                                                   \
+                const T x0 = a0[p * a_cs], x1 = a1[p * a_cs];                       \
+                const T *b_row = b_rows == NULL ? b + p * b_rs : b + b_rows[p];     \
+                for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
+                    V bv;                                                           \
+                    memcpy(&bv, b_row + v * VL, sizeof bv);                         \
+                    acc[0][0][v] += x0 * bv;                                        \
+                    acc[1][0][v] += x1 * bv;                                        \
+                }                                                                   \
+            }                                                                       \
+            for (int r = 0; r < 1 + two; r++) {                                     \
+                T *row = c + (i + r) * c_rs;                                        \
+                if (n == NR && c_cs == 1) { /* whole vectors, as a full tile */     \
+                    for (int v = 0; v < GEMM_NR_VECTORS; v++) {                     \
+                        V sum = acc[r][0][v] + acc[r][1][v];                        \
+                        if (accumulate) {                                           \
+                            V old;                                                  \
+                            memcpy(&old, row + v * VL, sizeof old);                 \
+                            sum += old;                                             \
+                        }                                                           \
+                        memcpy(row + v * VL, &sum, sizeof sum);                     \
+                    }                                                               \
+                    continue;                                                       \
+                }                                                                   \
+                T tile[NR];                                                         \
+                for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
+                    const V sum = acc[r][0][v] + acc[r][1][v];                      \
+                    memcpy(tile + v * VL, &sum, sizeof sum);                        \
+                }                                                                   \
+                for (int64_t j = 0; j < n; j++) {                                   \
+                    T *where = row + j * c_cs;                                      \
+                    *where = accumulate ? *where + tile[j] : tile[j];               \
+                }                                                                   \
+            }                                                                       \
+        }                                                                           \
+    }                                                                               \
+    static void edge_rows_any_##SUFFIX(int64_t rows, int64_t kc, const void *a,     \
+                                       int64_t a_rs, int64_t a_cs, const void *b,   \
+                                       void *c, int64_t c_rs, int64_t n, int accumulate) \
+    {                                                                               \
+        edge_body_##SUFFIX(rows, kc, (const T *)a, a_rs, a_cs, (const T *)b, NR, NULL, \
+                           (T *)c, c_rs, 1, n, accumulate);                         \
+    }
+
 /* The micro-kernel: tile = A sliver (MR x kc) times B sliver (kc x NR), kept
  * in MR x 2 vector registers, then stored to the m x n corner of the C tile at
  * c (row stride rs_c, column stride cs_c). With `accumulate` the tile is added
@@ -481,10 +562,13 @@ static inline void transpose8_ps_avx(const float *const *rows, int64_t col, floa
  * through memcpy, C's way of saying "a vector at an address that may not be
  * aligned". */
 #define DEFINE_MICROKERNEL(T, V, NR, SUFFIX)                                        \
-    static inline __attribute__((always_inline)) void micro_body_##SUFFIX(        \
-        int64_t kc, const T *a, int64_t a_rs, int64_t a_cs, const T *b,             \
-        int64_t b_rs, const int64_t *b_rows, T *c, int64_t rs_c, int64_t cs_c,      \
-        int64_t m, int64_t n, int accumulate)                                       \
+    /* rows_r: the tile's height, MR or 4 (see micro_body), a constant after   \
+     * inlining. Rows from m to rows_r are read from A too: every caller hands  \
+     * a partial sliver packed with zero rows up to MR. */                       \
+    static inline __attribute__((always_inline)) void micro_tile_##SUFFIX(        \
+        const int rows_r, int64_t kc, const T *a, int64_t a_rs, int64_t a_cs,       \
+        const T *b, int64_t b_rs, const int64_t *b_rows, T *c, int64_t rs_c,       \
+        int64_t cs_c, int64_t m, int64_t n, int accumulate)                         \
     {                                                                               \
         enum { VL = sizeof(V) / sizeof(T) };                                        \
         /* Ask for the C tile now: it arrives while the loop below runs. */         \
@@ -502,7 +586,7 @@ static inline void transpose8_ps_avx(const float *const *rows, int64_t col, floa
             const T *b_row = b_rows == NULL ? b : b + b_rows[p];                    \
             memcpy(&b0, b_row, sizeof b0);                                          \
             memcpy(&b1, b_row + VL, sizeof b1);                                     \
-            for (int i = 0; i < GEMM_MR; i++) {                                     \
+            for (int i = 0; i < rows_r; i++) {                                      \
                 T ai = a[i * a_rs]; /* broadcast A[i, p] to a whole vector */       \
                 acc[i][0] += ai * b0;                                               \
                 acc[i][1] += ai * b1;                                               \
@@ -510,9 +594,9 @@ static inline void transpose8_ps_avx(const float *const *rows, int64_t col, floa
             a += a_cs;                                                              \
             if (b_rows == NULL) b += b_rs;                                          \
         }                                                                           \
-        if (m == GEMM_MR && n == NR && cs_c == 1) {                                 \
+        if (m == rows_r && n == NR && cs_c == 1) {                                  \
             /* a full tile over contiguous rows: whole vectors in and out */        \
-            for (int i = 0; i < GEMM_MR; i++) {                                     \
+            for (int i = 0; i < rows_r; i++) {                                      \
                 for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
                     T *where = c + i * rs_c + v * VL;                               \
                     V value = acc[i][v];                                            \
@@ -550,6 +634,30 @@ static inline void transpose8_ps_avx(const float *const *rows, int64_t col, floa
                     *where = accumulate ? *where + tile[i][j] : tile[i][j];         \
                 }                                                                   \
             }                                                                       \
+        }                                                                           \
+    }                                                                               \
+    static inline __attribute__((always_inline)) void micro_body_##SUFFIX(        \
+        int64_t kc, const T *a, int64_t a_rs, int64_t a_cs, const T *b,             \
+        int64_t b_rs, const int64_t *b_rows, T *c, int64_t rs_c, int64_t cs_c,      \
+        int64_t m, int64_t n, int accumulate)                                       \
+    {                                                                               \
+        /* Optimization (edge rows without padding): a sliver of fewer than MR     \
+         * rows (M = 16, 32 or 64 channels leave 4, 2 and 4 with AVX2's MR = 6)    \
+         * is not computed as MR rows, zeros included. The kernel is bound by its  \
+         * loads (2 of B and one broadcast of A per row, each step), so: 1 or 2    \
+         * rows go through edge_body (two rows, 4 loads a step), 3 or 4 through a  \
+         * 4-row tile (6 loads a step), against 2 + MR loads for the full tile;    \
+         * measured at AVX2, one thread: the 32-channel 16x16 convolutions 7%      \
+         * faster, while 4 rows through edge_body (8 loads) ran 2% slower. */      \
+        if (__builtin_expect(m > 4 || GEMM_MR <= 4, 1)) { /* the common case first */ \
+            micro_tile_##SUFFIX(GEMM_MR, kc, a, a_rs, a_cs, b, b_rs, b_rows, c, rs_c,   \
+                                cs_c, m, n, accumulate);                            \
+        } else if (m <= 2) {                                                        \
+            edge_body_##SUFFIX(m, kc, a, a_rs, a_cs, b, b_rs, b_rows, c, rs_c, cs_c, n, \
+                               accumulate);                                         \
+        } else {                                                                    \
+            micro_tile_##SUFFIX(4, kc, a, a_rs, a_cs, b, b_rs, b_rows, c, rs_c, cs_c, m, \
+                                n, accumulate);                                     \
         }                                                                           \
     }                                                                               \
     static void microkernel_##SUFFIX(int64_t kc, const void *a, const void *b,     \
@@ -608,68 +716,6 @@ static inline void transpose8_ps_avx(const float *const *rows, int64_t col, floa
         }                                                                           \
     }
 
-/* Rows i0 .. i0 + rows of C (fewer than MR: what is left below the last
- * whole sliver) = A B for one packed B sliver (kc x NR, row p at b + p * NR),
- * A read in place, n <= NR columns stored (added with `accumulate`).
- * Optimization (edge rows without padding): the micro-kernel always
- * computes MR rows, so a last sliver of 2 rows (a batch of 32 with MR = 6)
- * cost as much as a whole one. Here two rows at a time, each with two
- * partial sums (even and odd p) per vector of the tile, 8 independent chains
- * of multiply-adds: enough to hide their latency. */
-#define DEFINE_EDGE_ROWS(T, V, NR, SUFFIX)                                          \
-    static void edge_rows_##SUFFIX(int64_t rows, int64_t kc, const T *a, int64_t a_rs, \
-                                   int64_t a_cs, const T *b, T *c, int64_t c_rs,     \
-                                   int64_t n, int accumulate)                        \
-    {                                                                               \
-        enum { VL = sizeof(V) / sizeof(T) };                                        \
-        for (int64_t i = 0; i < rows; i += 2) {                                     \
-            const int two = i + 1 < rows;                                           \
-            const T *a0 = a + i * a_rs, *a1 = two ? a0 + a_rs : a0;                 \
-            V acc[2][2][GEMM_NR_VECTORS]; /* [row][parity of p][vector] */          \
-            for (int r = 0; r < 2; r++)                                             \
-                for (int q = 0; q < 2; q++)                                         \
-                    for (int v = 0; v < GEMM_NR_VECTORS; v++) acc[r][q][v] = (V){0}; \
-            int64_t p = 0;                                                          \
-            for (; p + 2 <= kc; p += 2) {                                           \
-                for (int q = 0; q < 2; q++) {                                       \
-                    const T x0 = a0[(p + q) * a_cs], x1 = a1[(p + q) * a_cs];       \
-                    for (int v = 0; v < GEMM_NR_VECTORS; v++) {                     \
-                        V bv;                                                       \
-                        memcpy(&bv, b + (p + q) * NR + v * VL, sizeof bv);          \
-                        acc[0][q][v] += x0 * bv;                                    \
-                        acc[1][q][v] += x1 * bv;                                    \
-                    }                                                               \
-                }                                                                   \
-            }                                                                       \
-            for (; p < kc; p++) {                                                   \
-                const T x0 = a0[p * a_cs], x1 = a1[p * a_cs];                       \
-                for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
-                    V bv;                                                           \
-                    memcpy(&bv, b + p * NR + v * VL, sizeof bv);                    \
-                    acc[0][0][v] += x0 * bv;                                        \
-                    acc[1][0][v] += x1 * bv;                                        \
-                }                                                                   \
-            }                                                                       \
-            for (int r = 0; r < 1 + two; r++) {                                     \
-                T tile[NR];                                                         \
-                for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
-                    const V sum = acc[r][0][v] + acc[r][1][v];                      \
-                    memcpy(tile + v * VL, &sum, sizeof sum);                        \
-                }                                                                   \
-                T *row = c + (i + r) * c_rs;                                        \
-                for (int64_t j = 0; j < n; j++)                                     \
-                    row[j] = accumulate ? row[j] + tile[j] : tile[j];               \
-            }                                                                       \
-        }                                                                           \
-    }                                                                               \
-    static void edge_rows_any_##SUFFIX(int64_t rows, int64_t kc, const void *a,     \
-                                       int64_t a_rs, int64_t a_cs, const void *b,   \
-                                       void *c, int64_t c_rs, int64_t n, int accumulate) \
-    {                                                                               \
-        edge_rows_##SUFFIX(rows, kc, (const T *)a, a_rs, a_cs, (const T *)b, (T *)c, c_rs, n, \
-                           accumulate);                                             \
-    }
-
 #define GEMM_NR_FLOAT (GEMM_NR_VECTORS * GEMM_VECTOR_BYTES / 4)
 #define GEMM_NR_DOUBLE (GEMM_NR_VECTORS * GEMM_VECTOR_BYTES / 8)
 
@@ -678,18 +724,18 @@ DEFINE_PACK_EDGE(float, f32)
 DEFINE_PACK_A(float, f32)
 DEFINE_PACK_B(float, GEMM_NR_FLOAT, f32)
 DEFINE_PACK_COLUMNS(float, GEMM_NR_FLOAT, f32)
+DEFINE_EDGE_ROWS(float, gemm_vfloat, GEMM_NR_FLOAT, f32)
 DEFINE_MICROKERNEL(float, gemm_vfloat, GEMM_NR_FLOAT, f32)
 DEFINE_DIRECT_FLOAT(float, f32)
-DEFINE_EDGE_ROWS(float, gemm_vfloat, GEMM_NR_FLOAT, f32)
 
 DEFINE_TRANSPOSE8(double, int64_t, f64)
 DEFINE_PACK_EDGE(double, f64)
 DEFINE_PACK_A(double, f64)
 DEFINE_PACK_B(double, GEMM_NR_DOUBLE, f64)
 DEFINE_PACK_COLUMNS(double, GEMM_NR_DOUBLE, f64)
+DEFINE_EDGE_ROWS(double, gemm_vdouble, GEMM_NR_DOUBLE, f64)
 DEFINE_MICROKERNEL(double, gemm_vdouble, GEMM_NR_DOUBLE, f64)
 DEFINE_DIRECT_FLOAT(double, f64)
-DEFINE_EDGE_ROWS(double, gemm_vdouble, GEMM_NR_DOUBLE, f64)
 
 /* ------------------------------------------------------------------------
  * Integers and bool: a direct loop with 64-bit wrapping accumulation.
@@ -1241,11 +1287,28 @@ int gt_gemm_rows(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int6
                  int64_t a_cs, const void *b, const int64_t *b_rows, void *c, int64_t c_rs,
                  int accumulate)
 {
+    return gt_gemm_rows_pieces(dtype, m, 1, n, 0, 0, k, a, a_rs, a_cs, b, b_rows, c, c_rs,
+                               accumulate);
+}
+
+/* Optimization (no padding columns): the convolution's wide grid computes
+ * each output row as wide as the padded input (wp columns for ow real ones),
+ * 1/8 more columns than needed for a 16 x 16 image (wp = 18). When ow is a
+ * multiple of NR the column slivers can follow the output rows instead: the
+ * n = pieces x width columns of C and of B's rows come in pieces of `width`
+ * contiguous numbers, b_piece apart in B's rows and c_piece apart in C. */
+int gt_gemm_rows_pieces(int dtype, int64_t m, int64_t pieces, int64_t width, int64_t b_piece,
+                        int64_t c_piece, int64_t k, const void *a, int64_t a_rs, int64_t a_cs,
+                        const void *b, const int64_t *b_rows, void *c, int64_t c_rs,
+                        int accumulate)
+{
     const gemm_kind *kind = &GEMM_KINDS[dtype];
-    if (m == 0 || n == 0) return 0;
+    if (m == 0 || width == 0 || pieces == 0) return 0;
     if (kind->kernel_rows == NULL) return -1;
-    const int64_t size = kind->itemsize, mr = kind->mr, nr = kind->nr;
+    const int64_t size = kind->itemsize, mr = kind->mr, nr = kind->nr, n = width;
+    if (pieces > 1 && width % nr) return -1; /* pieces hold whole slivers only */
     const int64_t m_slivers = (m + mr - 1) / mr, m_full = m / mr, n_full = n / nr;
+    const int64_t per_piece = (n + nr - 1) / nr;
     /* A is read in place (as in gemm_inplace), except a last sliver of fewer
      * than MR rows, packed with zero rows; so is the last sliver of B, fewer
      * than NR columns (its rows would otherwise be read past their end). */
@@ -1267,19 +1330,21 @@ int gt_gemm_rows(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int6
     /* Column slivers outside, row slivers inside: the B sliver's rows (a few
      * input rows of every channel) stay in L1 for all of A's slivers. */
     char *cc = (char *)c;
-    for (int64_t js = 0; js * nr < n; js++) {
+    for (int64_t js = 0; js < pieces * per_piece; js++) {
+        const int64_t piece = js / per_piece, jw = js % per_piece;
+        const int64_t b_col = piece * b_piece + jw * nr, c_col = piece * c_piece + jw * nr;
         for (int64_t is = 0; is < m_slivers; is++) {
-            char *c_tile = cc + (is * mr * c_rs + js * nr) * size;
+            char *c_tile = cc + (is * mr * c_rs + c_col) * size;
             const int in_place = is < m_full;
             const char *a_sliver = in_place ? (const char *)a + is * mr * a_rs * size : a_edge;
             const int64_t rs = in_place ? a_rs : 1, cs = in_place ? a_cs : mr;
             const int64_t rows = min64(mr, m - is * mr);
-            if (js < n_full)
-                kind->kernel_rows(k, a_sliver, rs, cs, (const char *)b + js * nr * size, b_rows,
+            if (jw < n_full)
+                kind->kernel_rows(k, a_sliver, rs, cs, (const char *)b + b_col * size, b_rows,
                                   c_tile, c_rs, rows, nr, accumulate);
             else
                 kind->kernel_inplace(k, a_sliver, rs, cs, b_edge, nr, c_tile, c_rs, 1, rows,
-                                     n - js * nr, accumulate);
+                                     n - jw * nr, accumulate);
         }
     }
     free(workspace);
@@ -1388,7 +1453,7 @@ void gt_gemm_packed_b(int dtype, int64_t m, int64_t k, const void *a, int64_t a_
         return;
     }
     /* A is read in place (as in gemm_inplace); rows past its last whole
-     * sliver go through edge_rows, not through a sliver padded with zero rows.
+     * sliver go through edge_rows_any, not through a sliver padded with zero rows.
      * Optimization (no KC blocks): each micro-kernel call runs the whole depth
      * K. B's slivers are packed whole and stream from L2 either way, so
      * blocking K would only load and store each C tile more often (the LSTM

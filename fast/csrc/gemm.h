@@ -33,6 +33,15 @@ int gt_gemm_rows(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int6
                  int64_t a_cs, const void *b, const int64_t *b_rows, void *c, int64_t c_rs,
                  int accumulate);
 
+/* gt_gemm_rows over n = pieces x width columns that come in pieces of
+ * `width` contiguous numbers, b_piece apart in B's rows and c_piece apart in
+ * C (gt_gemm_rows is one piece). More than one piece needs width to be a
+ * multiple of gt_gemm_tile_columns(dtype) (else -1). */
+int gt_gemm_rows_pieces(int dtype, int64_t m, int64_t pieces, int64_t width, int64_t b_piece,
+                        int64_t c_piece, int64_t k, const void *a, int64_t a_rs, int64_t a_cs,
+                        const void *b, const int64_t *b_rows, void *c, int64_t c_rs,
+                        int accumulate);
+
 /* C (m x n, row stride c_rs) = A B (or += with `accumulate`) where column j
  * of B starts at b + b_cols[j] elements and runs in pieces of `run`
  * contiguous numbers, `run_stride` apart (k a multiple of run): as the
