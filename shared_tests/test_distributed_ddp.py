@@ -235,7 +235,10 @@ def test_torchrun_program_gives_pytorchs_loss_history_and_final_weights(tmp_path
         env={"DDP_TRAINING_OUTPUT": str(ours), "GLASSTORCH_RNG": "pytorch"},
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(WORLD)]
+    # --standalone: torchrun's own rendezvous on a free port, not 29500, which
+    # another job on the machine may hold.
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    torchrun += ["--nproc-per-node", str(WORLD)]
     done = subprocess.run(
         [*torchrun, loader, "ddp_training", "torch"],
         capture_output=True,

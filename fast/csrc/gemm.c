@@ -469,10 +469,14 @@ static inline void transpose8_ps_avx(const float *const *rows, int64_t col, floa
  * packed), n <= NR columns stored (added with `accumulate`).
  * Optimization (edge rows without padding): the micro-kernel always
  * computes MR rows, so a last sliver of 2 rows (a batch of 32 with MR = 6)
- * cost as much as a whole one. Here two rows at a time, each with two
- * partial sums (even and odd p) per vector of the tile, 8 independent chains
- * of multiply-adds: enough to hide their latency. The micro-kernel hands
- * such slivers here (see micro_body), and gt_gemm_packed_b calls it directly. */
+ * cost as much as a whole one. Here two rows at a time, each number summed
+ * over p in order in one chain of multiply-adds, exactly as the micro-kernel
+ * sums it: so a product gives the same bits whichever sliver a row falls in,
+ * and at every instruction set (AVX2's MR = 6 puts rows in edge slivers that
+ * AVX-512's MR = 8 keeps whole). Two partial sums (even and odd p) would hide
+ * more of the multiply-adds' latency, but round differently. The
+ * micro-kernel hands such slivers here (see micro_body), and
+ * gt_gemm_packed_b calls it directly. */
 #define DEFINE_EDGE_ROWS(T, V, NR, SUFFIX)                                          \
     static inline __attribute__((always_inline)) void edge_body_##SUFFIX(         \
         int64_t rows, int64_t kc, const T *a, int64_t a_rs, int64_t a_cs, const T *b, \
@@ -483,38 +487,24 @@ static inline void transpose8_ps_avx(const float *const *rows, int64_t col, floa
         for (int64_t i = 0; i < rows; i += 2) {                                     \
             const int two = i + 1 < rows;                                           \
             const T *a0 = a + i * a_rs, *a1 = two ? a0 + a_rs : a0;                 \
-            V acc[2][2][GEMM_NR_VECTORS]; /* [row][parity of p][vector] */          \
+            V acc[2][GEMM_NR_VECTORS]; /* [row][vector] */                          \
             for (int r = 0; r < 2; r++)                                             \
-                for (int q = 0; q < 2; q++)                                         \
-                    for (int v = 0; v < GEMM_NR_VECTORS; v++) acc[r][q][v] = (V){0}; \
-            int64_t p = 0;                                                          \
-            for (; p + 2 <= kc; p += 2) {                                           \
-                for (int q = 0; q < 2; q++) {                                       \
-                    const T x0 = a0[(p + q) * a_cs], x1 = a1[(p + q) * a_cs];       \
-                    const T *b_row = b_rows == NULL ? b + (p + q) * b_rs : b + b_rows[p + q]; \
-                    for (int v = 0; v < GEMM_NR_VECTORS; v++) {                     \
-                        V bv;                                                       \
-                        memcpy(&bv, b_row + v * VL, sizeof bv);                     \
-                        acc[0][q][v] += x0 * bv;                                    \
-                        acc[1][q][v] += x1 * bv;                                    \
-                    }                                                               \
-                }                                                                   \
-            }                                                                       \
-            for (; p < kc; p++) {                                                   \
+                for (int v = 0; v < GEMM_NR_VECTORS; v++) acc[r][v] = (V){0};       \
+            for (int64_t p = 0; p < kc; p++) {                                      \
                 const T x0 = a0[p * a_cs], x1 = a1[p * a_cs];                       \
                 const T *b_row = b_rows == NULL ? b + p * b_rs : b + b_rows[p];     \
                 for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
                     V bv;                                                           \
                     memcpy(&bv, b_row + v * VL, sizeof bv);                         \
-                    acc[0][0][v] += x0 * bv;                                        \
-                    acc[1][0][v] += x1 * bv;                                        \
+                    acc[0][v] += x0 * bv;                                           \
+                    acc[1][v] += x1 * bv;                                           \
                 }                                                                   \
             }                                                                       \
             for (int r = 0; r < 1 + two; r++) {                                     \
                 T *row = c + (i + r) * c_rs;                                        \
                 if (n == NR && c_cs == 1) { /* whole vectors, as a full tile */     \
                     for (int v = 0; v < GEMM_NR_VECTORS; v++) {                     \
-                        V sum = acc[r][0][v] + acc[r][1][v];                        \
+                        V sum = acc[r][v];                                          \
                         if (accumulate) {                                           \
                             V old;                                                  \
                             memcpy(&old, row + v * VL, sizeof old);                 \
@@ -526,7 +516,7 @@ static inline void transpose8_ps_avx(const float *const *rows, int64_t col, floa
                 }                                                                   \
                 T tile[NR];                                                         \
                 for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
-                    const V sum = acc[r][0][v] + acc[r][1][v];                      \
+                    const V sum = acc[r][v];                                        \
                     memcpy(tile + v * VL, &sum, sizeof sum);                        \
                 }                                                                   \
                 for (int64_t j = 0; j < n; j++) {                                   \
