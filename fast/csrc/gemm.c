@@ -1448,16 +1448,30 @@ void gt_gemm_packed_b(int dtype, int64_t m, int64_t k, const void *a, int64_t a_
      * K. B's slivers are packed whole and stream from L2 either way, so
      * blocking K would only load and store each C tile more often (the LSTM
      * backward's product, K = 1024, ran 4% faster than in blocks of 256). */
+    /* Optimization (6 + 2 rows as two 4-row tiles): with AVX2's MR = 6, a
+     * batch of 32 leaves 2 rows past the last whole sliver. The edge-rows body
+     * keeps only 4 chains of multiply-adds in flight for them, and waits on
+     * their latency; the last whole sliver and those 2 rows run instead as two
+     * 4-row tiles (8 chains each, and fewer loads than 6 + 2). Every number is
+     * still summed over p in one chain, so the bits do not change. */
+    const int64_t rest = m - m_full * mr;
+    const int two_fours = mr == 6 && rest == 2 && m_full > 0;
+    const int64_t whole = two_fours ? m_full - 1 : m_full;
     for (int64_t j = j0; j < j1; j += nr) {
         const char *b_sliver = bb + j * k * size;
-        for (int64_t is = 0; is < m_full; is++) {
+        const int64_t cols = min64(nr, n - j);
+        for (int64_t is = 0; is < whole; is++) {
             kind->kernel_inplace(k, aa + is * mr * a_rs * size, a_rs, a_cs, b_sliver, nr,
-                                 cc + (is * mr * c_rs + j) * size, c_rs, 1, mr, min64(nr, n - j),
-                                 accumulate);
+                                 cc + (is * mr * c_rs + j) * size, c_rs, 1, mr, cols, accumulate);
         }
-        if (m_full < m_slivers)
+        if (two_fours) {
+            for (int64_t i = whole * mr; i < m; i += 4)
+                kind->kernel_inplace(k, aa + i * a_rs * size, a_rs, a_cs, b_sliver, nr,
+                                     cc + (i * c_rs + j) * size, c_rs, 1, 4, cols, accumulate);
+        } else if (m_full < m_slivers) {
             (dtype == GT_FLOAT32 ? edge_rows_any_f32 : edge_rows_any_f64)(
-                m - m_full * mr, k, aa + m_full * mr * a_rs * size, a_rs, a_cs, b_sliver,
-                cc + (m_full * mr * c_rs + j) * size, c_rs, min64(nr, n - j), accumulate);
+                rest, k, aa + m_full * mr * a_rs * size, a_rs, a_cs, b_sliver,
+                cc + (m_full * mr * c_rs + j) * size, c_rs, cols, accumulate);
+        }
     }
 }
