@@ -74,6 +74,7 @@
 #include "conv.h"
 #include "conv_window.h"
 #include "gemm.h"
+#include "threads.h"
 
 /* Size of one thread's im2col tile: with the GEMM's packed A block (144 KiB)
  * and B sliver it stays inside a 1 MiB L2. */
@@ -98,14 +99,6 @@ static int max_threads(void)
 #endif
 }
 
-static int thread_id(void)
-{
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
 
 
 /* ------------------------------------------------------------------------
@@ -616,7 +609,7 @@ static char *tile_buffers(const conv_shape *s, int threads, int64_t size)
  * convolution, which reads its input in place). */
 static char *tile_buffer(char *all, const conv_shape *s, int64_t size)
 {
-    return all == NULL ? NULL : all + (int64_t)thread_id() * tile_buffer_size(s, size);
+    return all == NULL ? NULL : all + (int64_t)gt_thread_id() * tile_buffer_size(s, size);
 }
 
 /* Several samples side by side (s->batch > 1; the three convolution kernels
@@ -757,7 +750,7 @@ static int conv_wide(const conv_kind *kind, int dtype, const conv_shape *s, gt_v
     int status = 0;
 #pragma omp parallel num_threads(w.threads) if (w.threads > 1)
     {
-        char *x_padded = buffers + (int64_t)thread_id() * (w.padded + wide) * size;
+        char *x_padded = buffers + (int64_t)gt_thread_id() * (w.padded + wide) * size;
         char *y_wide = x_padded + w.padded * size;
 #pragma omp for schedule(static)
         for (int64_t n = 0; n < s->n; n++) {
@@ -846,7 +839,7 @@ static int conv_wide_backward_weight(const conv_kind *kind, int dtype, const con
     int status = 0;
 #pragma omp parallel num_threads(w.threads) if (w.threads > 1)
     {
-        const int id = thread_id();
+        const int id = gt_thread_id();
         char *mine = id == 0 ? dw_all : copies + (id - 1) * count * size;
         char *x_padded = buffers + (int64_t)id * w.padded * size;
 #pragma omp for schedule(static)
@@ -1128,7 +1121,7 @@ int gt_conv2d_backward_weight(gt_view *grad_weight, const gt_view *grad_output,
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
-        const int id = thread_id();
+        const int id = gt_thread_id();
         char *mine = id == 0 ? dw_all : copies + (id - 1) * count * size;
         char *cols = tile_buffer(all_cols, &s, size);
 #pragma omp for schedule(static)

@@ -32,6 +32,7 @@
 #include "gt_common.h"
 #include "gt_math.h"
 #include "rnn.h"
+#include "threads.h"
 
 static inline double gt_sigmoid_f64_rnn(double x)
 {
@@ -369,26 +370,6 @@ static int lstm_threads(int64_t slivers, int64_t work)
     return threads > slivers ? (int)(slivers > 0 ? slivers : 1) : threads;
 }
 
-/* This thread's number in its team, and the team's size (OpenMP may give
- * fewer threads than asked for, as inside another parallel region). */
-static int thread_id(void)
-{
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
-static int team_size(void)
-{
-#ifdef _OPENMP
-    return omp_get_num_threads();
-#else
-    return 1;
-#endif
-}
-
 /* Whether a view is contiguous, of `dtype`, with `ndim` dimensions. */
 static int contiguous_of(const gt_view *v, int dtype, int ndim)
 {
@@ -440,9 +421,9 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
         int sense = 0;
-        const int id = thread_id();
+        const int id = gt_thread_id();
 #pragma omp single
-        barrier.threads = team_size(); /* (the end of `single` is a barrier) */
+        barrier.threads = gt_team_size(); /* (the end of `single` is a barrier) */
         /* Gate q's block of W_hh^T (element (p, j) = W_hh[q H + j, p]): this
          * thread packs its own slivers; the barrier makes all of them ready. */
         const int64_t u0 = lstm_first_sliver(&barrier, id) * nr;
@@ -515,9 +496,9 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
         int sense = 0;
-        const int id = thread_id();
+        const int id = gt_thread_id();
 #pragma omp single
-        barrier.threads = team_size(); /* (the end of `single` is a barrier) */
+        barrier.threads = gt_team_size(); /* (the end of `single` is a barrier) */
         /* W_hh as it is (element (p, j) = W_hh[p, j]): this thread's own slivers,
          * all of them ready after the barrier. */
         const int64_t u0 = lstm_first_sliver(&barrier, id) * nr;
