@@ -584,24 +584,11 @@ static inline void transpose8_ps_avx(const float *const *rows, int64_t col, floa
             a += a_cs;                                                              \
             if (b_rows == NULL) b += b_rs;                                          \
         }                                                                           \
-        if (m == rows_r && n == NR && cs_c == 1) {                                  \
-            /* a full tile over contiguous rows: whole vectors in and out */        \
-            for (int i = 0; i < rows_r; i++) {                                      \
-                for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
-                    T *where = c + i * rs_c + v * VL;                               \
-                    V value = acc[i][v];                                            \
-                    if (accumulate) {                                               \
-                        V old;                                                      \
-                        memcpy(&old, where, sizeof old);                            \
-                        value += old;                                               \
-                    }                                                               \
-                    memcpy(where, &value, sizeof value);                            \
-                }                                                                   \
-            }                                                                       \
-        } else if (n == NR && cs_c == 1) {                                          \
-            /* Optimization (edge rows in whole vectors): a tile of fewer than MR  \
-             * rows but all NR columns, as M = 16, 32 or 64 channels leave with    \
-             * AVX2's MR = 6, stores its rows as vectors like a full tile. */      \
+        if (n == NR && cs_c == 1) {                                                 \
+            /* all NR columns over contiguous rows: whole vectors in and out.      \
+             * Optimization (edge rows in whole vectors): a tile of fewer than MR  \
+             * rows, as M = 16, 32 or 64 channels leave with AVX2's MR = 6, stores \
+             * its rows as vectors like a full tile. */                            \
             for (int64_t i = 0; i < m; i++) {                                       \
                 for (int v = 0; v < GEMM_NR_VECTORS; v++) {                         \
                     T *where = c + i * rs_c + v * VL;                               \
