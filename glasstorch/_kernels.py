@@ -1160,6 +1160,67 @@ class Kernels:
         raise NotImplementedError
 
 
+# ------------------------------------------------------------ compositions
+# A contract kernel that the contract defines as a loop of other kernels, run
+# that way by the tiers with no fused version of it (the reference tier; the
+# CUDA tier, from the host): one copy of the loop, through ``kernels``' own
+# ``matmul``, ``binary``, ``copy`` and cell kernels.
+
+
+def lstm_forward_steps(kernels, gates: Strided, hs, cs, activations, tanh_c, inputs, bias, w_hh,
+                       reverse: bool) -> None:  # fmt: skip
+    """:meth:`Kernels.lstm_forward` step by step, as its docstring defines it;
+    ``gates`` is a ``(B, 4H)`` scratch matrix on the tier's device."""
+    steps, batch, gate_size = inputs.shape
+    w_hh_t = w_hh._replace(shape=w_hh.shape[::-1], strides=w_hh.strides[::-1])
+    if bias is not None:  # the same bias for every row: a stride-0 view
+        bias = bias._replace(shape=(batch, gate_size), strides=(0, bias.strides[0]))
+    for t in range(steps - 1, -1, -1) if reverse else range(steps):
+        before, after = (t + 1, t) if reverse else (t, t + 1)
+        kernels.matmul(gates, step_slot(hs, before), w_hh_t)  # h @ W_hh^T
+        kernels.binary("add", gates, gates, step_slot(inputs, t))
+        if bias is not None:
+            kernels.binary("add", gates, gates, bias)
+        kernels.lstm_cell(
+            step_slot(hs, after),
+            step_slot(cs, after),
+            step_slot(activations, t),
+            step_slot(tanh_c, t),
+            gates,
+            step_slot(cs, before),
+        )
+
+
+def lstm_backward_steps(kernels, d_inputs: Strided, d_h, d_c, d_outputs, activations, tanh_c, cs,
+                        w_hh, reverse: bool) -> None:  # fmt: skip
+    """:meth:`Kernels.lstm_backward` step by step, as its docstring defines it."""
+    steps = d_inputs.shape[0]
+    for t in range(steps) if reverse else range(steps - 1, -1, -1):
+        before = t + 1 if reverse else t
+        if d_outputs is not None:
+            kernels.binary("add", d_h, d_h, step_slot(d_outputs, t))
+        # d_c is read, then overwritten element by element with d_c * f.
+        kernels.lstm_cell_backward(
+            step_slot(d_inputs, t),
+            d_c,
+            d_h,
+            d_c,
+            step_slot(activations, t),
+            step_slot(tanh_c, t),
+            step_slot(cs, before),
+        )
+        kernels.matmul(d_h, step_slot(d_inputs, t), w_hh)  # d_gates @ W_hh
+
+
+def step_slot(buffer: Strided, index: int) -> Strided:
+    """Entry ``index`` of the first dimension of ``buffer``: one step's slice."""
+    return buffer._replace(
+        shape=buffer.shape[1:],
+        strides=buffer.strides[1:],
+        offset=buffer.offset + index * buffer.strides[0],
+    )
+
+
 def contract_kernel_names() -> list[str]:
     """The names of every kernel in the contract, in declaration order."""
     return [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from glasstorch._kernels import Strided
+from glasstorch._kernels import Strided, lstm_backward_steps, lstm_forward_steps
 
 from .elementwise import _div, _exp, _fsum, _log
 from .strided import converter, memory
@@ -191,7 +191,8 @@ class LSTMCellKernels:
                     dg_mem[d_gates.offset + row4 + k * hidden + j] = store(value)
                 dcp_mem[d_c_prev.offset + row + j] = store(dc * f)
 
-    # A whole layer: the steps above in a loop, each step's product by matmul.
+    # A whole layer: the steps above in a loop, each step's product by matmul
+    # (the loop is the contract's own definition, lstm_forward_steps).
     def lstm_forward(
         self,
         hs: Strided,
@@ -203,24 +204,9 @@ class LSTMCellKernels:
         w_hh: Strided,
         reverse: bool,
     ) -> None:
-        steps, batch, gate_size = inputs.shape
+        _, batch, gate_size = inputs.shape
         gates = _new_matrix(self, batch, gate_size, inputs.buffer.dtype)
-        w_hh_t = w_hh._replace(shape=w_hh.shape[::-1], strides=w_hh.strides[::-1])
-        for t in range(steps - 1, -1, -1) if reverse else range(steps):
-            before, after = (t + 1, t) if reverse else (t, t + 1)
-            self.matmul(gates, _slot(hs, before), w_hh_t)  # h @ W_hh^T
-            self.binary("add", gates, gates, _slot(inputs, t))
-            if bias is not None:  # the same bias for every row: a stride-0 view
-                rows = bias._replace(shape=(batch, gate_size), strides=(0, bias.strides[0]))
-                self.binary("add", gates, gates, rows)
-            self.lstm_cell(
-                _slot(hs, after),
-                _slot(cs, after),
-                _slot(activations, t),
-                _slot(tanh_c, t),
-                gates,
-                _slot(cs, before),
-            )
+        lstm_forward_steps(self, gates, hs, cs, activations, tanh_c, inputs, bias, w_hh, reverse)
 
     def lstm_backward(
         self,
@@ -234,31 +220,9 @@ class LSTMCellKernels:
         w_hh: Strided,
         reverse: bool,
     ) -> None:
-        steps = d_inputs.shape[0]
-        for t in range(steps) if reverse else range(steps - 1, -1, -1):
-            before = t + 1 if reverse else t
-            if d_outputs is not None:
-                self.binary("add", d_h, d_h, _slot(d_outputs, t))
-            # d_c is read, then overwritten element by element with d_c * f.
-            self.lstm_cell_backward(
-                _slot(d_inputs, t),
-                d_c,
-                d_h,
-                d_c,
-                _slot(activations, t),
-                _slot(tanh_c, t),
-                _slot(cs, before),
-            )
-            self.matmul(d_h, _slot(d_inputs, t), w_hh)  # d_gates @ W_hh
-
-
-def _slot(buffer: Strided, index: int) -> Strided:
-    """Entry ``index`` of the first dimension of ``buffer``: one step's slice."""
-    return buffer._replace(
-        shape=buffer.shape[1:],
-        strides=buffer.strides[1:],
-        offset=buffer.offset + index * buffer.strides[0],
-    )
+        lstm_backward_steps(
+            self, d_inputs, d_h, d_c, d_outputs, activations, tanh_c, cs, w_hh, reverse
+        )
 
 
 def _new_matrix(kernels, rows: int, columns: int, dtype) -> Strided:
