@@ -297,3 +297,32 @@ def assert_same_error(
                 f"PyTorch's message {str(torch_error)!r} does not match {match!r}"
             )
     return gt_error
+
+
+# --------------------------------------------------------------------- torchrun
+#: What a PyTorch rank prints when it dies of the exit race :func:`torchrun` retries.
+EXIT_RACE = "terminate called without an active exception"
+
+
+def torchrun(arguments: list[str], *, attempts: int = 3, **run_options: Any):
+    """Run ``python -m torch.distributed.run arguments...`` (PyTorch's DDP, the oracle).
+
+    PyTorch 2.13's gloo process group can abort a rank after the program has
+    finished: a gloo worker thread drops the last reference to an all-reduce's
+    tensor, which needs the GIL, while the main thread is already finalizing the
+    interpreter; the worker is then unwound from a ``noexcept`` destructor and the
+    C++ runtime aborts with :data:`EXIT_RACE` (seen in a core dump: the thread is
+    in ``ProcessGroupGloo::runLoop`` -> ``~AsyncAllreduceWork`` ->
+    ``PyEval_AcquireThread``). It is more likely on a loaded machine. That crash is
+    PyTorch's, not glasstorch's, so a run that ends with it is repeated, up to
+    ``attempts`` times; any other failure is returned at once.
+    """
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "torch.distributed.run", *arguments]
+    for _ in range(attempts):
+        done = subprocess.run(command, capture_output=True, text=True, check=False, **run_options)
+        if done.returncode == 0 or EXIT_RACE not in done.stderr + done.stdout:
+            return done
+    return done

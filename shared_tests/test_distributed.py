@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cuda_support import requires_cuda
-from oracle import needs_torch
+from oracle import needs_torch, torchrun
 
 pytest.importorskip(
     "mpi4py", reason="mpi4py is not installed: pip install -e '.[distributed]' (make install does)"
@@ -298,21 +298,9 @@ def test_a_torchrun_program_gives_pytorchs_losses_and_weights(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    theirs = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--nproc-per-node",
-            "2",
-            "--master-port",
-            str(port),
-            program,
-            "torch",
-            str(tmp_path / "torch.json"),
-        ],
-        capture_output=True,
-        text=True,
+    theirs = torchrun(
+        ["--nproc-per-node", "2", "--master-port", str(port), program, "torch"]
+        + [str(tmp_path / "torch.json")],
         timeout=SAFETY,
         cwd=ROOT,
         env={**os.environ, "OMP_NUM_THREADS": "1"},

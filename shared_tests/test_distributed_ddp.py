@@ -38,7 +38,7 @@ import sys
 import numpy as np
 import pytest
 from cuda_support import requires_cuda
-from oracle import assert_same_error, needs_torch, torch
+from oracle import assert_same_error, needs_torch, torch, torchrun
 
 pytestmark = pytest.mark.distributed
 #: The launched job makes its own tensors (the cuda variant at the end covers devices), and the
@@ -237,15 +237,10 @@ def test_torchrun_program_gives_pytorchs_loss_history_and_final_weights(tmp_path
     assert done.returncode == 0, done.stdout + done.stderr
     # --standalone: torchrun's own rendezvous on a free port, not 29500, which
     # another job on the machine may hold.
-    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
-    torchrun += ["--nproc-per-node", str(WORLD)]
-    done = subprocess.run(
-        [*torchrun, loader, "ddp_training", "torch"],
-        capture_output=True,
-        text=True,
+    done = torchrun(
+        ["--standalone", "--nproc-per-node", str(WORLD), loader, "ddp_training", "torch"],
         timeout=240,
         env=dict(os.environ, DDP_TRAINING_OUTPUT=str(theirs), OMP_NUM_THREADS="1"),
-        check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     mine, reference = (json.loads(path.read_text()) for path in (ours, theirs))
