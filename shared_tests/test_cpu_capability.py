@@ -49,6 +49,8 @@ if torch.tier == "fast":
     out["compiled"] = np.array(build_info()["capability"])
     out["gemm_f32"] = (t(128, 96) @ t(96, 80)).numpy()
     out["gemm_f32_direct"] = (t(9, 7) @ t(7, 5)).numpy()
+    # over 2^24 multiply-adds with a row-major A: A read in place, B packed
+    out["gemm_f32_large"] = (t(1030, 130) @ t(131, 130).t()).numpy()
     out["gemm_f64"] = (t(70, 50, dtype=np.float64) @ t(50, 60, dtype=np.float64)).numpy()
     out["bmm_f32"] = torch.bmm(t(4, 33, 40), t(4, 40, 17)).numpy()
     out["conv2d_f32"] = F.conv2d(t(2, 3, 16, 16), t(8, 3, 3, 3), t(8), padding=1).numpy()

@@ -267,6 +267,22 @@ def test_large_products_match_numpy(dtype: str, layouts: tuple[str, str, str], d
     np.testing.assert_allclose(got, want, rtol=0, atol=float_tolerance(a_view, b_view, dtype))
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("b_layout", ["contiguous", "transposed"])
+def test_large_products_of_a_row_major_a_match_numpy(dtype: str, b_layout: str, device) -> None:
+    """Over 2^24 multiply-adds with A's rows contiguous (a linear layer's ``x @ W.t()``,
+    or its input gradient ``grad @ W``): A is read where it lies, B packed whole; M is
+    not a multiple of the register tile's height, so the last rows come packed too."""
+    rng = np.random.default_rng(4)
+    m, n, k = 1027, 131, 130
+    a_view, a_base = lay_out(random_values(rng, (m, k), dtype), "contiguous")
+    b_view, b_base = lay_out(random_values(rng, (k, n), dtype), b_layout)
+    out_view, out_base = empty_output((m, n), dtype, "contiguous")
+    got = run_fast(out_view, out_base, a_view, a_base, b_view, b_base)
+    want = np.array(a_view, np.float64) @ np.array(b_view, np.float64)
+    np.testing.assert_allclose(got, want, rtol=0, atol=float_tolerance(a_view, b_view, dtype))
+
+
 @pytest.mark.cpu_only("the C tier's blocked BLIS loops (a 1100 x 1000 product)")
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_products_too_big_to_pack_whole_take_the_five_loop_path(dtype: str, device) -> None:
