@@ -82,6 +82,29 @@ def test_layer_norm_matches_torch(shape, normalized, affine, dtype, device):
 
 @needs_torch
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("width", [7, 128, 1000])
+def test_layer_norm_of_many_rows_is_each_row_alone(width, dtype, device):
+    """11 rows (the fast tier takes the moments of four rows at once, then three
+    alone), some extreme (a huge value, a constant row): every row comes out bit
+    for bit as it does normalized on its own, and matches PyTorch's."""
+    rows = values(11, width, dtype=dtype) * 100 + 3
+    rows[2, -1] = 1e30  # a square that overflows in float32
+    rows[5] = 0.25  # zero variance
+    rows[9, 0] = -1e20
+    w_values, b_values = values(width, dtype=dtype), values(width, dtype=dtype)
+    w, b = gt.tensor(w_values, device=device), gt.tensor(b_values, device=device)
+    together = F.layer_norm(gt.tensor(rows, device=device), (width,), w, b).cpu().numpy()
+    for r in range(len(rows)):
+        alone = F.layer_norm(gt.tensor(rows[r : r + 1], device=device), (width,), w, b)
+        np.testing.assert_array_equal(together[r : r + 1], alone.cpu().numpy(), err_msg=f"row {r}")
+    expected = torch.nn.functional.layer_norm(
+        torch.tensor(rows), (width,), torch.tensor(w_values), torch.tensor(b_values)
+    )
+    assert_close(together, expected.numpy(), **tol(dtype))
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_layer_norm_of_a_non_contiguous_input(dtype, device):
     base, tbase = pair(values(6, 4, 3, dtype=dtype), device)
     w, tw = pair(values(6, dtype=dtype), device)
