@@ -12,12 +12,23 @@ from __future__ import annotations
 
 from glasstorch._kernels import Strided
 
-from ._glue import lib, view
+from ._glue import lib, refused, view
+
+#: The C code of each ``triangle`` of causal_matmul (CAUSAL_* in gemm.c).
+TRIANGLES = {"out": 0, "a": 1, "a_transposed": 2}
 
 
 class LinalgKernels:
-    """matmul."""
+    """matmul and causal_matmul."""
 
     def matmul(self, out: Strided, a: Strided, b: Strided) -> None:
         """Batched ``out[..., i, j] = sum_k a[..., i, k] * b[..., k, j]`` (see the contract)."""
         lib.gt_matmul(view(out), view(a), view(b))
+
+    def causal_matmul(self, out: Strided, a: Strided, b: Strided, triangle: str) -> None:
+        """:meth:`matmul` without the terms a causal mask makes zero (see the contract)."""
+        status = lib.gt_causal_matmul(view(out), view(a), view(b), TRIANGLES[triangle])
+        if status == -2:
+            raise MemoryError("causal_matmul could not allocate its packing buffer")
+        if status:
+            raise refused("causal_matmul", out, a, b)

@@ -298,6 +298,28 @@ class Kernels:
         """
         raise NotImplementedError
 
+    def causal_matmul(self, out: Strided, a: Strided, b: Strided, triangle: str) -> None:
+        """:meth:`matmul` for the products of causal attention, which skips the
+        multiply-adds a causal mask makes zero.
+
+        The mask is the lower triangle from the top-left corner (``is_causal``
+        in PyTorch): position ``i`` sees positions ``j <= i``. ``triangle`` says
+        where it applies:
+
+        - ``"out"``: only ``out[..., i, j]`` with ``j <= i`` is computed (the
+          attention scores ``Q K^T``); every ``j > i`` gets exactly 0.
+        - ``"a"``: ``a`` is zero above its diagonal (causal attention weights
+          ``P``, in ``P V``): ``out[..., i, j] = sum_{k <= i} a[..., i, k] * b[..., k, j]``.
+        - ``"a_transposed"``: ``a`` is zero below its diagonal (``P^T``, in
+          ``P^T dO``): the sum runs over ``k >= i``.
+
+        With ``"a"`` and ``"a_transposed"`` the sums leave out only terms whose
+        ``a`` factor is zero, so for finite numbers the result is the full
+        product's (``0 * inf`` in a skipped term would have made a NaN). Shapes
+        as :meth:`matmul`; float dtypes.
+        """
+        raise NotImplementedError
+
     # ---------------------------------------------------------------- indexing
     def gather(self, out: Strided, a: Strided, dim: int, index: Strided) -> int | None:
         """``out[..., j, ...] = a[..., index[..., j, ...], ...]`` along ``dim``.

@@ -58,6 +58,8 @@ if torch.tier == "fast":
     out["exp_f64"] = t(1027, dtype=np.float64, scale=20.0).exp().numpy()
     out["tanh_f32"] = t(1031, scale=3.0).tanh().numpy()
     out["layer_norm_f32"] = F.layer_norm(t(37, 130, scale=50.0), (130,), t(130), t(130)).numpy()
+    q, k, v = t(2, 3, 37, 8), t(2, 3, 37, 8), t(2, 3, 37, 8)
+    out["causal_attention_f32"] = F.scaled_dot_product_attention(q, k, v, is_causal=True).numpy()
     out["sum_f32"] = t(100003).sum().numpy()
     out["sum_dim_f32"] = t(37, 301).sum(dim=1).numpy()
     out["mean_f64"] = t(50, 77, dtype=np.float64).mean(dim=0).numpy()

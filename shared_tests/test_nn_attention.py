@@ -149,6 +149,61 @@ def test_sdpa_dropout_uses_the_generator():
     assert np.all(dropped.cpu().numpy() == 0)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("triangle", ["out", "a", "a_transposed"])
+@pytest.mark.parametrize("m, n, k", [(13, 11, 17), (12, 40, 9), (70, 3, 70)])
+def test_causal_matmul_leaves_out_only_what_the_mask_zeroes(triangle, m, n, k, dtype):
+    """The contract's ``causal_matmul`` against NumPy in float64: ``"out"`` is the
+    product on and below the diagonal and zeros above it; ``"a"`` and
+    ``"a_transposed"`` take ``a`` as zero above (below) its diagonal, which here it
+    is, so they equal the full product. Strided operands (a transposed ``b``, a
+    sliced ``a``), a batch of two."""
+    from glasstorch._tier import kernels
+
+    rows, cols = np.indices((m, k))
+    a_values = values(2, m, k + 5, dtype=dtype)[..., :k]  # rows k + 5 apart
+    if triangle == "a":
+        a_values = np.where(cols <= rows, a_values, 0).astype(dtype)
+    elif triangle == "a_transposed":
+        a_values = np.where(cols >= rows, a_values, 0).astype(dtype)
+    b_values = values(2, n, k, dtype=dtype)
+    a = gt.tensor(np.ascontiguousarray(values(2, m, k + 5, dtype=dtype)))[..., :k]
+    a.copy_(gt.tensor(a_values))
+    b = gt.tensor(b_values).transpose(-2, -1)  # (2, k, n), columns contiguous
+    out = gt.full((2, m, n), float("nan"), dtype=a.dtype)
+    kernels.causal_matmul(out._strided(), a._strided(), b._strided(), triangle)
+    want = np.asarray(a_values, np.float64) @ np.asarray(b_values, np.float64).swapaxes(-1, -2)
+    if triangle == "out":
+        want = np.where(np.indices((m, n))[1] <= np.indices((m, n))[0], want, 0.0)
+    atol = 1e-5 * k if dtype == np.float32 else 1e-12 * k
+    np.testing.assert_allclose(out.cpu().numpy(), want, rtol=0, atol=atol)
+
+
+@needs_torch
+def test_causal_attention_is_one_node_named_as_pytorch():
+    q = values(2, 3, 5, 4)
+    ours = F.scaled_dot_product_attention(*(leaf_pair(q)[0] for _ in range(3)), is_causal=True)
+    theirs = torch.nn.functional.scaled_dot_product_attention(
+        *(leaf_pair(q)[1] for _ in range(3)), is_causal=True
+    )
+    assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__
+
+
+@pytest.mark.gradcheck
+def test_causal_sdpa_gradgradcheck():
+    """Second derivatives through the fused causal node (its recorded backward)."""
+    from glasstorch.autograd import gradgradcheck
+
+    q, k, v = (
+        gt.tensor(values(1, 2, 3, 2, dtype=np.float64), requires_grad=True) for _ in range(3)
+    )
+
+    def run(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    assert gradgradcheck(run, (q, k, v))
+
+
 @pytest.mark.gradcheck
 @pytest.mark.parametrize("case", ["plain", "bool-mask", "causal"])
 def test_sdpa_gradcheck(case):

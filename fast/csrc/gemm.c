@@ -1482,3 +1482,129 @@ void gt_gemm_packed_b(int dtype, int64_t m, int64_t k, const void *a, int64_t a_
         }
     }
 }
+
+/* ------------------------------------------------------------------------
+ * The products of causal attention (the contract's causal_matmul).
+ *
+ * Optimization (skip what the causal mask makes zero): with the mask "key
+ * position j <= query position i", the scores Q K^T are needed only on and
+ * below the diagonal, and the attention weights P are zero above it, so
+ * P V needs for row i only the terms k <= i (and P^T dO only k >= i). In a
+ * GPT-mini head (64 x 64, head size 32) that leaves out about 40% of every
+ * attention product's micro-kernel calls: whole C tiles above the diagonal
+ * for "out", and for "a" / "a_transposed" the part of each tile's K range
+ * that its rows' mask zeroes. Each tile runs the same micro-kernel over the
+ * same KC blocks as gt_matmul, its K range clipped, so every output number
+ * is summed in gt_matmul's order with only zero terms left out: the same
+ * bits for finite inputs. Each batch entry (one head of one sequence) runs on
+ * one thread, the entries shared out.
+ * ------------------------------------------------------------------------ */
+enum { CAUSAL_OUT = 0, CAUSAL_A = 1, CAUSAL_A_TRANSPOSED = 2 };
+
+/* Zero C[i, j] for the tile's rows i < rows and columns j < cols, only where
+ * j0 + j > i0 + i when `upper_only`: one memset per row when C's rows are
+ * contiguous. */
+static void zero_tile(char *c, int64_t c_rs, int64_t c_cs, int64_t size, int64_t rows,
+                      int64_t cols, int upper_only, int64_t i0, int64_t j0)
+{
+    for (int64_t i = 0; i < rows; i++) {
+        /* the first column to zero in row i */
+        const int64_t from = upper_only ? (i0 + i + 1 - j0 > 0 ? i0 + i + 1 - j0 : 0) : 0;
+        if (from >= cols) continue;
+        if (c_cs == 1) {
+            memset(c + (i * c_rs + from) * size, 0, (size_t)((cols - from) * size));
+        } else {
+            for (int64_t j = from; j < cols; j++)
+                memset(c + (i * c_rs + j * c_cs) * size, 0, (size_t)size);
+        }
+    }
+}
+
+/* One 2-D causal product on the calling thread; 0 when out of memory.
+ * Operands are read in place as gemm_inplace reads them (A with a unit
+ * stride, B with contiguous rows), the rest packed: a partial last sliver of
+ * A, and B's slivers when its rows are not contiguous or not a whole NR
+ * wide (K^T and V^T in attention are packed, Q, K, V and the weights not). */
+static int causal_2d(const gemm_kind *kind, const gemm_problem *p, int triangle)
+{
+    const int64_t m = p->m, n = p->n, k = p->k, size = kind->itemsize;
+    const int64_t mr = kind->mr, nr = kind->nr;
+    char *c = (char *)p->c;
+    if (k == 0) { /* every sum is empty */
+        zero_tile(c, p->c_rs, p->c_cs, size, m, n, 0, 0, 0);
+        return 1;
+    }
+    const int64_t m_slivers = (m + mr - 1) / mr, n_slivers = (n + nr - 1) / nr;
+    const int a_inplace = p->a_cs == 1 || p->a_rs == 1, b_inplace = p->b_cs == 1;
+    /* In place: A's whole slivers, B's whole slivers (when its rows are contiguous). */
+    const int64_t a_first = a_inplace ? m / mr : 0, b_first = b_inplace ? n / nr : 0;
+    const int64_t a_sliver_bytes = mr * k * size, b_sliver_bytes = nr * k * size;
+    const int64_t a_bytes = round_up((m_slivers - a_first) * a_sliver_bytes, GEMM_ALIGN);
+    char *workspace = packing_buffer(a_bytes + (n_slivers - b_first) * b_sliver_bytes);
+    if (workspace == NULL) return 0;
+    char *a_packed = workspace, *b_packed = workspace + a_bytes;
+    const char *a = (const char *)p->a, *b = (const char *)p->b;
+    for (int64_t i = a_first; i < m_slivers; i++)
+        kind->pack_a(k, min64(mr, m - i * mr), a + i * mr * p->a_rs * size, p->a_rs, p->a_cs,
+                     a_packed + (i - a_first) * a_sliver_bytes);
+    for (int64_t j = b_first; j < n_slivers; j++)
+        kind->pack_b(k, min64(nr, n - j * nr), b + j * nr * p->b_cs * size, p->b_rs, p->b_cs,
+                     b_packed + (j - b_first) * b_sliver_bytes);
+    const int64_t kc_max = kc_depth(k);
+    for (int64_t is = 0; is < m_slivers; is++) {
+        const int64_t i0 = is * mr, rows = min64(mr, m - i0), i_last = i0 + rows - 1;
+        /* The K range the tile's rows can have non-zero terms in. */
+        const int64_t k0 = triangle == CAUSAL_A_TRANSPOSED ? min64(i0, k) : 0;
+        const int64_t k1 = triangle == CAUSAL_A ? min64(i_last + 1, k) : k;
+        const int a_here = is < a_first; /* this sliver read in place */
+        const char *a_sliver = a_here ? a + i0 * p->a_rs * size
+                                      : a_packed + (is - a_first) * a_sliver_bytes;
+        const int64_t a_rs = a_here ? p->a_rs : 1, a_cs = a_here ? p->a_cs : mr;
+        for (int64_t js = 0; js < n_slivers; js++) {
+            const int64_t j0 = js * nr, cols = min64(nr, n - j0);
+            char *c_tile = c + (i0 * p->c_rs + j0 * p->c_cs) * size;
+            if (triangle == CAUSAL_OUT && j0 > i_last) { /* above the diagonal: zeros */
+                zero_tile(c_tile, p->c_rs, p->c_cs, size, rows, cols, 0, 0, 0);
+                continue;
+            }
+            const int b_here = js < b_first;
+            const char *b_sliver = b_here ? b + j0 * size
+                                          : b_packed + (js - b_first) * b_sliver_bytes;
+            const int64_t b_rs = b_here ? p->b_rs : nr;
+            int first = 1;
+            for (int64_t pc = 0; pc < k; pc += kc_max) {
+                const int64_t lo = pc > k0 ? pc : k0, hi = min64(pc + kc_max, k1);
+                if (lo >= hi) continue;
+                kind->kernel_inplace(hi - lo, a_sliver + lo * a_cs * size, a_rs, a_cs,
+                                     b_sliver + lo * b_rs * size, b_rs, c_tile, p->c_rs,
+                                     p->c_cs, rows, cols, !first);
+                first = 0;
+            }
+            if (first) /* an empty range: every sum is 0 */
+                zero_tile(c_tile, p->c_rs, p->c_cs, size, rows, cols, 0, 0, 0);
+            else if (triangle == CAUSAL_OUT && j0 + cols - 1 > i0) /* across the diagonal */
+                zero_tile(c_tile, p->c_rs, p->c_cs, size, rows, cols, 1, i0, j0);
+        }
+    }
+    free(workspace);
+    return 1;
+}
+
+int gt_causal_matmul(const gt_view *out, const gt_view *a, const gt_view *b, int triangle)
+{
+    const gemm_kind *kind = &GEMM_KINDS[out->dtype];
+    if (kind->kernel == NULL || a->dtype != out->dtype || b->dtype != out->dtype) return -1;
+    if (triangle < CAUSAL_OUT || triangle > CAUSAL_A_TRANSPOSED) return -1;
+    int64_t batches = 1;
+    for (int d = 0; d < out->ndim - 2; d++) batches *= out->shape[d];
+    if (batches == 0 || gt_numel(out) == 0) return 0;
+    const int threads = gemm_max_threads();
+    int failed = 0;
+#pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1 && batches > 1) \
+    reduction(| : failed)
+    for (int64_t index = 0; index < batches; index++) {
+        gemm_problem p = batch_problem(out, a, b, index, kind->itemsize);
+        failed |= !causal_2d(kind, &p, triangle);
+    }
+    return failed ? -2 : 0;
+}

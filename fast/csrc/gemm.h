@@ -13,6 +13,11 @@
  * out is (*batch, M, N), a is (*batch, M, K), b is (*batch, K, N), all of one
  * dtype, with any strides (0 for broadcast batch dimensions). K = 0 gives 0. */
 void gt_matmul(const gt_view *out, const gt_view *a, const gt_view *b);
+/* The products of causal attention (the contract's causal_matmul): triangle
+ * 0 computes out only on and below the diagonal (zeros above), 1 takes a as
+ * zero above its diagonal, 2 as zero below it. 0 on success, -1 for a dtype
+ * or triangle it does not take, -2 when out of memory. */
+int gt_causal_matmul(const gt_view *out, const gt_view *a, const gt_view *b, int triangle);
 /* cffi-end */
 
 /* For other C kernels (convolution): one 2-D product C (m x n) = A (m x k) B

@@ -10,7 +10,27 @@ TILE = 16  # GT_TILE in matmul.cu
 
 
 class LinalgKernels:
-    """matmul on the device."""
+    """matmul and causal_matmul on the device."""
+
+    def causal_matmul(self, out: Strided, a: Strided, b: Strided, triangle: str) -> None:
+        """The contract's causal_matmul composed on the host from :meth:`matmul`: the
+        whole product (its skipped terms are zeros of ``a``), then for ``"out"`` each
+        row's part above the diagonal filled with zeros, one strided row-tail view
+        per row. It skips no work: the CPU tier's C kernel is the fast one."""
+        self.matmul(out, a, b)
+        if triangle != "out":
+            return
+        m, n = out.shape[-2], out.shape[-1]
+        row_stride, column_stride = out.strides[-2], out.strides[-1]
+        batch_shape, batch_strides = out.shape[:-2], out.strides[:-2]
+        for i in range(min(m, n - 1)):
+            tail = Strided(
+                out.buffer,
+                (*batch_shape, n - i - 1),
+                (*batch_strides, column_stride),
+                out.offset + i * row_stride + (i + 1) * column_stride,
+            )
+            self.fill(tail, 0)
 
     def matmul(self, out: Strided, a: Strided, b: Strided) -> None:
         """Batched ``out[..., i, j] = sum_k a[..., i, k] * b[..., k, j]``."""

@@ -1,6 +1,7 @@
 """``scaled_dot_product_attention``: ``softmax(Q K^T / sqrt(d)) V`` with masks,
 causal masking, dropout and grouped-query heads; its softmax runs as the fused
-node :class:`glasstorch.nn.fused.attention.AttentionSoftmax` where it can.
+node :class:`glasstorch.nn.fused.attention.AttentionSoftmax` where it can, and
+causal attention as the one node :class:`glasstorch.nn.fused.attention.CausalAttention`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import math
 
 from glasstorch import _dtype
 from glasstorch.nn.functional.dropout import dropout
-from glasstorch.nn.fused.attention import AttentionSoftmax
+from glasstorch.nn.fused.attention import AttentionSoftmax, CausalAttention
 from glasstorch.nn.fused.common import fusable
 from glasstorch.ops.creation import arange
 from glasstorch.ops.pointwise import where
@@ -107,6 +108,20 @@ def scaled_dot_product_attention(
         value = _repeat_heads(value, query.shape[-3])
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
+    if (
+        is_causal
+        and attn_mask is None
+        and dropout_p == 0.0
+        and query.dim() >= 3
+        and fusable(query, key, value)
+        and query.shape[:-2] == key.shape[:-2] == value.shape[:-2]
+        and key.shape[-2] == value.shape[-2]
+        and query.device == key.device == value.device
+        and query.numel() > 0
+        and key.numel() > 0
+    ):
+        # One fused node whose products skip what the causal mask makes zero.
+        return CausalAttention.apply(query, key, value, scale)
     if attn_mask is None and fusable(query):
         # One fused node scales, masks (without a mask in memory) and softmaxes.
         scores = query.matmul(key.transpose(-2, -1))

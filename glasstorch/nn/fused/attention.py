@@ -1,6 +1,13 @@
-"""The attention softmax as one node: scale, optional causal mask and softmax in
-one kernel forward (``attention_softmax``) and one backward (``softmax_backward``),
-keeping only the softmax's output; the plain formula first builds a mask.
+"""Attention as fused nodes.
+
+:class:`AttentionSoftmax`: the attention softmax as one node: scale, optional
+causal mask and softmax in one kernel forward (``attention_softmax``) and one
+backward (``softmax_backward``), keeping only the softmax's output; the plain
+formula first builds a mask.
+
+:class:`CausalAttention`: the whole of causal attention as one node, whose
+products (``causal_matmul``) skip what the mask makes zero: the scores above
+the diagonal, and the zero weights there.
 """
 
 from __future__ import annotations
@@ -52,3 +59,98 @@ def _as_blocks(tensor: Tensor, length: int, keys: int) -> Strided:
     return Strided(
         rows.buffer, (rows.shape[0] // length, length, keys), (length * keys, keys, 1), rows.offset
     )
+
+
+def _transposed(view: Strided) -> Strided:
+    """The kernel view with its last two dimensions swapped (strides swapped, no copy)."""
+    shape, strides = view.shape, view.strides
+    return Strided(
+        view.buffer,
+        (*shape[:-2], shape[-1], shape[-2]),
+        (*strides[:-2], strides[-1], strides[-2]),
+        view.offset,
+    )
+
+
+class CausalAttention(Function):
+    """``softmax(scale * Q K^T, causal) V`` as one node (PyTorch's CPU flash-attention
+    node name), for ``query`` ``(..., L, E)``, ``key`` ``(..., S, E)`` and ``value``
+    ``(..., S, Ev)`` with the same leading dimensions.
+
+    Forward is three kernels: the scores on and below the diagonal
+    (``causal_matmul``, ``"out"``), the causal softmax (``attention_softmax``) and
+    the weights times ``value`` (``causal_matmul``, ``"a"``: row ``i`` of the
+    weights is zero past ``i``). Backward, from ``dO`` and the kept weights ``P``:
+    ``dP = dO V^T`` (below the diagonal only), ``dV = P^T dO``, ``dS =
+    softmax_backward(dP)``, ``dQ = dS K`` and ``dK = dS^T Q``, each product
+    skipping the mask's zeros. With ``create_graph`` the backward is the same
+    formulas written with tensor operations (the weights recomputed from the
+    inputs, so that they are differentiable too).
+    """
+
+    backward_name = "ScaledDotProductFlashAttentionForCpuBackward0"
+
+    @staticmethod
+    def forward(ctx, query, key, value, scale):
+        length, keys = query.shape[-2], key.shape[-2]
+        batch, dtype, device = query.shape[:-2], query.dtype, query.device
+        scores = empty_tensor((*batch, length, keys), dtype, device=device)
+        kernels.causal_matmul(
+            scores._strided(), query._strided(), _transposed(key._strided()), "out"
+        )
+        weights = empty_tensor(scores.shape, dtype, device=device)
+        kernels.attention_softmax(
+            _as_blocks(weights, length, keys), _as_blocks(scores, length, keys), scale, True
+        )
+        out = empty_tensor((*batch, length, value.shape[-1]), dtype, device=device)
+        kernels.causal_matmul(out._strided(), weights._strided(), value._strided(), "a")
+        ctx.save_for_backward(query, key, value, weights)
+        ctx.scale = scale
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        query, key, value, weights = ctx.saved_tensors
+        needs, scale = ctx.needs_input_grad, ctx.scale
+        if is_grad_enabled():  # create_graph: the formulas, differentiable in every input
+            w = AttentionSoftmax.apply(query.matmul(key.transpose(-2, -1)), scale, True)
+            grad_w = grad.matmul(value.transpose(-2, -1))
+            grad_s = w * (grad_w - (grad_w * w).sum(-1, keepdim=True)) * scale
+            return (
+                grad_s.matmul(key) if needs[0] else None,
+                grad_s.transpose(-2, -1).matmul(query) if needs[1] else None,
+                w.transpose(-2, -1).matmul(grad) if needs[2] else None,
+                None,
+            )
+        dtype, device, g = grad.dtype, grad.device, grad._strided()
+        grad_query = grad_key = grad_value = None
+        if needs[2]:
+            grad_value = empty_tensor(value.shape, dtype, device=device)
+            kernels.causal_matmul(
+                grad_value._strided(), _transposed(weights._strided()), g, "a_transposed"
+            )
+        if needs[0] or needs[1]:
+            keys = weights.shape[-1]
+            grad_weights = empty_tensor(weights.shape, dtype, device=device)
+            kernels.causal_matmul(grad_weights._strided(), g, _transposed(value._strided()), "out")
+            grad_scores = empty_tensor(weights.shape, dtype, device=device)
+            kernels.softmax_backward(
+                as_matrix(grad_scores, keys),
+                as_matrix(grad_weights, keys),
+                as_matrix(weights, keys),
+                scale,
+            )
+            if needs[0]:
+                grad_query = empty_tensor(query.shape, dtype, device=device)
+                kernels.causal_matmul(
+                    grad_query._strided(), grad_scores._strided(), key._strided(), "a"
+                )
+            if needs[1]:
+                grad_key = empty_tensor(key.shape, dtype, device=device)
+                kernels.causal_matmul(
+                    grad_key._strided(),
+                    _transposed(grad_scores._strided()),
+                    query._strided(),
+                    "a_transposed",
+                )
+        return grad_query, grad_key, grad_value, None
