@@ -72,6 +72,26 @@ def _transposed(view: Strided) -> Strided:
     )
 
 
+def _empty_laid_out_as(tensor: Tensor) -> Tensor:
+    """An uninitialised tensor of ``tensor``'s shape whose dimensions lie in memory in
+    the order of ``tensor``'s strides, without gaps.
+
+    Optimization (gradients in their input's layout): the query, key and value of
+    a transformer are usually views ``(B, H, L, E)`` of a ``(B, L, 3 * H * E)``
+    projection; a gradient laid out ``(B, L, H, E)`` goes back through the
+    transpose and view nodes without a copy, where a row-major ``(B, H, L, E)``
+    one is copied by the view's backward.
+    """
+    shape, strides = tensor.shape, tensor.stride()
+    order = sorted(range(len(shape)), key=lambda d: (-strides[d], d))  # outermost first
+    dense = [0] * len(shape)
+    step = 1
+    for d in reversed(order):
+        dense[d] = step
+        step *= shape[d]
+    return empty_tensor(shape, tensor.dtype, tuple(dense), device=tensor.device)
+
+
 class CausalAttention(Function):
     """``softmax(scale * Q K^T, causal) V`` as one node (PyTorch's CPU flash-attention
     node name), for ``query`` ``(..., L, E)``, ``key`` ``(..., S, E)`` and ``value``
@@ -125,7 +145,7 @@ class CausalAttention(Function):
         dtype, device, g = grad.dtype, grad.device, grad._strided()
         grad_query = grad_key = grad_value = None
         if needs[2]:
-            grad_value = empty_tensor(value.shape, dtype, device=device)
+            grad_value = _empty_laid_out_as(value)
             kernels.causal_matmul(
                 grad_value._strided(), _transposed(weights._strided()), g, "a_transposed"
             )
@@ -141,12 +161,12 @@ class CausalAttention(Function):
                 scale,
             )
             if needs[0]:
-                grad_query = empty_tensor(query.shape, dtype, device=device)
+                grad_query = _empty_laid_out_as(query)
                 kernels.causal_matmul(
                     grad_query._strided(), grad_scores._strided(), key._strided(), "a"
                 )
             if needs[1]:
-                grad_key = empty_tensor(key.shape, dtype, device=device)
+                grad_key = _empty_laid_out_as(key)
                 kernels.causal_matmul(
                     grad_key._strided(),
                     _transposed(grad_scores._strided()),
