@@ -189,6 +189,25 @@ def test_causal_attention_is_one_node_named_as_pytorch():
     assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__
 
 
+@needs_torch
+def test_causal_attention_of_split_heads_is_laid_out_as_pytorch():
+    """Heads split from one (B, L, 3C) projection, as in a GPT block: the output is
+    laid out (B, L, H, E) as PyTorch's, so transposing the heads back needs no copy;
+    values and the projection's gradient match PyTorch's."""
+    ours, theirs = leaf_pair(values(2, 5, 36))
+
+    def heads(lib_qkv):
+        return [z.view(2, 5, 3, 4).transpose(1, 2) for z in lib_qkv.split(12, 2)]
+
+    out = F.scaled_dot_product_attention(*heads(ours), is_causal=True)
+    expected = torch.nn.functional.scaled_dot_product_attention(*heads(theirs), is_causal=True)
+    assert out.stride() == expected.stride()
+    assert out.transpose(1, 2).is_contiguous()
+    assert_close(out, expected, **TOL)
+    backprop_same(out, expected)
+    assert_close(ours.grad, theirs.grad, **TOL)
+
+
 @pytest.mark.gradcheck
 def test_causal_sdpa_gradgradcheck():
     """Second derivatives through the fused causal node (its recorded backward)."""

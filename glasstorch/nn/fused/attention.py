@@ -72,17 +72,18 @@ def _transposed(view: Strided) -> Strided:
     )
 
 
-def _empty_laid_out_as(tensor: Tensor) -> Tensor:
-    """An uninitialised tensor of ``tensor``'s shape whose dimensions lie in memory in
-    the order of ``tensor``'s strides, without gaps.
+def _empty_laid_out_as(tensor: Tensor, shape: tuple[int, ...] | None = None) -> Tensor:
+    """An uninitialised tensor of ``shape`` (``tensor``'s by default) whose dimensions
+    lie in memory in the order of ``tensor``'s strides, without gaps.
 
     Optimization (gradients in their input's layout): the query, key and value of
     a transformer are usually views ``(B, H, L, E)`` of a ``(B, L, 3 * H * E)``
     projection; a gradient laid out ``(B, L, H, E)`` goes back through the
     transpose and view nodes without a copy, where a row-major ``(B, H, L, E)``
-    one is copied by the view's backward.
+    one is copied by the view's backward. The output is laid out as the query
+    (PyTorch's is too), so ``out.transpose(1, 2)`` is contiguous already.
     """
-    shape, strides = tensor.shape, tensor.stride()
+    shape, strides = tuple(shape or tensor.shape), tensor.stride()
     order = sorted(range(len(shape)), key=lambda d: (-strides[d], d))  # outermost first
     dense = [0] * len(shape)
     step = 1
@@ -122,7 +123,7 @@ class CausalAttention(Function):
         kernels.attention_softmax(
             _as_blocks(weights, length, keys), _as_blocks(scores, length, keys), scale, True
         )
-        out = empty_tensor((*batch, length, value.shape[-1]), dtype, device=device)
+        out = _empty_laid_out_as(query, (*batch, length, value.shape[-1]))
         kernels.causal_matmul(out._strided(), weights._strided(), value._strided(), "a")
         ctx.save_for_backward(query, key, value, weights)
         ctx.scale = scale
