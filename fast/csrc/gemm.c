@@ -1497,7 +1497,14 @@ void gt_gemm_packed_b(int dtype, int64_t m, int64_t k, const void *a, int64_t a_
  * same KC blocks as gt_matmul, its K range clipped, so every output number
  * is summed in gt_matmul's order with only zero terms left out: the same
  * bits for finite inputs. Each batch entry (one head of one sequence) runs on
- * one thread, the entries shared out.
+ * one thread, the entries shared out in equal runs, in order.
+ * Optimization (the same thread for the same heads): in a training step the
+ * kernels before these (the QKV projection's product, split by rows; the
+ * attention softmax, split by rows) leave the first half of the heads in
+ * the first core's L2 and the second half in the second's. A static split
+ * hands each thread the heads its core just wrote; handed out dynamically
+ * (gt_matmul's batch loop), half of them came from the other core: in a
+ * GPT-mini step at AVX2 the 24 products took 3.7-4.3 ms against 2.9.
  * ------------------------------------------------------------------------ */
 enum { CAUSAL_OUT = 0, CAUSAL_A = 1, CAUSAL_A_TRANSPOSED = 2 };
 
@@ -1600,7 +1607,7 @@ int gt_causal_matmul(const gt_view *out, const gt_view *a, const gt_view *b, int
     if (batches == 0 || gt_numel(out) == 0) return 0;
     const int threads = gemm_max_threads();
     int failed = 0;
-#pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1 && batches > 1) \
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && batches > 1) \
     reduction(| : failed)
     for (int64_t index = 0; index < batches; index++) {
         gemm_problem p = batch_problem(out, a, b, index, kind->itemsize);
