@@ -208,6 +208,23 @@ def test_causal_attention_of_split_heads_is_laid_out_as_pytorch():
     assert_close(ours.grad, theirs.grad, **TOL)
 
 
+@needs_torch
+def test_causal_attention_of_a_broadcast_query_with_a_broadcast_gradient():
+    """A query expanded over the heads (stride 0) and ``sum().backward()``'s
+    broadcast gradient: values, layout and gradients as PyTorch's."""
+    (q, tq), (k, tk) = leaf_pair(values(2, 1, 6, 4)), leaf_pair(values(2, 3, 6, 4))
+    out = F.scaled_dot_product_attention(q.expand(2, 3, 6, 4), k, k, is_causal=True)
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        tq.expand(2, 3, 6, 4), tk, tk, is_causal=True
+    )
+    assert out.stride() == expected.stride()
+    assert_close(out, expected, **TOL)
+    out.sum().backward()
+    expected.sum().backward()
+    assert_close(q.grad, tq.grad, **TOL)
+    assert_close(k.grad, tk.grad, **TOL)
+
+
 @pytest.mark.gradcheck
 def test_causal_sdpa_gradgradcheck():
     """Second derivatives through the fused causal node (its recorded backward)."""

@@ -84,7 +84,10 @@ def _empty_laid_out_as(tensor: Tensor, shape: tuple[int, ...] | None = None) -> 
     (PyTorch's is too), so ``out.transpose(1, 2)`` is contiguous already.
     """
     shape, strides = tuple(shape or tensor.shape), tensor.stride()
-    order = sorted(range(len(shape)), key=lambda d: (-strides[d], d))  # outermost first
+    if any(stride == 0 and size > 1 for size, stride in zip(tensor.shape, strides)):
+        order = list(range(len(shape)))  # a broadcast input: row-major
+    else:
+        order = sorted(range(len(shape)), key=lambda d: (-strides[d], d))  # outermost first
     dense = [0] * len(shape)
     step = 1
     for d in reversed(order):
