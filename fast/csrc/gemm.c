@@ -1326,7 +1326,8 @@ static int gemm_large_shared_a(const gemm_kind *kind, const gemm_problem *p1,
                         const gemm_problem *q = j < n1 ? p1 : p2;
                         const int64_t jq = j < n1 ? j : j - n1;
                         for (int64_t ir = 0; ir < mc; ir += mr) {
-                            char *c_tile = (char *)q->c + ((ic + ir) * q->c_rs + jq * q->c_cs) * size;
+                            char *c_tile =
+                                (char *)q->c + ((ic + ir) * q->c_rs + jq * q->c_cs) * size;
                             kind->kernel(kc, a_block + ir * kc * size, b_panel + jr * kc * size,
                                          c_tile, q->c_rs, q->c_cs, min64(mr, mc - ir),
                                          min64(nr, q->n - jq), pc > 0 || q->accumulate);

@@ -229,7 +229,8 @@ static int64_t round_up64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
         for (int64_t b = 0; b < batch; b++) {                                                    \
             const CTYPE *restrict xb = x + b * 4 * s, *restrict cpb = cp + b * s;                \
             CTYPE *restrict ab = act + b * 4 * s;                                                \
-            CTYPE *restrict ccb = cc + b * s, *restrict tcb = tc + b * s, *restrict hb = hh + b * s; \
+            CTYPE *restrict ccb = cc + b * s, *restrict tcb = tc + b * s;                        \
+            CTYPE *restrict hb = hh + b * s;                                                     \
             _Pragma("GCC ivdep") for (int64_t j = 0; j < count; j++)                             \
             {                                                                                    \
                 const CTYPE i = SIGMOID(ab[j] + xb[j] + bias[j]);                                \
