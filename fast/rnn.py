@@ -9,7 +9,8 @@ from ._glue import lib, optional_view, refused, view
 
 class LSTMCellKernels:
     """lstm_cell and lstm_cell_backward, one call into C each; lstm_forward and
-    lstm_backward, a whole layer in one call."""
+    lstm_backward, a whole layer in one call; lstm_weight_grad, both weight
+    gradients in one call."""
 
     def lstm_cell(
         self,
@@ -104,3 +105,29 @@ class LSTMCellKernels:
             raise MemoryError("lstm_backward: out of memory for the packed weight")
         if status:
             raise refused("lstm_backward", d_inputs, w_hh)
+
+    def lstm_weight_grad(
+        self,
+        d_w_ih: Strided,
+        d_w_hh: Strided,
+        d_gates: Strided,
+        inputs: Strided,
+        h_prev: Strided,
+    ) -> None:
+        """Both weight gradients in one call (``fast/csrc/rnn.c``: the shared operand
+        ``d_gates^T`` read once, see gt_gemm_shared_a)."""
+        if lib.gt_lstm_weight_grad(
+            view(d_w_ih), view(d_w_hh), view(d_gates), view(inputs), view(h_prev)
+        ):
+            rows = {d_gates.shape[0], inputs.shape[0], h_prev.shape[0]}
+            if (
+                len(rows) > 1
+                or d_w_ih.shape != (d_gates.shape[1], inputs.shape[1])
+                or (d_w_hh.shape != (d_gates.shape[1], h_prev.shape[1]))
+            ):
+                raise ValueError(
+                    "lstm_weight_grad: shapes do not line up: d_w_ih "
+                    f"{d_w_ih.shape}, d_w_hh {d_w_hh.shape}, d_gates {d_gates.shape}, "
+                    f"inputs {inputs.shape}, h_prev {h_prev.shape}"
+                )
+            raise refused("lstm_weight_grad", d_gates, inputs)

@@ -709,6 +709,29 @@ class Kernels:
         """
         raise NotImplementedError
 
+    def lstm_weight_grad(
+        self,
+        d_w_ih: Strided,
+        d_w_hh: Strided,
+        d_gates: Strided,
+        inputs: Strided,
+        h_prev: Strided,
+    ) -> None:
+        """The gradients of a layer's two weights, over the whole sequence at once.
+
+        ``d_gates`` ``(N, 4H)`` holds every step's gate gradient (what
+        :meth:`lstm_backward` wrote, ``N = T * B`` rows), ``inputs`` ``(N, I)``
+        the layer's input and ``h_prev`` ``(N, H)`` the state each step
+        started from, their rows in the same order::
+
+            d_w_ih = d_gates^T @ inputs    (4H, I)
+            d_w_hh = d_gates^T @ h_prev    (4H, H)
+
+        Two products that share their left operand, which a tier may read once
+        for both. Every argument contiguous, of one float dtype.
+        """
+        raise NotImplementedError
+
     # ----------------------------------------------- convolution and pooling
     # Every kernel of this block works on 2-D images: ``(N, C, H, W)`` views.
     # The frontend runs the 1-D forms (``conv1d``, ``max_pool1d``) through them
@@ -1232,6 +1255,14 @@ def lstm_backward_steps(kernels, d_inputs: Strided, d_h, d_c, d_outputs, activat
             step_slot(cs, before),
         )
         kernels.matmul(d_h, step_slot(d_inputs, t), w_hh)  # d_gates @ W_hh
+
+
+def lstm_weight_grad_products(kernels, d_w_ih: Strided, d_w_hh: Strided, d_gates: Strided,
+                              inputs: Strided, h_prev: Strided) -> None:  # fmt: skip
+    """:meth:`Kernels.lstm_weight_grad` as its docstring defines it: two products."""
+    d_gates_t = d_gates._replace(shape=d_gates.shape[::-1], strides=d_gates.strides[::-1])
+    kernels.matmul(d_w_ih, d_gates_t, inputs)
+    kernels.matmul(d_w_hh, d_gates_t, h_prev)
 
 
 def step_slot(buffer: Strided, index: int) -> Strided:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import math
 
-from glasstorch._kernels import Strided, lstm_backward_steps, lstm_forward_steps
+from glasstorch._kernels import (
+    Strided,
+    lstm_backward_steps,
+    lstm_forward_steps,
+    lstm_weight_grad_products,
+)
 
 from .elementwise import _div, _exp, _fsum, _log
 from .strided import converter, memory
@@ -223,6 +228,16 @@ class LSTMCellKernels:
         lstm_backward_steps(
             self, d_inputs, d_h, d_c, d_outputs, activations, tanh_c, cs, w_hh, reverse
         )
+
+    def lstm_weight_grad(
+        self,
+        d_w_ih: Strided,
+        d_w_hh: Strided,
+        d_gates: Strided,
+        inputs: Strided,
+        h_prev: Strided,
+    ) -> None:
+        lstm_weight_grad_products(self, d_w_ih, d_w_hh, d_gates, inputs, h_prev)
 
 
 def _new_matrix(kernels, rows: int, columns: int, dtype) -> Strided:

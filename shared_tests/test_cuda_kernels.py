@@ -654,6 +654,22 @@ def test_lstm_layer_and_its_gradient(cuda, cpu, dtype, reverse):
         close(fetch(cuda, grad), want, dtype)
 
 
+@requires_cuda
+@pytest.mark.nn
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_lstm_weight_grad(cuda, cpu, dtype):
+    """Both weight gradients (two products on the device) against the CPU tier's."""
+    rows, hidden, input_size = 12, 5, 3
+    d_gates = numbers((rows, 4 * hidden), dtype, 1, 1.0)
+    inputs, h_prev = numbers((rows, input_size), dtype, 2, 1.0), numbers((rows, hidden), dtype, 3)
+    wants = [np.zeros((4 * hidden, input_size), dtype), np.zeros((4 * hidden, hidden), dtype)]
+    cpu.lstm_weight_grad(*map(host, wants), host(d_gates), host(inputs), host(h_prev))
+    on_device = [device(cuda, np.zeros_like(w)) for w in wants]
+    cuda.lstm_weight_grad(*on_device, *(device(cuda, a) for a in (d_gates, inputs, h_prev)))
+    for out, want in zip(on_device, wants):
+        close(fetch(cuda, out), want, dtype)
+
+
 # ------------------------------------------------------------------ whole programs
 def _train(device: str, optimizer: str, convolutional: bool) -> list:
     """Losses of two seeded training steps, then values of the random and sorting ops."""

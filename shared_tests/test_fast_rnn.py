@@ -1,5 +1,5 @@
-"""The whole-layer LSTM kernels (``lstm_forward``, ``lstm_backward``) against NumPy and
-the reference tier.
+"""The whole-layer LSTM kernels (``lstm_forward``, ``lstm_backward``,
+``lstm_weight_grad``) against NumPy and the reference tier.
 
 The fast tier runs a layer's loop over time in C (``fast/csrc/rnn.c``): threads
 own ranges of hidden units, W_hh is packed once per call, the product of each
@@ -12,6 +12,11 @@ elements before and after the view, full of a sentinel, so a write outside
 the view shows; the initial state's slot must come back unchanged.
 
 The oracle is the contract's loop written in NumPy, in float64.
+
+``lstm_weight_grad`` (two products sharing ``d_gates^T``) takes one pass over
+the shared operand in the fast tier when the products are large (their packed
+operands past 8 MiB) and the input width is a whole number of register tiles,
+and two products otherwise: shapes on both sides of those lines.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ fast_rnn = pytest.importorskip(
     "glasstorch.fast.rnn", reason="the fast tier's C extension is not built", exc_type=ImportError
 )
 fast_threads = pytest.importorskip("glasstorch.fast.threads", exc_type=ImportError)
+fast_matmul = pytest.importorskip("glasstorch.fast.linalg", exc_type=ImportError)
 
 FAST = kernels_under_test(fast_rnn.LSTMCellKernels())
 REFERENCE = ReferenceKernels()
@@ -212,3 +218,92 @@ def test_fast_kernels_refuse_integer_dtypes():
     p = {k: None if v is None else v.astype(np.int64) for k, v in p.items()}
     with pytest.raises(TypeError, match="lstm_forward"):
         run_layer(fast_rnn.LSTMCellKernels(), p, False)
+
+
+#: (rows N = T * B, hidden, input, dtype) for lstm_weight_grad: tiny; an input
+#: width that is not a whole number of tiles; two large enough for the fast
+#: tier's one pass (input 32: whole tiles at every instruction-set level).
+WEIGHT_GRAD_SHAPES = (
+    (1, 1, 1, "float64"),
+    (37, 5, 7, "float32"),
+    (600, 24, 36, "float64"),
+    (4000, 64, 32, "float64"),
+    (8192, 64, 32, "float32"),
+)
+
+
+def weight_grad_problem(rows, hidden, input_size, dtype, seed):
+    rng = np.random.default_rng(seed)
+    return [
+        rng.normal(0, 1.0, shape).astype(dtype)
+        for shape in ((rows, 4 * hidden), (rows, input_size), (rows, hidden))
+    ]
+
+
+def run_weight_grad(kernels, d_gates, inputs, h_prev):
+    gate_size, dtype = d_gates.shape[1], d_gates.dtype
+    d_w_ih = padded(np.zeros((gate_size, inputs.shape[1]), dtype))
+    d_w_hh = padded(np.zeros((gate_size, h_prev.shape[1]), dtype))
+    kernels.lstm_weight_grad(d_w_ih, d_w_hh, padded(d_gates), padded(inputs), padded(h_prev))
+    return contents(d_w_ih), contents(d_w_hh)
+
+
+@pytest.mark.parametrize("threads", (1, 2, 3))
+@pytest.mark.parametrize("shape", WEIGHT_GRAD_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_weight_grad_matches_numpy(shape, threads, device):
+    """Both weight gradients against NumPy's two products in float64."""
+    *sizes, dtype = shape
+    d_gates, inputs, h_prev = weight_grad_problem(*sizes, dtype, seed=sum(sizes))
+    counter = fast_threads.ThreadKernels()
+    before = counter.get_num_threads()
+    counter.set_num_threads(threads)
+    try:
+        d_w_ih, d_w_hh = run_weight_grad(FAST, d_gates, inputs, h_prev)
+    finally:
+        counter.set_num_threads(before)
+    d_t = d_gates.astype(np.float64).T
+    # float32 products over N rows: the rounding error grows with sqrt(N)
+    tolerance = 1e-5 * np.sqrt(sizes[0]) if dtype == "float32" else 1e-10
+    np.testing.assert_allclose(d_w_ih, d_t @ inputs, rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(d_w_hh, d_t @ h_prev, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("shape", WEIGHT_GRAD_SHAPES[3:], ids=lambda s: "x".join(map(str, s)))
+def test_weight_grad_in_one_pass_equals_two_matmuls(shape):
+    """The fast tier's one pass over ``d_gates^T`` sums every element as its
+    matmul does (same blocks, same order): the same bits as two products."""
+    *sizes, dtype = shape
+    d_gates, inputs, h_prev = weight_grad_problem(*sizes, dtype, seed=3)
+    d_w_ih, d_w_hh = run_weight_grad(fast_rnn.LSTMCellKernels(), d_gates, inputs, h_prev)
+    matmul = fast_matmul.LinalgKernels().matmul
+    d_t = padded(d_gates)
+    d_t = d_t._replace(shape=d_t.shape[::-1], strides=d_t.strides[::-1])
+    for got, operand in ((d_w_ih, inputs), (d_w_hh, h_prev)):
+        want = padded(np.zeros(got.shape, got.dtype))
+        matmul(want, d_t, padded(operand))
+        np.testing.assert_array_equal(got, contents(want))
+
+
+def test_weight_grad_reference_and_fast_agree(device):
+    """The two tiers' float32 weight gradients agree (the reference's are two
+    matmuls, the contract's definition)."""
+    d_gates, inputs, h_prev = weight_grad_problem(37, 5, 7, "float32", seed=4)
+    fast = run_weight_grad(FAST, d_gates, inputs, h_prev)
+    reference = run_weight_grad(REFERENCE, d_gates, inputs, h_prev)
+    for f, r in zip(fast, reference):
+        np.testing.assert_allclose(f, r, rtol=1e-5, atol=1e-5)
+
+
+def test_fast_weight_grad_refuses_mismatched_shapes():
+    """Rows that do not line up are a clear error, not a read past a buffer."""
+    d_gates, inputs, h_prev = weight_grad_problem(6, 2, 3, "float32", seed=1)
+    with pytest.raises(ValueError, match="lstm_weight_grad: shapes do not line up"):
+        run_weight_grad(fast_rnn.LSTMCellKernels(), d_gates, inputs[:5], h_prev)
+
+
+def test_fast_weight_grad_refuses_integer_dtypes():
+    d_gates, inputs, h_prev = weight_grad_problem(6, 2, 3, "float32", seed=1)
+    with pytest.raises(TypeError, match="lstm_weight_grad"):
+        run_weight_grad(
+            fast_rnn.LSTMCellKernels(), *(a.astype(np.int64) for a in (d_gates, inputs, h_prev))
+        )

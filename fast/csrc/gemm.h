@@ -29,6 +29,15 @@ void gt_gemm(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int64_t 
              int64_t a_cs, const void *b, int64_t b_rs, int64_t b_cs, void *c, int64_t c_rs,
              int64_t c_cs, int accumulate, int nthreads);
 
+/* C1 (m x n1, row stride c1_rs, unit column stride) = A B1 and C2 (m x n2,
+ * row stride c2_rs) = A B2, with A (m x k) shared (read and packed once for
+ * both when they are large), B1 (k x n1) and B2 (k x n2) of any strides.
+ * float32 or float64 only; all threads (not inside a parallel region). */
+void gt_gemm_shared_a(int dtype, int64_t m, int64_t k, const void *a, int64_t a_rs, int64_t a_cs,
+                      int64_t n1, const void *b1, int64_t b1_rs, int64_t b1_cs, void *c1,
+                      int64_t c1_rs, int64_t n2, const void *b2, int64_t b2_rs, int64_t b2_cs,
+                      void *c2, int64_t c2_rs);
+
 /* C (m x n, row stride c_rs) = A B (or += with `accumulate`) where row p of
  * B is the n contiguous numbers at b + b_rows[p] elements: a matrix given by
  * where its rows start, as the stride-1 convolution finds its im2col rows in

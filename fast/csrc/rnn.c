@@ -206,70 +206,93 @@ static int64_t round_up64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 /* From this many multiply-adds per step up, the units are shared out. */
 #define LSTM_PARALLEL_MIN (64 * 64 * 64)
 
-/* One row's units [0, count) forward: `act` holds the product h @ W_hh^T
- * (four blocks `stride` apart) and becomes the activations; `x` is the
- * input's share of the gates and `bias` the bias (same layout). */
+/* Units [0, count) of every batch row forward: `act` holds the product
+ * h @ W_hh^T (four blocks of `hidden` in each row of 4 * hidden) and becomes
+ * the activations; `x` is the input's share of the gates (same layout) and
+ * `bias` the bias; cp, cc, tc and hh are rows of `hidden`.
+ *
+ * Optimization (the batch loop inside): a sliver is NR units (16 floats at
+ * AVX2: two vectors) in each of B rows. Called once per row, the function's
+ * entry, its loop's set-up and the run-time check that its stores miss its
+ * loads (GCC cannot prove it: the four gate blocks are one pointer) cost as
+ * much as the two vectors of work; once per sliver, the checks go
+ * (`ivdep`: the blocks never overlap) and the rows run back to back. The
+ * numbers are unchanged. */
 #define DEFINE_LSTM_UNITS(SUFFIX, CTYPE, SIGMOID, TANH)                                          \
-    static void lstm_units_##SUFFIX(int64_t count, int64_t stride, const CTYPE *restrict x,      \
-                                    const CTYPE *restrict bias, const CTYPE *restrict cp,        \
-                                    CTYPE *restrict act,                                         \
-                                    CTYPE *restrict cc, CTYPE *restrict tc, CTYPE *restrict hh)  \
+    static void lstm_units_forward_##SUFFIX(int64_t batch, int64_t count, int64_t hidden,       \
+                                            const void *x_, const void *bias_, const void *cp_,  \
+                                            void *act_, void *cc_, void *tc_, void *hh_)         \
     {                                                                                            \
-        for (int64_t j = 0; j < count; j++) {                                                    \
-            const CTYPE i = SIGMOID(act[j] + x[j] + bias[j]);                                    \
-            const CTYPE f = SIGMOID(act[stride + j] + x[stride + j] + bias[stride + j]);         \
-            const CTYPE g = TANH(act[2 * stride + j] + x[2 * stride + j] + bias[2 * stride + j]); \
-            const CTYPE o = SIGMOID(act[3 * stride + j] + x[3 * stride + j] + bias[3 * stride + j]); \
-            act[j] = i, act[stride + j] = f, act[2 * stride + j] = g, act[3 * stride + j] = o;   \
-            const CTYPE cell = f * cp[j] + i * g, t = TANH(cell);                                \
-            cc[j] = cell, tc[j] = t, hh[j] = o * t;                                              \
+        const CTYPE *restrict x = x_, *restrict bias = bias_, *restrict cp = cp_;               \
+        CTYPE *restrict act = act_, *restrict cc = cc_, *restrict tc = tc_, *restrict hh = hh_; \
+        const int64_t s = hidden;                                                                \
+        for (int64_t b = 0; b < batch; b++) {                                                    \
+            const CTYPE *restrict xb = x + b * 4 * s, *restrict cpb = cp + b * s;                \
+            CTYPE *restrict ab = act + b * 4 * s;                                                \
+            CTYPE *restrict ccb = cc + b * s, *restrict tcb = tc + b * s;                        \
+            CTYPE *restrict hb = hh + b * s;                                                     \
+            _Pragma("GCC ivdep") for (int64_t j = 0; j < count; j++)                             \
+            {                                                                                    \
+                const CTYPE i = SIGMOID(ab[j] + xb[j] + bias[j]);                                \
+                const CTYPE f = SIGMOID(ab[s + j] + xb[s + j] + bias[s + j]);                    \
+                const CTYPE g = TANH(ab[2 * s + j] + xb[2 * s + j] + bias[2 * s + j]);           \
+                const CTYPE o = SIGMOID(ab[3 * s + j] + xb[3 * s + j] + bias[3 * s + j]);        \
+                ab[j] = i, ab[s + j] = f, ab[2 * s + j] = g, ab[3 * s + j] = o;                  \
+                const CTYPE cell = f * cpb[j] + i * g, t = TANH(cell);                           \
+                ccb[j] = cell, tcb[j] = t, hb[j] = o * t;                                        \
+            }                                                                                    \
         }                                                                                        \
     }                                                                                            \
                                                                                                  \
     /* Backward: dh (the product's share) plus dout (the output's, if any) reach h; dc       */ \
-    /* reaches c and becomes the gradient of c_prev; dz gets the gates' gradients.           */ \
+    /* reaches c and becomes the gradient of c_prev; dz gets the gates' gradients. Rows as   */ \
+    /* forward: a and dz of 4 * hidden, the others of hidden.                                */ \
     static inline __attribute__((always_inline)) void lstm_units_backward_body_##SUFFIX(        \
-        int64_t count, int64_t stride, const CTYPE *restrict dout, const CTYPE *restrict dh,    \
-        CTYPE *restrict dc, const CTYPE *restrict a, const CTYPE *restrict tc,                  \
-        const CTYPE *restrict cp, CTYPE *restrict dz, const int has_out)                         \
+        int64_t batch, int64_t count, int64_t s, const CTYPE *restrict dout,                     \
+        const CTYPE *restrict dh, CTYPE *restrict dc, const CTYPE *restrict a,                   \
+        const CTYPE *restrict tc, const CTYPE *restrict cp, CTYPE *restrict dz, const int has_out) \
     {                                                                                            \
-        for (int64_t j = 0; j < count; j++) {                                                    \
-            const CTYPE i = a[j], f = a[stride + j], g = a[2 * stride + j];                      \
-            const CTYPE o = a[3 * stride + j], t = tc[j];                                        \
-            const CTYPE d_h = has_out ? dh[j] + dout[j] : dh[j];                                 \
-            const CTYPE d_c = dc[j] + d_h * o * (1 - t * t);                                     \
-            dz[j] = d_c * g * i * (1 - i);                                                       \
-            dz[stride + j] = d_c * cp[j] * f * (1 - f);                                          \
-            dz[2 * stride + j] = d_c * i * (1 - g * g);                                          \
-            dz[3 * stride + j] = d_h * t * o * (1 - o);                                          \
-            dc[j] = d_c * f;                                                                     \
+        for (int64_t b = 0; b < batch; b++) {                                                    \
+            const CTYPE *restrict ab = a + b * 4 * s, *restrict tcb = tc + b * s;                \
+            const CTYPE *restrict cpb = cp + b * s, *restrict dhb = dh + b * s;                  \
+            const CTYPE *restrict dob = has_out ? dout + b * s : dhb;                            \
+            CTYPE *restrict dcb = dc + b * s, *restrict dzb = dz + b * 4 * s;                    \
+            _Pragma("GCC ivdep") for (int64_t j = 0; j < count; j++)                             \
+            {                                                                                    \
+                const CTYPE i = ab[j], f = ab[s + j], g = ab[2 * s + j];                         \
+                const CTYPE o = ab[3 * s + j], t = tcb[j];                                       \
+                const CTYPE d_h = has_out ? dhb[j] + dob[j] : dhb[j];                            \
+                const CTYPE d_c = dcb[j] + d_h * o * (1 - t * t);                                \
+                dzb[j] = d_c * g * i * (1 - i);                                                  \
+                dzb[s + j] = d_c * cpb[j] * f * (1 - f);                                         \
+                dzb[2 * s + j] = d_c * i * (1 - g * g);                                          \
+                dzb[3 * s + j] = d_h * t * o * (1 - o);                                          \
+                dcb[j] = d_c * f;                                                                \
+            }                                                                                    \
         }                                                                                        \
     }                                                                                            \
-    static void lstm_units_backward_##SUFFIX(int64_t count, int64_t stride, const void *dout,   \
-                                             const void *dh, void *dc, const void *a,            \
-                                             const void *tc, const void *cp, void *dz)           \
+    static void lstm_units_backward_##SUFFIX(int64_t batch, int64_t count, int64_t hidden,      \
+                                             const void *dout, const void *dh, void *dc,         \
+                                             const void *a, const void *tc, const void *cp,      \
+                                             void *dz)                                           \
     {                                                                                            \
         if (dout != NULL)                                                                        \
-            lstm_units_backward_body_##SUFFIX(count, stride, dout, dh, dc, a, tc, cp, dz, 1);   \
+            lstm_units_backward_body_##SUFFIX(batch, count, hidden, dout, dh, dc, a, tc, cp, dz, \
+                                              1);                                                \
         else                                                                                     \
-            lstm_units_backward_body_##SUFFIX(count, stride, NULL, dh, dc, a, tc, cp, dz, 0);   \
-    }                                                                                            \
-    static void lstm_units_forward_##SUFFIX(int64_t count, int64_t stride, const void *x,       \
-                                            const void *bias, const void *cp, void *act,         \
-                                            void *cc, void *tc, void *hh)                        \
-    {                                                                                            \
-        lstm_units_##SUFFIX(count, stride, x, bias, cp, act, cc, tc, hh);                        \
+            lstm_units_backward_body_##SUFFIX(batch, count, hidden, NULL, dh, dc, a, tc, cp, dz, \
+                                              0);                                                \
     }
 
 DEFINE_LSTM_UNITS(f32, float, lstm_sigmoid_f32, lstm_tanh_f32)
 DEFINE_LSTM_UNITS(f64, double, SIGMOID_F64, TANH_F64)
 
-typedef void (*lstm_units_forward_fn)(int64_t count, int64_t stride, const void *x,
+typedef void (*lstm_units_forward_fn)(int64_t batch, int64_t count, int64_t hidden, const void *x,
                                       const void *bias, const void *cp, void *act, void *cc,
                                       void *tc, void *hh);
-typedef void (*lstm_units_backward_fn)(int64_t count, int64_t stride, const void *dout,
-                                       const void *dh, void *dc, const void *a, const void *tc,
-                                       const void *cp, void *dz);
+typedef void (*lstm_units_backward_fn)(int64_t batch, int64_t count, int64_t hidden,
+                                       const void *dout, const void *dh, void *dc, const void *a,
+                                       const void *tc, const void *cp, void *dz);
 
 /* Optimization (a barrier that yields): the threads meet once per step, 64
  * times in a sequence of 64. OpenMP's barrier, waiting for a thread that the
@@ -443,13 +466,10 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
                     gt_gemm_packed_b(dtype, batch, hidden, h_prev, hidden, 1,
                                      packed + q * gate_bytes, hidden, v0, v1,
                                      act + q * hidden * size, gates, 0);
-                for (int64_t b = 0; b < batch; b++) {
-                    const int64_t row = (b * hidden + v0) * size, row4 = (b * gates + v0) * size;
-                    units(v1 - v0, hidden, x_all + t * batch * gates * size + row4,
-                          b_all + v0 * size, c_all + before * state * size + row, act + row4,
-                          c_all + after * state * size + row, tc_all + t * state * size + row,
-                          h_all + after * state * size + row);
-                }
+                units(batch, v1 - v0, hidden, x_all + (t * batch * gates + v0) * size,
+                      b_all + v0 * size, c_all + (before * state + v0) * size, act + v0 * size,
+                      c_all + (after * state + v0) * size, tc_all + (t * state + v0) * size,
+                      h_all + (after * state + v0) * size);
             }
             lstm_barrier_wait(&barrier, &sense);
         }
@@ -514,14 +534,11 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
                 if (s > 0) /* the gradient reaching h_t through the next step's gates */
                     gt_gemm_packed_b(dtype, batch, gates, dz_all + done * batch * gates * size,
                                      gates, 1, packed, hidden, v0, v1, dh, hidden, 0);
-                for (int64_t b = 0; b < batch; b++) {
-                    const int64_t row = (b * hidden + v0) * size, row4 = (b * gates + v0) * size;
-                    units(v1 - v0, hidden,
-                          dout_all == NULL ? NULL : dout_all + t * state * size + row, dh + row,
-                          dc + row, a_all + t * batch * gates * size + row4,
-                          tc_all + t * state * size + row, c_all + before * state * size + row,
-                          dz_all + t * batch * gates * size + row4);
-                }
+                units(batch, v1 - v0, hidden,
+                      dout_all == NULL ? NULL : dout_all + (t * state + v0) * size,
+                      dh + v0 * size, dc + v0 * size, a_all + (t * batch * gates + v0) * size,
+                      tc_all + (t * state + v0) * size, c_all + (before * state + v0) * size,
+                      dz_all + (t * batch * gates + v0) * size);
             }
             lstm_barrier_wait(&barrier, &sense);
         }
@@ -534,6 +551,33 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
         }
     }
     free(packed);
+    return 0;
+}
+
+/* The weight gradients over the whole sequence: d_w_ih = d_gates^T inputs and
+ * d_w_hh = d_gates^T h_prev, one product each over all T * B rows (the
+ * shape the five loops run best), sharing d_gates^T: gt_gemm_shared_a reads
+ * and packs it once for both. */
+int gt_lstm_weight_grad(gt_view *d_w_ih, gt_view *d_w_hh, const gt_view *d_gates,
+                        const gt_view *inputs, const gt_view *h_prev)
+{
+    const int dtype = d_gates->dtype;
+    if (dtype != GT_FLOAT32 && dtype != GT_FLOAT64) return -1;
+    if (!contiguous_of(d_w_ih, dtype, 2) || !contiguous_of(d_w_hh, dtype, 2) ||
+        !contiguous_of(d_gates, dtype, 2) || !contiguous_of(inputs, dtype, 2) ||
+        !contiguous_of(h_prev, dtype, 2))
+        return -1;
+    const int64_t rows = d_gates->shape[0], gates = d_gates->shape[1];
+    const int64_t in = inputs->shape[1], hidden = h_prev->shape[1];
+    if (inputs->shape[0] != rows || h_prev->shape[0] != rows || d_w_ih->shape[0] != gates ||
+        d_w_ih->shape[1] != in || d_w_hh->shape[0] != gates || d_w_hh->shape[1] != hidden)
+        return -1;
+    const int64_t size = dtype == GT_FLOAT32 ? 4 : 8;
+    gt_gemm_shared_a(dtype, gates, rows, (const char *)d_gates->data + d_gates->offset * size, 1,
+                     gates, in, (const char *)inputs->data + inputs->offset * size, in, 1,
+                     d_w_ih->data + d_w_ih->offset * size, in, hidden,
+                     (const char *)h_prev->data + h_prev->offset * size, hidden, 1,
+                     d_w_hh->data + d_w_hh->offset * size, hidden);
     return 0;
 }
 

@@ -33,6 +33,11 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
 int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_view *d_outputs,
                      const gt_view *activations, const gt_view *tanh_c, const gt_view *cs,
                      const gt_view *w_hh, int reverse);
+/* The weight gradients over all steps: d_w_ih (4H, I) = d_gates^T inputs and
+ * d_w_hh (4H, H) = d_gates^T h_prev, for d_gates (N, 4H), inputs (N, I),
+ * h_prev (N, H); all contiguous, one float dtype. Returns 0, or -1 as above. */
+int gt_lstm_weight_grad(gt_view *d_w_ih, gt_view *d_w_hh, const gt_view *d_gates,
+                        const gt_view *inputs, const gt_view *h_prev);
 /* cffi-end */
 
 #endif /* GT_RNN_H */

@@ -3,7 +3,8 @@ and the whole layer composed of it.
 
 ``lstm_forward`` and ``lstm_backward`` (a whole layer over a sequence) have no
 ``.cu`` kernel of their own: each is the loop over time the kernel contract
-defines (``glasstorch._kernels.lstm_forward_steps`` and ``lstm_backward_steps``),
+defines (``glasstorch._kernels.lstm_forward_steps`` and ``lstm_backward_steps``;
+``lstm_weight_grad`` is its two products, ``lstm_weight_grad_products``),
 run from the host, with every step a few launches on the device (the product
 through this tier's ``matmul``, the adds through ``binary``, the cell through
 the kernels below), as the convolutions here are composed of
@@ -13,7 +14,12 @@ launches per step, where a fused kernel would keep the state on chip.
 
 from __future__ import annotations
 
-from glasstorch._kernels import Strided, lstm_backward_steps, lstm_forward_steps
+from glasstorch._kernels import (
+    Strided,
+    lstm_backward_steps,
+    lstm_forward_steps,
+    lstm_weight_grad_products,
+)
 
 
 class LSTMCellKernels:
@@ -87,6 +93,17 @@ class LSTMCellKernels:
         lstm_backward_steps(
             self, d_inputs, d_h, d_c, d_outputs, activations, tanh_c, cs, w_hh, reverse
         )
+
+    def lstm_weight_grad(
+        self,
+        d_w_ih: Strided,
+        d_w_hh: Strided,
+        d_gates: Strided,
+        inputs: Strided,
+        h_prev: Strided,
+    ) -> None:
+        """The two weight gradients: two products through this tier's ``matmul``."""
+        lstm_weight_grad_products(self, d_w_ih, d_w_hh, d_gates, inputs, h_prev)
 
     def _matrix(self, rows: int, columns: int, like: Strided) -> Strided:
         """A new contiguous ``(rows, columns)`` device matrix of ``like``'s dtype."""

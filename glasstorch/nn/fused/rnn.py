@@ -33,7 +33,8 @@ class LSTMLayer(Function):
       Python than in arithmetic;
     - the gradients of ``W_ih`` and ``W_hh`` are one matrix product each over
       all time steps, ``dW_hh = sum_t dgates_t^T h_{t-1}``, instead of one small
-      product per step, and so are the input's and the bias's;
+      product per step (both in one ``lstm_weight_grad`` call, which may read
+      the gate gradients once for both), and so are the input's and the bias's;
     - the products run as direct kernel calls on kernel views, as
       :class:`~glasstorch.nn.fused.linear.Addmm`'s do, so every gradient is a
       fresh contiguous tensor that becomes ``.grad`` without a copy.
@@ -148,12 +149,24 @@ class LSTMLayer(Function):
         if needs[0]:
             d_input = empty_tensor((steps, batch, input_size), **like)
             kernels.matmul(as_matrix(d_input, input_size), d_rows, w_ih._strided())
-        if needs[3]:
+        h_prev = _slots(hs, 1 if reverse else 0, steps)
+        if needs[3] and needs[4]:
+            # Both weights' gradients in one kernel call: two products that
+            # share d_rows^T, which a tier may read once for both.
+            d_w_ih = empty_tensor((gate_size, input_size), **like)
+            d_w_hh = empty_tensor((gate_size, hidden), **like)
+            kernels.lstm_weight_grad(
+                d_w_ih._strided(),
+                d_w_hh._strided(),
+                d_rows,
+                as_matrix(input, input_size),
+                as_matrix(h_prev, hidden),
+            )
+        elif needs[3]:
             d_w_ih = empty_tensor((gate_size, input_size), **like)
             kernels.matmul(d_w_ih._strided(), _t(d_rows), as_matrix(input, input_size))
-        if needs[4]:
+        elif needs[4]:
             d_w_hh = empty_tensor((gate_size, hidden), **like)
-            h_prev = _slots(hs, 1 if reverse else 0, steps)
             kernels.matmul(d_w_hh._strided(), _t(d_rows), as_matrix(h_prev, hidden))
         if ctx.has_bias and needs[5]:
             d_bias = empty_tensor((gate_size,), **like)
