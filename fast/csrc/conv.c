@@ -849,15 +849,16 @@ static void sum_private_gradients(const conv_kind *kind, char *dw_all, char *cop
 #define WGRAD_OPAQUE(p) ((void)0)
 #endif
 
-/* When it pays (one thread, ResNet-20's layers, batch 32, old -> new):
- * 16 channels on 32 x 32 AVX-512 1.09 -> 0.85 ms, AVX2 1.60 -> 1.59; 32 on
- * 16 x 16 0.87 -> 0.76 and 1.47 -> 1.55; 64 on 8 x 8 0.85 -> 0.77 and
- * 1.41 -> 1.66 (short rows: each costs its pointers and a short loop); 3
- * input channels (27 taps, mostly edge tiles) 0.30 -> 0.32 and 0.45 -> 0.50.
- * Both levels must take the same path (they agree bit for bit), so it is
- * taken where neither loses: rows of at least 32 outputs and 48 taps. */
+/* When it pays (one thread, ResNet-20's layers, batch 32, AVX-512 then AVX2,
+ * gt_gemm_cols -> this): 16 channels on 32 x 32 1.06 -> 0.84 and 1.60 ->
+ * 1.43 ms; 32 on 16 x 16 0.85 -> 0.75 and 1.46 -> 1.33; 64 on 8 x 8 0.85 ->
+ * 0.76 and 1.39 -> 1.32; but 3 input channels (27 taps, mostly edge tiles)
+ * 0.30 -> 0.31 and 0.44 -> 0.44. Both levels must take the same path (they
+ * agree bit for bit), so it is taken where neither loses: at least 48 taps,
+ * rows of at least 8 outputs (the narrowest measured: each row costs its
+ * pointers and a loop start). */
 #ifndef WGRAD_MIN_WIDTH
-#define WGRAD_MIN_WIDTH 32
+#define WGRAD_MIN_WIDTH 8
 #endif
 #ifndef WGRAD_MIN_TAPS
 #define WGRAD_MIN_TAPS 48
@@ -904,42 +905,43 @@ WGRAD_ROWS(1)
 #define WGRAD_R 6
 #define WGRAD_HAS_3 1
 #else
-/* AVX2: one half of the 16 channels (8, a vector) at a time, so that 4
- * kernel rows (12 accumulators) fit in the 16 registers with the dy^T
- * vector and a broadcast (with both halves, 6 rows' 12 accumulators left no
- * room: one lived on the stack, and its store-to-load chain halved the
- * speed). */
+/* AVX2: the 16 channels are two vectors, so 2 kernel rows (6 taps, 12
+ * accumulators) fit in the 16 registers with the two dy^T vectors and a
+ * broadcast; each broadcast feeds two FMAs. */
 #define WGRAD_ROWS(R)                                                                              \
     static void wgrad_rows_##R(const float *x, const int64_t *rows, int64_t oh, int64_t ow,       \
                                int64_t wp, const float *bt, float *dwt, int64_t o_stride)         \
     {                                                                                              \
         const float *a[R];                                                                         \
-        for (int h = 0; h < WGRAD_COLS; h += 8) {                                                  \
-            __m256 acc[3 * R];                                                                     \
-            _Pragma("GCC unroll 32") for (int i = 0; i < 3 * R; i++) acc[i] = _mm256_setzero_ps(); \
-            for (int64_t r = 0; r < oh; r++) {                                                     \
-                _Pragma("GCC unroll 32") for (int q = 0; q < R; q++) a[q] = x + rows[q] + r * wp; \
-                const float *b = bt + r * ow * WGRAD_COLS + h;                                     \
-                for (int64_t c = 0; c < ow; c++) {                                                 \
-                    const __m256 bv = _mm256_loadu_ps(b + c * WGRAD_COLS);                         \
-                    _Pragma("GCC unroll 32") for (int q = 0; q < R; q++) {                         \
-                        const float *p = a[q] + c;                                                 \
-                        WGRAD_OPAQUE(p);                                                           \
-                        _Pragma("GCC unroll 3") for (int t = 0; t < 3; t++)                        \
-                            acc[3 * q + t] =                                                       \
-                                _mm256_fmadd_ps(_mm256_broadcast_ss(p + t), bv, acc[3 * q + t]);   \
+        __m256 lo[3 * R], hi[3 * R];                                                               \
+        _Pragma("GCC unroll 32") for (int i = 0; i < 3 * R; i++) lo[i] = hi[i] =                  \
+            _mm256_setzero_ps();                                                                   \
+        for (int64_t r = 0; r < oh; r++) {                                                         \
+            _Pragma("GCC unroll 32") for (int q = 0; q < R; q++) a[q] = x + rows[q] + r * wp;     \
+            const float *b = bt + r * ow * WGRAD_COLS;                                             \
+            for (int64_t c = 0; c < ow; c++) {                                                     \
+                const __m256 b0 = _mm256_loadu_ps(b + c * WGRAD_COLS);                             \
+                const __m256 b1 = _mm256_loadu_ps(b + c * WGRAD_COLS + 8);                         \
+                _Pragma("GCC unroll 32") for (int q = 0; q < R; q++) {                             \
+                    const float *p = a[q] + c;                                                     \
+                    WGRAD_OPAQUE(p);                                                               \
+                    _Pragma("GCC unroll 3") for (int t = 0; t < 3; t++) {                          \
+                        const __m256 av = _mm256_broadcast_ss(p + t);                              \
+                        lo[3 * q + t] = _mm256_fmadd_ps(av, b0, lo[3 * q + t]);                    \
+                        hi[3 * q + t] = _mm256_fmadd_ps(av, b1, hi[3 * q + t]);                    \
                     }                                                                              \
                 }                                                                                  \
             }                                                                                      \
-            _Pragma("GCC unroll 32") for (int i = 0; i < 3 * R; i++) {                             \
-                float *d = dwt + i * o_stride + h;                                                 \
-                _mm256_storeu_ps(d, _mm256_add_ps(_mm256_loadu_ps(d), acc[i]));                    \
-            }                                                                                      \
+        }                                                                                          \
+        _Pragma("GCC unroll 32") for (int i = 0; i < 3 * R; i++) {                                 \
+            float *d = dwt + i * o_stride;                                                         \
+            _mm256_storeu_ps(d, _mm256_add_ps(_mm256_loadu_ps(d), lo[i]));                         \
+            _mm256_storeu_ps(d + 8, _mm256_add_ps(_mm256_loadu_ps(d + 8), hi[i]));                 \
         }                                                                                          \
     }
-WGRAD_ROWS(4) /* 12 accumulators, 1 vector of dy^T, 1 broadcast: 14 of 16 registers */
+WGRAD_ROWS(2) /* 12 accumulators, 2 vectors of dy^T, 1 broadcast: 15 of 16 registers */
 WGRAD_ROWS(1)
-#define WGRAD_R 4
+#define WGRAD_R 2
 #endif
 
 /* dW_g^T += cols dy_g^T for 16 channels (bt, packed) and all k = 3 * q_all
@@ -965,7 +967,7 @@ static void wgrad_taps(const float *x, const int64_t *starts, int64_t q_all, int
         } else if (r == 3) {
             wgrad_rows_3(x, rows, oh, ow, wp, bt, d, o_stride);
 #else
-            wgrad_rows_4(x, rows, oh, ow, wp, bt, d, o_stride);
+            wgrad_rows_2(x, rows, oh, ow, wp, bt, d, o_stride);
 #endif
         } else {
             wgrad_rows_1(x, rows, oh, ow, wp, bt, d, o_stride);
