@@ -121,13 +121,12 @@ def test_wide_grid_rows_with_and_without_whole_tiles_match_numpy(
         (14, 32, 2, 33, (3, 3)),  # groups, rows of an odd width
         (4, 16, 1, 32, (5, 3)),  # 5 kernel rows a channel
         (3, 16, 1, 32, (3, 3)),  # 27 taps: the packed product (gt_gemm_cols)
-        (16, 16, 1, 8, (3, 3)),  # rows of 8: the narrowest that take it
-        (16, 16, 1, 7, (3, 3)),  # rows of 7: the packed product
+        (16, 16, 1, 31, (3, 3)),  # rows of 31: the packed product
     ],
 )
 def test_weight_gradient_on_the_wide_grid_matches_numpy(c_in, c_out, groups, width, kernel, device):
     # float32 stride-1 weight gradients with 16k output channels a group, 3
-    # taps a kernel row, 48 taps or more and rows of 8 or more take the
+    # taps a kernel row, 48 taps or more and rows of 32 or more take the
     # transposed product (dW^T = cols dy^T, the padded input read in place);
     # the others the packed one. Three samples: the two threads get different
     # numbers.

@@ -849,16 +849,20 @@ static void sum_private_gradients(const conv_kind *kind, char *dw_all, char *cop
 #define WGRAD_OPAQUE(p) ((void)0)
 #endif
 
-/* When it pays (one thread, ResNet-20's layers, batch 32, AVX-512 then AVX2,
- * gt_gemm_cols -> this): 16 channels on 32 x 32 1.06 -> 0.84 and 1.60 ->
- * 1.43 ms; 32 on 16 x 16 0.85 -> 0.75 and 1.46 -> 1.33; 64 on 8 x 8 0.85 ->
- * 0.76 and 1.39 -> 1.32; but 3 input channels (27 taps, mostly edge tiles)
- * 0.30 -> 0.31 and 0.44 -> 0.44. Both levels must take the same path (they
- * agree bit for bit), so it is taken where neither loses: at least 48 taps,
- * rows of at least 8 outputs (the narrowest measured: each row costs its
- * pointers and a loop start). */
+/* When it pays (ResNet-20's layers, batch 32, AVX-512 then AVX2, ms,
+ * gt_gemm_cols -> this). One thread: 16 channels on 32 x 32 1.06 -> 0.84 and
+ * 1.60 -> 1.43; 32 on 16 x 16 0.85 -> 0.75 and 1.46 -> 1.33; 64 on 8 x 8
+ * 0.85 -> 0.76 and 1.39 -> 1.32; 3 input channels (27 taps, mostly edge
+ * tiles) 0.30 -> 0.31 and 0.44 -> 0.44. Two threads: 16 channels 0.58-0.70
+ * -> 0.45 and 0.83 -> 0.74; but 32 channels 0.46 -> 0.50 (AVX2 0.77 ->
+ * 0.69) and 64 channels 0.40-0.48 -> 0.61 (AVX2 0.74 -> 0.76): the two
+ * threads together gain less from this than from the packed product on
+ * short rows, for reasons not found yet (not false sharing between the
+ * threads' buffers: separating them changed nothing). Both levels must take
+ * the same path (they agree bit for bit), so it is taken where neither loses:
+ * at least 48 taps and rows of at least 32 outputs. */
 #ifndef WGRAD_MIN_WIDTH
-#define WGRAD_MIN_WIDTH 8
+#define WGRAD_MIN_WIDTH 32
 #endif
 #ifndef WGRAD_MIN_TAPS
 #define WGRAD_MIN_TAPS 48
