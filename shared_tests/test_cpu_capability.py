@@ -8,10 +8,10 @@ names the choice, with PyTorch's strings.
 
 The level is fixed at import, so each level runs a program in a process of its
 own, on the same inputs, and the programs' results are compared: a GEMM (the
-packed and the direct path, float32 and float64, batched), a convolution,
-exp and tanh, sums and a mean, and three Adam steps. AVX2 and AVX512 both fuse
-multiply-adds and each kernel adds in an order that does not depend on the
-vector width, so their results must agree bit for bit. DEFAULT (plain x86-64)
+packed and the direct path, float32 and float64, batched), a convolution and
+a weight gradient, exp and tanh, sums and a mean, and three Adam steps. AVX2
+and AVX512 both fuse multiply-adds and each kernel adds in an order that does
+not depend on the vector width, so their results must agree bit for bit. DEFAULT (plain x86-64)
 has no fused multiply-add, so it rounds ``a * b + c`` twice: its results must
 agree within float tolerance.
 """
@@ -69,6 +69,10 @@ if torch.tier == "fast":
         p.grad = t(1000)
         opt.step()
     out["adam_f32"] = p.detach().numpy()
+    # a weight gradient on the transposed product (16 channels, 32-wide rows)
+    w = torch.tensor(rng.standard_normal((16, 16, 3, 3)).astype(np.float32), requires_grad=True)
+    (F.conv2d(t(2, 16, 32, 32), w, padding=1) * t(2, 16, 32, 32)).sum().backward()
+    out["conv2d_weight_grad_f32"] = w.grad.numpy()
 np.savez(sys.argv[1], **out)
 """
 

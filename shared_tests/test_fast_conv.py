@@ -111,3 +111,45 @@ def test_wide_grid_rows_with_and_without_whole_tiles_match_numpy(
     np.testing.assert_allclose(
         out_view.buffer.reshape(out.shape), want, rtol=tolerance, atol=tolerance
     )
+
+
+@pytest.mark.parametrize(
+    ("c_in", "c_out", "groups", "width", "kernel"),
+    [
+        (16, 16, 1, 32, (3, 3)),  # ResNet-20's first stage: whole tiles of kernel rows
+        (7, 32, 1, 32, (3, 3)),  # 21 kernel rows: edge tiles; two blocks of 16 channels
+        (14, 32, 2, 33, (3, 3)),  # groups, rows of an odd width
+        (4, 16, 1, 32, (5, 3)),  # 5 kernel rows a channel
+        (3, 16, 1, 32, (3, 3)),  # 27 taps: the packed product (gt_gemm_cols)
+        (16, 16, 1, 31, (3, 3)),  # rows of 31: the packed product
+    ],
+)
+def test_weight_gradient_on_the_wide_grid_matches_numpy(c_in, c_out, groups, width, kernel, device):
+    # float32 stride-1 weight gradients with 16k output channels a group, 3
+    # taps a kernel row, 48 taps or more and rows of 32 or more take the
+    # transposed product (dW^T = cols dy^T, the padded input read in place);
+    # the others the packed one. Three samples: the two threads get different
+    # numbers.
+    rng = np.random.default_rng(c_in + c_out + width)
+    kh, kw = kernel
+    x = rng.standard_normal((3, c_in, width, width)).astype(np.float32)
+    dy = rng.standard_normal((3, c_out, width, width)).astype(np.float32)
+    grad_w = np.full((c_out, c_in // groups, kh, kw), np.nan, np.float32)
+    grad_view = strided(grad_w)
+    padding = (kh // 2, kw // 2)
+    FAST.conv2d_backward_weight(grad_view, strided(dy), strided(x), (1, 1), padding, (1, 1), groups)
+    x64 = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (kh // 2,) * 2, (kw // 2,) * 2))
+    windows = np.lib.stride_tricks.sliding_window_view(x64, kernel, axis=(2, 3))
+    c_group, o_group = c_in // groups, c_out // groups
+    want = np.concatenate(
+        [
+            np.einsum(
+                "nchwij,nohw->ocij",
+                windows[:, g * c_group : (g + 1) * c_group],
+                dy[:, g * o_group : (g + 1) * o_group].astype(np.float64),
+            )
+            for g in range(groups)
+        ]
+    )
+    got = grad_view.buffer.reshape(grad_w.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())

@@ -76,6 +76,10 @@
 #include "gemm.h"
 #include "threads.h"
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 /* Size of one thread's im2col tile: with the GEMM's packed A block (144 KiB)
  * and B sliver it stays inside a 1 MiB L2. */
 #ifndef CONV_TILE_BYTES
@@ -814,6 +818,169 @@ static void sum_private_gradients(const conv_kind *kind, char *dw_all, char *cop
     free(copies);
 }
 
+/* Optimization (the weight gradient transposed, read in place). With 16
+ * output channels, dW_g += dy_g cols^T spent as long packing cols^T (k x l,
+ * NR-wide slivers, each reused by only two or three row slivers of dy) as
+ * multiplying. Computed the other way round, dW_g^T += cols dy_g^T, the big
+ * operand needs no packing: each number of cols, x_padded[start_p + r * wp +
+ * c], is broadcast straight from the padded input (an FMA's memory operand),
+ * times a vector of 16 output channels of dy^T, which is packed instead (16 x
+ * l: a ninth of cols for a 3x3 layer). A tile of dW^T (taps x 16 channels)
+ * is summed in registers over the sample's l positions, then added into dW.
+ * The taps of a tile are whole kernel rows of 3 (kw = 3, dilation 1): a row's
+ * three taps are one pointer and the displacements 0, 4 and 8 bytes, so a
+ * tile of 18 taps needs 6 address registers, not 18 (with 16, the compiler
+ * kept the addresses in vector registers and moved them back every step).
+ * The sum over l is in the same order at AVX2 and AVX-512 (one FMA chain per
+ * number, from 0), so the two levels agree bit for bit. float32 only,
+ * o_group a multiple of 16, the FMA levels only (the default level, float64
+ * and other kernel widths take gt_gemm_cols). */
+#if defined(__AVX2__) && defined(__FMA__)
+#define WGRAD_T 1
+#define WGRAD_COLS 16
+/* The compiler sees that tap t + 1's number at column c is tap t's at column
+ * c + 1 and keeps broadcasts over from one step to the next: registers the
+ * AVX2 tile does not have (an accumulator then lived on the stack, and its
+ * store-to-load chain made the product 1.7 times slower). An empty asm that
+ * "changes" the row's pointer every step hides the relation. */
+#if defined(__GNUC__)
+#define WGRAD_OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define WGRAD_OPAQUE(p) ((void)0)
+#endif
+
+/* When it pays (ResNet-20's layers, batch 32, AVX-512 then AVX2, ms,
+ * gt_gemm_cols -> this). One thread: 16 channels on 32 x 32 1.06 -> 0.84 and
+ * 1.60 -> 1.43; 32 on 16 x 16 0.85 -> 0.75 and 1.46 -> 1.33; 64 on 8 x 8
+ * 0.85 -> 0.76 and 1.39 -> 1.32; 3 input channels (27 taps, mostly edge
+ * tiles) 0.30 -> 0.31 and 0.44 -> 0.44. Two threads: 16 channels 0.58-0.70
+ * -> 0.45 and 0.83 -> 0.74; but 32 channels 0.46 -> 0.50 (AVX2 0.77 ->
+ * 0.69) and 64 channels 0.40-0.48 -> 0.61 (AVX2 0.74 -> 0.76): the two
+ * threads together gain less from this than from the packed product on
+ * short rows, for reasons not found yet (not false sharing between the
+ * threads' buffers: separating them changed nothing). Both levels must take
+ * the same path (they agree bit for bit), so it is taken where neither loses:
+ * at least 48 taps and rows of at least 32 outputs. */
+#ifndef WGRAD_MIN_WIDTH
+#define WGRAD_MIN_WIDTH 32
+#endif
+#ifndef WGRAD_MIN_TAPS
+#define WGRAD_MIN_TAPS 48
+#endif
+
+/* bt[l * 16 + j] = dy[j * l_all + l]: 16 channels' rows of dy, transposed. */
+static void wgrad_pack_dy(const float *dy, int64_t l_all, float *bt)
+{
+    for (int64_t l = 0; l < l_all; l++)
+        for (int64_t j = 0; j < WGRAD_COLS; j++) bt[l * WGRAD_COLS + j] = dy[j * l_all + l];
+}
+
+/* wgrad_rows_R: dwt[(3 * q + t) * o_stride + j] += sum over the output
+ * positions (r, c) of x[rows[q] + r * wp + c + t] * bt[(r * ow + c) * 16 + j],
+ * for kernel rows q = 0 .. R - 1 (rows[q] where each starts) and their taps
+ * t = 0, 1, 2: a tile of dW^T, added into it a vector at a time. */
+#if defined(__AVX512F__)
+#define WGRAD_ROWS(R)                                                                              \
+    static void wgrad_rows_##R(const float *x, const int64_t *rows, int64_t oh, int64_t ow,       \
+                               int64_t wp, const float *bt, float *dwt, int64_t o_stride)         \
+    {                                                                                              \
+        __m512 acc[3 * R];                                                                         \
+        const float *a[R];                                                                         \
+        _Pragma("GCC unroll 32") for (int i = 0; i < 3 * R; i++) acc[i] = _mm512_setzero_ps();    \
+        for (int64_t r = 0; r < oh; r++) {                                                         \
+            _Pragma("GCC unroll 32") for (int q = 0; q < R; q++) a[q] = x + rows[q] + r * wp;     \
+            const float *b = bt + r * ow * WGRAD_COLS;                                             \
+            for (int64_t c = 0; c < ow; c++) {                                                     \
+                const __m512 bv = _mm512_loadu_ps(b + c * WGRAD_COLS);                             \
+                _Pragma("GCC unroll 32") for (int q = 0; q < R; q++)                               \
+                    _Pragma("GCC unroll 3") for (int t = 0; t < 3; t++)                            \
+                        acc[3 * q + t] =                                                           \
+                            _mm512_fmadd_ps(_mm512_set1_ps(a[q][c + t]), bv, acc[3 * q + t]);      \
+            }                                                                                      \
+        }                                                                                          \
+        _Pragma("GCC unroll 32") for (int i = 0; i < 3 * R; i++) {                                 \
+            float *d = dwt + i * o_stride;                                                         \
+            _mm512_storeu_ps(d, _mm512_add_ps(_mm512_loadu_ps(d), acc[i]));                        \
+        }                                                                                          \
+    }
+WGRAD_ROWS(6) /* 18 accumulators, 1 vector of dy^T: 19 of 32 registers */
+WGRAD_ROWS(3)
+WGRAD_ROWS(1)
+#define WGRAD_R 6
+#define WGRAD_HAS_3 1
+#else
+/* AVX2: the 16 channels are two vectors, so 2 kernel rows (6 taps, 12
+ * accumulators) fit in the 16 registers with the two dy^T vectors and a
+ * broadcast; each broadcast feeds two FMAs. */
+#define WGRAD_ROWS(R)                                                                              \
+    static void wgrad_rows_##R(const float *x, const int64_t *rows, int64_t oh, int64_t ow,       \
+                               int64_t wp, const float *bt, float *dwt, int64_t o_stride)         \
+    {                                                                                              \
+        const float *a[R];                                                                         \
+        __m256 lo[3 * R], hi[3 * R];                                                               \
+        _Pragma("GCC unroll 32") for (int i = 0; i < 3 * R; i++) lo[i] = hi[i] =                  \
+            _mm256_setzero_ps();                                                                   \
+        for (int64_t r = 0; r < oh; r++) {                                                         \
+            _Pragma("GCC unroll 32") for (int q = 0; q < R; q++) a[q] = x + rows[q] + r * wp;     \
+            const float *b = bt + r * ow * WGRAD_COLS;                                             \
+            for (int64_t c = 0; c < ow; c++) {                                                     \
+                const __m256 b0 = _mm256_loadu_ps(b + c * WGRAD_COLS);                             \
+                const __m256 b1 = _mm256_loadu_ps(b + c * WGRAD_COLS + 8);                         \
+                _Pragma("GCC unroll 32") for (int q = 0; q < R; q++) {                             \
+                    const float *p = a[q] + c;                                                     \
+                    WGRAD_OPAQUE(p);                                                               \
+                    _Pragma("GCC unroll 3") for (int t = 0; t < 3; t++) {                          \
+                        const __m256 av = _mm256_broadcast_ss(p + t);                              \
+                        lo[3 * q + t] = _mm256_fmadd_ps(av, b0, lo[3 * q + t]);                    \
+                        hi[3 * q + t] = _mm256_fmadd_ps(av, b1, hi[3 * q + t]);                    \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        _Pragma("GCC unroll 32") for (int i = 0; i < 3 * R; i++) {                                 \
+            float *d = dwt + i * o_stride;                                                         \
+            _mm256_storeu_ps(d, _mm256_add_ps(_mm256_loadu_ps(d), lo[i]));                         \
+            _mm256_storeu_ps(d + 8, _mm256_add_ps(_mm256_loadu_ps(d + 8), hi[i]));                 \
+        }                                                                                          \
+    }
+WGRAD_ROWS(2) /* 12 accumulators, 2 vectors of dy^T, 1 broadcast: 15 of 16 registers */
+WGRAD_ROWS(1)
+#define WGRAD_R 2
+#endif
+
+/* dW_g^T += cols dy_g^T for 16 channels (bt, packed) and all k = 3 * q_all
+ * taps, their kernel rows starting at starts[0], starts[3], ...: blocks of
+ * WGRAD_R kernel rows, then smaller ones. dwt: the 16 channels' column of
+ * dW_g^T (k rows, o_stride apart). */
+static void wgrad_taps(const float *x, const int64_t *starts, int64_t q_all, int64_t oh,
+                       int64_t ow, int64_t wp, const float *bt, float *dwt, int64_t o_stride)
+{
+    int64_t rows[WGRAD_R];
+    for (int64_t q0 = 0; q0 < q_all;) {
+        const int64_t left = q_all - q0;
+#ifdef WGRAD_HAS_3
+        const int64_t r = left >= WGRAD_R ? WGRAD_R : left >= 3 ? 3 : 1;
+#else
+        const int64_t r = left >= WGRAD_R ? WGRAD_R : 1;
+#endif
+        for (int64_t q = 0; q < r; q++) rows[q] = starts[3 * (q0 + q)];
+        float *d = dwt + 3 * q0 * o_stride;
+        if (r == WGRAD_R) {
+#if defined(__AVX512F__)
+            wgrad_rows_6(x, rows, oh, ow, wp, bt, d, o_stride);
+        } else if (r == 3) {
+            wgrad_rows_3(x, rows, oh, ow, wp, bt, d, o_stride);
+#else
+            wgrad_rows_2(x, rows, oh, ow, wp, bt, d, o_stride);
+#endif
+        } else {
+            wgrad_rows_1(x, rows, oh, ow, wp, bt, d, o_stride);
+        }
+        q0 += r;
+    }
+}
+#endif /* WGRAD_T */
+
 /* The weight gradient on the wide grid: dW_g += dy_g cols^T, where column p
  * of cols^T (tap p) is read out of the padded input by gt_gemm_cols, one
  * output row's stretch of an input row (ow numbers, wp apart) at a time. No
@@ -828,9 +995,18 @@ static int conv_wide_backward_weight(const conv_kind *kind, int dtype, const con
     const int64_t size = kind->itemsize, plane = g->h * g->w;
     wide_grid w;
     if (!wide_grid_of(s, &w)) return -2;
+#ifdef WGRAD_T
+    const int transposed = dtype == GT_FLOAT32 && s->o_group % WGRAD_COLS == 0 &&
+                           g->kw == 3 && g->dw == 1 && g->ow >= WGRAD_MIN_WIDTH &&
+                           s->k >= WGRAD_MIN_TAPS;
+#else
+    const int transposed = 0;
+#endif
+    /* a thread's buffers: the padded input, then (transposed) 16 rows of dy^T */
+    const int64_t per_thread = w.padded + (transposed ? s->l * 16 + count : 0);
     int failed;
     char *copies = private_gradients(w.threads, count, size, &failed);
-    char *buffers = failed ? NULL : malloc((size_t)(w.threads * w.padded * size));
+    char *buffers = failed ? NULL : malloc((size_t)(w.threads * per_thread * size));
     if (buffers == NULL) {
         free(copies);
         free(w.starts);
@@ -841,13 +1017,28 @@ static int conv_wide_backward_weight(const conv_kind *kind, int dtype, const con
     {
         const int id = gt_thread_id();
         char *mine = id == 0 ? dw_all : copies + (id - 1) * count * size;
-        char *x_padded = buffers + (int64_t)id * w.padded * size;
-#pragma omp for schedule(static)
+        char *x_padded = buffers + (int64_t)id * per_thread * size;
+        /* transposed: this thread's dW^T, (grp, tap, o) in that order, after dy^T */
+        float *dwt = (float *)x_padded + w.padded + s->l * 16;
+        if (transposed) memset(dwt, 0, (size_t)count * sizeof *dwt);
+#pragma omp for schedule(static) nowait
         for (int64_t n = 0; n < s->n; n++) {
             for (int64_t grp = 0; grp < s->groups; grp++) {
                 kind->pad_planes(at(input, (n * s->c_in + grp * s->c_group) * plane, size),
                                  s->c_group, g, w.hp, w.wp, w.slack, x_padded);
                 const char *dy = at(grad_output, (n * s->c_out + grp * s->o_group) * s->l, size);
+#ifdef WGRAD_T
+                if (transposed) { /* dW_g^T += cols dy_g^T, 16 channels at a time */
+                    float *bt = (float *)x_padded + w.padded;
+                    float *dwt_g = dwt + grp * s->o_group * s->k;
+                    for (int64_t o0 = 0; o0 < s->o_group; o0 += WGRAD_COLS) {
+                        wgrad_pack_dy((const float *)dy + o0 * s->l, s->l, bt);
+                        wgrad_taps((const float *)x_padded, w.starts, s->k / 3, g->oh, g->ow,
+                                   w.wp, bt, dwt_g + o0, s->o_group);
+                    }
+                    continue;
+                }
+#endif
                 const int failure = gt_gemm_cols(dtype, s->o_group, s->k, s->l, dy, s->l, 1,
                                                  x_padded, w.starts, g->ow, w.wp,
                                                  mine + grp * s->o_group * s->k * size, s->k, 1);
@@ -856,6 +1047,14 @@ static int conv_wide_backward_weight(const conv_kind *kind, int dtype, const con
                     status = failure;
                 }
             }
+        }
+        if (transposed) { /* dW^T -> this thread's dW (zero so far: a plain copy) */
+            float *d = (float *)mine;
+            for (int64_t grp = 0; grp < s->groups; grp++)
+                for (int64_t p = 0; p < s->k; p++)
+                    for (int64_t o = 0; o < s->o_group; o++)
+                        d[(grp * s->o_group + o) * s->k + p] =
+                            dwt[(grp * s->k + p) * s->o_group + o];
         }
     }
     free(buffers);
