@@ -1034,13 +1034,27 @@ static int64_t inplace_packed(const gemm_kind *kind, const gemm_problem *p)
 
 /* The large path: the five loops (see the top of the file). Returns 0 when it
  * could not allocate its buffers (the caller then uses the direct loop), 1 when
- * C holds the product. */
-static int gemm_large(const gemm_kind *kind, const gemm_problem *p, int nthreads)
+ * C holds the product.
+ *
+ * p2, when not NULL, is a second product with the same A (C2 = A B2 beside
+ * C1 = A B1; p1->n a multiple of NR, so that no B sliver straddles the two).
+ * Optimization (the shared operand read once): the loops then run over N =
+ * n1 + n2 columns, the B panel being B1 and B2 side by side; each B sliver is
+ * packed from, and each C tile stored to, the product it belongs to, and
+ * every A block is packed once for both. An LSTM layer's weight gradients,
+ * dW_ih = dG^T X and dW_hh = dG^T H_prev, share the transposed gate
+ * gradients of the whole sequence (4H x T*B: 8 MiB at H = 256, T = 64,
+ * B = 32): at AVX2, two threads, that layer's two weight gradients took
+ * 8.98 ms this way against 9.45 as two products. Every element is summed as
+ * alone (the same KC blocks, in order, by the same micro-kernel), so the bits
+ * are those of the two products. */
+static int gemm_large(const gemm_kind *kind, const gemm_problem *p1, const gemm_problem *p2,
+                      int nthreads)
 {
-    const int64_t m = p->m, n = p->n, k = p->k, size = kind->itemsize;
+    const int64_t n1 = p1->n, n = n1 + (p2 != NULL ? p2->n : 0);
+    const int64_t m = p1->m, k = p1->k, size = kind->itemsize;
     const int64_t mr = kind->mr, nr = kind->nr;
-    const char *a = (const char *)p->a, *b = (const char *)p->b;
-    char *c = (char *)p->c;
+    const char *a = (const char *)p1->a;
 
     /* Blocks no larger than the problem. The M rows, counted in MR-tall
      * slivers, are cut into a multiple of nthreads blocks whose sizes differ by
@@ -1063,23 +1077,23 @@ static int gemm_large(const gemm_kind *kind, const gemm_problem *p, int nthreads
 
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1)
     {
-#ifdef _OPENMP
-        char *a_block = a_blocks + a_block_bytes * omp_get_thread_num();
-#else
-        char *a_block = a_blocks;
-#endif
+        char *a_block = a_blocks + a_block_bytes * gt_thread_id();
         for (int64_t jc = 0; jc < n; jc += GEMM_NC) {
             const int64_t nc = min64(GEMM_NC, n - jc);
             for (int64_t pc = 0; pc < k; pc += kc_max) {
                 const int64_t kc = min64(kc_max, k - pc);
-                const char *b_from = b + (pc * p->b_rs + jc * p->b_cs) * size;
 
                 /* All threads pack the B panel together, one sliver each in turn;
-                 * the barrier at the end of the loop makes it whole before use. */
+                 * the barrier at the end of the loop makes it whole before use.
+                 * Column j of the panel is column jq of product q. */
 #pragma omp for schedule(static)
                 for (int64_t jr = 0; jr < nc; jr += nr) {
-                    kind->pack_b(kc, min64(nr, nc - jr), b_from + jr * p->b_cs * size, p->b_rs,
-                                 p->b_cs, b_panel + jr * kc * size);
+                    const int64_t j = jc + jr;
+                    const gemm_problem *q = j < n1 ? p1 : p2;
+                    const int64_t jq = j < n1 ? j : j - n1;
+                    kind->pack_b(kc, min64(nr, q->n - jq),
+                                 (const char *)q->b + (pc * q->b_rs + jq * q->b_cs) * size,
+                                 q->b_rs, q->b_cs, b_panel + jr * kc * size);
                 }
 
                 /* Each thread takes whole A blocks, packs one into its own buffer
@@ -1089,18 +1103,21 @@ static int gemm_large(const gemm_kind *kind, const gemm_problem *p, int nthreads
                 for (int64_t block = 0; block < m_blocks; block++) {
                     const int64_t ic = block * m_slivers / m_blocks * mr;
                     const int64_t mc = min64((block + 1) * m_slivers / m_blocks * mr, m) - ic;
-                    const char *a_from = a + (ic * p->a_rs + pc * p->a_cs) * size;
+                    const char *a_from = a + (ic * p1->a_rs + pc * p1->a_cs) * size;
                     for (int64_t ir = 0; ir < mc; ir += mr) {
-                        kind->pack_a(kc, min64(mr, mc - ir), a_from + ir * p->a_rs * size,
-                                     p->a_rs, p->a_cs, a_block + ir * kc * size);
+                        kind->pack_a(kc, min64(mr, mc - ir), a_from + ir * p1->a_rs * size,
+                                     p1->a_rs, p1->a_cs, a_block + ir * kc * size);
                     }
                     for (int64_t jr = 0; jr < nc; jr += nr) {
+                        const int64_t j = jc + jr;
+                        const gemm_problem *q = j < n1 ? p1 : p2;
+                        const int64_t jq = j < n1 ? j : j - n1;
                         for (int64_t ir = 0; ir < mc; ir += mr) {
                             char *c_tile =
-                                c + ((ic + ir) * p->c_rs + (jc + jr) * p->c_cs) * size;
+                                (char *)q->c + ((ic + ir) * q->c_rs + jq * q->c_cs) * size;
                             kind->kernel(kc, a_block + ir * kc * size, b_panel + jr * kc * size,
-                                         c_tile, p->c_rs, p->c_cs, min64(mr, mc - ir),
-                                         min64(nr, nc - jr), pc > 0 || p->accumulate);
+                                         c_tile, q->c_rs, q->c_cs, min64(mr, mc - ir),
+                                         min64(nr, q->n - jq), pc > 0 || q->accumulate);
                         }
                     }
                 }
@@ -1140,7 +1157,7 @@ static int gemm_blocked(const gemm_kind *kind, const gemm_problem *p, int nthrea
     const int turn = 4 * padded_turned <= 3 * padded;
     const gemm_problem q = turn ? turned : *p;
     const int64_t packed_bytes = (round_up(q.m, mr) + round_up(q.n, nr)) * q.k * kind->itemsize;
-    if (packed_bytes > GEMM_PACK_ALL_BYTES) return gemm_large(kind, &q, nthreads);
+    if (packed_bytes > GEMM_PACK_ALL_BYTES) return gemm_large(kind, &q, NULL, nthreads);
     if (p->m * p->n * p->k > GEMM_INPLACE_MAX) {
         /* Optimization (a row-major A read in place, B packed): in a training
          * step A is usually a fresh activation of many rows (1024 x 512 in a
@@ -1277,90 +1294,9 @@ void gt_gemm(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int64_t 
 }
 
 /* ------------------------------------------------------------------------
- * Two products that share A: C1 = A B1 and C2 = A B2 in one pass.
- *
- * Optimization (the shared operand read once): an LSTM layer's weight
- * gradients, dW_ih = dG^T X and dW_hh = dG^T H_prev, both multiply the
- * transposed gate gradients of the whole sequence (4H x T*B: 8 MiB at
- * H = 256, T = 64, B = 32), which two products each read from memory and
- * pack. Here the five loops of gemm_large run once over N = n1 + n2 columns,
- * the B panel being B1 and B2 side by side: each B sliver is packed from, and
- * each C tile stored to, the product it belongs to, and every A block is
- * packed once for both (measured at AVX2, two threads: that layer's two
- * weight gradients in 8.98 ms against 9.45 as two products). Every element is
- * summed as gemm_large sums it (the same KC blocks, in order, by the same
- * micro-kernel), so the bits are those of the two products. This is
- * gemm_large's driver with that one change, kept apart so that the general
- * path stays as it is.
- *
- * Returns 0 when it could not allocate its buffers, 1 when C1 and C2 hold the
- * products. */
-static int gemm_large_shared_a(const gemm_kind *kind, const gemm_problem *p1,
-                               const gemm_problem *p2, int nthreads)
-{
-    const int64_t m = p1->m, n1 = p1->n, n = n1 + p2->n, k = p1->k, size = kind->itemsize;
-    const int64_t mr = kind->mr, nr = kind->nr;
-    const char *a = (const char *)p1->a;
-    /* Blocks as in gemm_large: a multiple of nthreads A blocks of at most MC rows. */
-    const int64_t kc_max = kc_depth(k);
-    const int64_t nc_max = round_up(min64(GEMM_NC, n), nr);
-    const int64_t m_slivers = (m + mr - 1) / mr;
-    const int64_t slivers_per_block = GEMM_MC >= mr ? GEMM_MC / mr : 1;
-    const int64_t m_blocks =
-        round_up((m_slivers + slivers_per_block - 1) / slivers_per_block, nthreads);
-    const int64_t mc_max = (m_slivers + m_blocks - 1) / m_blocks * mr;
-    const int64_t b_panel_bytes = round_up(kc_max * nc_max * size, GEMM_ALIGN);
-    const int64_t a_block_bytes = round_up(kc_max * mc_max * size, GEMM_ALIGN);
-    char *workspace = packing_buffer(b_panel_bytes + a_block_bytes * nthreads);
-    if (workspace == NULL) return 0;
-    char *b_panel = workspace, *a_blocks = workspace + b_panel_bytes;
-
-#pragma omp parallel num_threads(nthreads) if (nthreads > 1)
-    {
-        char *a_block = a_blocks + a_block_bytes * gt_thread_id();
-        for (int64_t jc = 0; jc < n; jc += GEMM_NC) {
-            const int64_t nc = min64(GEMM_NC, n - jc);
-            for (int64_t pc = 0; pc < k; pc += kc_max) {
-                const int64_t kc = min64(kc_max, k - pc);
-                /* The panel: column j of B1 and B2 side by side, each sliver from one. */
-#pragma omp for schedule(static)
-                for (int64_t jr = 0; jr < nc; jr += nr) {
-                    const int64_t j = jc + jr;
-                    const gemm_problem *q = j < n1 ? p1 : p2;
-                    const int64_t jq = j < n1 ? j : j - n1;
-                    kind->pack_b(kc, min64(nr, q->n - jq),
-                                 (const char *)q->b + (pc * q->b_rs + jq * q->b_cs) * size,
-                                 q->b_rs, q->b_cs, b_panel + jr * kc * size);
-                }
-#pragma omp for schedule(dynamic, 1)
-                for (int64_t block = 0; block < m_blocks; block++) {
-                    const int64_t ic = block * m_slivers / m_blocks * mr;
-                    const int64_t mc = min64((block + 1) * m_slivers / m_blocks * mr, m) - ic;
-                    const char *a_from = a + (ic * p1->a_rs + pc * p1->a_cs) * size;
-                    for (int64_t ir = 0; ir < mc; ir += mr) {
-                        kind->pack_a(kc, min64(mr, mc - ir), a_from + ir * p1->a_rs * size,
-                                     p1->a_rs, p1->a_cs, a_block + ir * kc * size);
-                    }
-                    for (int64_t jr = 0; jr < nc; jr += nr) {
-                        const int64_t j = jc + jr;
-                        const gemm_problem *q = j < n1 ? p1 : p2;
-                        const int64_t jq = j < n1 ? j : j - n1;
-                        for (int64_t ir = 0; ir < mc; ir += mr) {
-                            char *c_tile =
-                                (char *)q->c + ((ic + ir) * q->c_rs + jq * q->c_cs) * size;
-                            kind->kernel(kc, a_block + ir * kc * size, b_panel + jr * kc * size,
-                                         c_tile, q->c_rs, q->c_cs, min64(mr, mc - ir),
-                                         min64(nr, q->n - jq), pc > 0 || q->accumulate);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    free(workspace);
-    return 1;
-}
-
+ * Two products that share A: C1 = A B1 and C2 = A B2 in one pass (see
+ * gemm_large's p2).
+ * ------------------------------------------------------------------------ */
 void gt_gemm_shared_a(int dtype, int64_t m, int64_t k, const void *a, int64_t a_rs, int64_t a_cs,
                       int64_t n1, const void *b1, int64_t b1_rs, int64_t b1_cs, void *c1,
                       int64_t c1_rs, int64_t n2, const void *b2, int64_t b2_rs, int64_t b2_cs,
@@ -1377,7 +1313,7 @@ void gt_gemm_shared_a(int dtype, int64_t m, int64_t k, const void *a, int64_t a_
         const int64_t a_packed = round_up(m, kind->mr) * k * kind->itemsize;
         const int64_t b_packed = round_up(n1 < n2 ? n1 : n2, kind->nr) * k * kind->itemsize;
         if (a_packed + b_packed > GEMM_PACK_ALL_BYTES &&
-            gemm_large_shared_a(kind, &p1, &p2, nthreads))
+            gemm_large(kind, &p1, &p2, nthreads))
             return;
     }
     if (m > 0 && n1 > 0) gemm_2d(kind, &p1, nthreads);
