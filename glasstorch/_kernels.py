@@ -705,7 +705,8 @@ class Kernels:
             d_h = d_inputs[t] @ w_hh
 
         so ``d_inputs`` ``(T, B, 4H)`` gets every step's gate gradient (which
-        is also that of ``inputs``; the bias's is its sum over ``T`` and ``B``). Every argument contiguous, of one float dtype.
+        is also that of ``inputs``; the bias's is its sum over ``T`` and ``B``).
+        Every argument contiguous, of one float dtype.
         """
         raise NotImplementedError
 
