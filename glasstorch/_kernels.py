@@ -1218,7 +1218,7 @@ def lstm_forward_steps(kernels, gates: Strided, hs, cs, activations, tanh_c, inp
     """:meth:`Kernels.lstm_forward` step by step, as its docstring defines it;
     ``gates`` is a ``(B, 4H)`` scratch matrix on the tier's device."""
     steps, batch, gate_size = inputs.shape
-    w_hh_t = w_hh._replace(shape=w_hh.shape[::-1], strides=w_hh.strides[::-1])
+    w_hh_t = transposed(w_hh)
     if bias is not None:  # the same bias for every row: a stride-0 view
         bias = bias._replace(shape=(batch, gate_size), strides=(0, bias.strides[0]))
     for t in range(steps - 1, -1, -1) if reverse else range(steps):
@@ -1261,9 +1261,19 @@ def lstm_backward_steps(kernels, d_inputs: Strided, d_h, d_c, d_outputs, activat
 def lstm_weight_grad_products(kernels, d_w_ih: Strided, d_w_hh: Strided, d_gates: Strided,
                               inputs: Strided, h_prev: Strided) -> None:  # fmt: skip
     """:meth:`Kernels.lstm_weight_grad` as its docstring defines it: two products."""
-    d_gates_t = d_gates._replace(shape=d_gates.shape[::-1], strides=d_gates.strides[::-1])
+    d_gates_t = transposed(d_gates)
     kernels.matmul(d_w_ih, d_gates_t, inputs)
     kernels.matmul(d_w_hh, d_gates_t, h_prev)
+
+
+def transposed(view: Strided) -> Strided:
+    """``view`` with its last two dimensions swapped (a matrix's transpose, or each
+    matrix's in a batch): the strides swapped, nothing copied."""
+    shape, strides = view.shape, view.strides
+    return view._replace(
+        shape=(*shape[:-2], shape[-1], shape[-2]),
+        strides=(*strides[:-2], strides[-1], strides[-2]),
+    )
 
 
 def step_slot(buffer: Strided, index: int) -> Strided:

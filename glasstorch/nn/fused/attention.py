@@ -12,7 +12,7 @@ the diagonal, and the zero weights there.
 
 from __future__ import annotations
 
-from glasstorch._kernels import Strided
+from glasstorch._kernels import Strided, transposed
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled
@@ -58,17 +58,6 @@ def _as_blocks(tensor: Tensor, length: int, keys: int) -> Strided:
     rows = as_matrix(tensor, keys)
     return Strided(
         rows.buffer, (rows.shape[0] // length, length, keys), (length * keys, keys, 1), rows.offset
-    )
-
-
-def _transposed(view: Strided) -> Strided:
-    """The kernel view with its last two dimensions swapped (strides swapped, no copy)."""
-    shape, strides = view.shape, view.strides
-    return Strided(
-        view.buffer,
-        (*shape[:-2], shape[-1], shape[-2]),
-        (*strides[:-2], strides[-1], strides[-2]),
-        view.offset,
     )
 
 
@@ -120,7 +109,7 @@ class CausalAttention(Function):
         batch, dtype, device = query.shape[:-2], query.dtype, query.device
         scores = empty_tensor((*batch, length, keys), dtype, device=device)
         kernels.causal_matmul(
-            scores._strided(), query._strided(), _transposed(key._strided()), "out"
+            scores._strided(), query._strided(), transposed(key._strided()), "out"
         )
         weights = empty_tensor(scores.shape, dtype, device=device)
         kernels.attention_softmax(
@@ -151,12 +140,12 @@ class CausalAttention(Function):
         if needs[2]:
             grad_value = _empty_laid_out_as(value)
             kernels.causal_matmul(
-                grad_value._strided(), _transposed(weights._strided()), g, "a_transposed"
+                grad_value._strided(), transposed(weights._strided()), g, "a_transposed"
             )
         if needs[0] or needs[1]:
             keys = weights.shape[-1]
             grad_weights = empty_tensor(weights.shape, dtype, device=device)
-            kernels.causal_matmul(grad_weights._strided(), g, _transposed(value._strided()), "out")
+            kernels.causal_matmul(grad_weights._strided(), g, transposed(value._strided()), "out")
             grad_scores = empty_tensor(weights.shape, dtype, device=device)
             kernels.softmax_backward(
                 as_matrix(grad_scores, keys),
@@ -173,7 +162,7 @@ class CausalAttention(Function):
                 grad_key = _empty_laid_out_as(key)
                 kernels.causal_matmul(
                     grad_key._strided(),
-                    _transposed(grad_scores._strided()),
+                    transposed(grad_scores._strided()),
                     query._strided(),
                     "a_transposed",
                 )

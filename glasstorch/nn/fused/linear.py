@@ -8,7 +8,7 @@ backward, with no view, transpose or reshape operations in between.
 
 from __future__ import annotations
 
-from glasstorch._kernels import Strided
+from glasstorch._kernels import Strided, transposed
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled
@@ -96,16 +96,11 @@ def _matrix_of(tensor: Tensor) -> Strided:
     return as_matrix(tensor, tensor.shape[-1])
 
 
-def _transposed(view: Strided) -> Strided:
-    """The transpose of a 2-D kernel view: the strides swapped, nothing copied."""
-    return Strided(view.buffer, view.shape[::-1], view.strides[::-1], view.offset)
-
-
 def linear_forward(input: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     """``bias + input @ weight.T`` for ``input`` ``(*, in)``: one product, one add."""
     out = empty_tensor((*input.shape[:-1], weight.shape[0]), input.dtype, device=input.device)
     rows = as_matrix(out, weight.shape[0])
-    kernels.matmul(rows, _matrix_of(input), _transposed(weight._strided()))
+    kernels.matmul(rows, _matrix_of(input), transposed(weight._strided()))
     bias_rows = Strided(
         bias._storage.buffer, rows.shape, (0, bias.stride(0)), bias.storage_offset()
     )
@@ -131,5 +126,5 @@ def linear_backward(
         kernels.matmul(as_matrix(grad_input, input_shape[-1]), g, weight._strided())
     if needs[2]:
         grad_weight = empty_tensor((width, input.shape[-1]), grad.dtype, device=grad.device)
-        kernels.matmul(grad_weight._strided(), _transposed(g), _matrix_of(input))
+        kernels.matmul(grad_weight._strided(), transposed(g), _matrix_of(input))
     return grad_bias, grad_input, grad_weight

@@ -10,7 +10,7 @@ graph of small operations per step.
 
 from __future__ import annotations
 
-from glasstorch._kernels import Strided
+from glasstorch._kernels import Strided, transposed
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled
@@ -69,7 +69,9 @@ class LSTMLayer(Function):
         input = input if input.is_contiguous() else input.contiguous()
         projected = empty_tensor((steps, batch, gate_size), dtype, device=device)
         kernels.matmul(
-            as_matrix(projected, gate_size), as_matrix(input, input_size), _t(w_ih._strided())
+            as_matrix(projected, gate_size),
+            as_matrix(input, input_size),
+            transposed(w_ih._strided()),
         )
         # Optimization: every step writes its h, c, gate activations and
         # tanh(c) straight into one buffer per kind (the backward pass reads
@@ -164,10 +166,10 @@ class LSTMLayer(Function):
             )
         elif needs[3]:
             d_w_ih = empty_tensor((gate_size, input_size), **like)
-            kernels.matmul(d_w_ih._strided(), _t(d_rows), as_matrix(input, input_size))
+            kernels.matmul(d_w_ih._strided(), transposed(d_rows), as_matrix(input, input_size))
         elif needs[4]:
             d_w_hh = empty_tensor((gate_size, hidden), **like)
-            kernels.matmul(d_w_hh._strided(), _t(d_rows), as_matrix(h_prev, hidden))
+            kernels.matmul(d_w_hh._strided(), transposed(d_rows), as_matrix(h_prev, hidden))
         if ctx.has_bias and needs[5]:
             d_bias = empty_tensor((gate_size,), **like)
             sums = Strided(d_bias._storage.buffer, (1, gate_size), (gate_size, 1), 0)
@@ -181,11 +183,6 @@ class LSTMLayer(Function):
             d_bias,
             None,
         )
-
-
-def _t(view: Strided) -> Strided:
-    """The transpose of a 2-D kernel view: the strides swapped, nothing copied."""
-    return Strided(view.buffer, view.shape[::-1], view.strides[::-1], view.offset)
 
 
 def _slots(buffer: Tensor, first: int, count: int) -> Tensor:
