@@ -835,9 +835,9 @@ static void sum_private_gradients(const conv_kind *kind, char *dw_all, char *cop
  * number, from 0), so the two levels agree bit for bit. float32 only,
  * o_group a multiple of 16, the FMA levels only (the default level, float64
  * and other kernel widths take gt_gemm_cols). */
+#define WGRAD_COLS 16 /* output channels of a tile: one row of dy^T's packing */
 #if defined(__AVX2__) && defined(__FMA__)
 #define WGRAD_T 1
-#define WGRAD_COLS 16
 /* The compiler sees that tap t + 1's number at column c is tap t's at column
  * c + 1 and keeps broadcasts over from one step to the next: registers the
  * AVX2 tile does not have (an accumulator then lived on the stack, and its
@@ -1002,8 +1002,8 @@ static int conv_wide_backward_weight(const conv_kind *kind, int dtype, const con
 #else
     const int transposed = 0;
 #endif
-    /* a thread's buffers: the padded input, then (transposed) 16 rows of dy^T */
-    const int64_t per_thread = w.padded + (transposed ? s->l * 16 + count : 0);
+    /* a thread's buffers: the padded input, then (transposed) WGRAD_COLS rows of dy^T */
+    const int64_t per_thread = w.padded + (transposed ? s->l * WGRAD_COLS + count : 0);
     int failed;
     char *copies = private_gradients(w.threads, count, size, &failed);
     char *buffers = failed ? NULL : malloc((size_t)(w.threads * per_thread * size));
@@ -1019,7 +1019,7 @@ static int conv_wide_backward_weight(const conv_kind *kind, int dtype, const con
         char *mine = id == 0 ? dw_all : copies + (id - 1) * count * size;
         char *x_padded = buffers + (int64_t)id * per_thread * size;
         /* transposed: this thread's dW^T, (grp, tap, o) in that order, after dy^T */
-        float *dwt = (float *)x_padded + w.padded + s->l * 16;
+        float *dwt = (float *)x_padded + w.padded + s->l * WGRAD_COLS;
         if (transposed) memset(dwt, 0, (size_t)count * sizeof *dwt);
 #pragma omp for schedule(static) nowait
         for (int64_t n = 0; n < s->n; n++) {
