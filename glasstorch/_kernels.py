@@ -1270,9 +1270,11 @@ def transposed(view: Strided) -> Strided:
     """``view`` with its last two dimensions swapped (a matrix's transpose, or each
     matrix's in a batch): the strides swapped, nothing copied."""
     shape, strides = view.shape, view.strides
-    return view._replace(
-        shape=(*shape[:-2], shape[-1], shape[-2]),
-        strides=(*strides[:-2], strides[-1], strides[-2]),
+    return Strided(
+        view.buffer,
+        shape[:-2] + (shape[-1], shape[-2]),
+        strides[:-2] + (strides[-1], strides[-2]),
+        view.offset,
     )
 
 
