@@ -38,10 +38,10 @@ DTYPE_CODES = {
 }
 
 #: The same codes keyed by NumPy dtype object, for the hot path.
-_CODES_BY_DTYPE = {np.dtype(name): code for name, code in DTYPE_CODES.items()}
+CODES_BY_DTYPE = {np.dtype(name): code for name, code in DTYPE_CODES.items()}
 
 
-_VIEW_TYPE = ffi.typeof("gt_view *")
+VIEW_TYPE = ffi.typeof("gt_view *")
 
 
 #: Layout templates: ``(shape, strides, dtype) -> gt_view`` already filled in.
@@ -65,43 +65,15 @@ def view(strided: Strided):
         if len(shape) > MAX_DIMS:  # gt_view holds MAX_DIMS; the frontend never makes more
             check_ndim(len(shape))
         template = ffi.new(
-            _VIEW_TYPE,
-            (ffi.NULL, 0, len(shape), _CODES_BY_DTYPE[buffer.dtype], shape, strided.strides),
+            VIEW_TYPE,
+            (ffi.NULL, 0, len(shape), CODES_BY_DTYPE[buffer.dtype], shape, strided.strides),
         )
         if len(_TEMPLATES) >= _MAX_TEMPLATES:
             _TEMPLATES.clear()
         _TEMPLATES[key] = template
-    native = ffi.new(_VIEW_TYPE, template[0])
+    native = ffi.new(VIEW_TYPE, template[0])
     native.data = ffi.from_buffer(buffer)
     if strided.offset:  # the template's offset is 0, as most views' is
-        native.offset = strided.offset
-    strided.native = native
-    return native
-
-
-def view_like(strided: Strided, model: Strided):
-    """:func:`view` for ``strided`` when it is laid out as ``model`` is.
-
-    Optimization (layout borrowed from an operand): an elementwise op's fresh
-    output usually has its first operand's shape, strides and dtype (the
-    frontend hands it the very same tuples), and that operand's struct is
-    built already; copying it skips the template's key and lookup. Any other
-    case goes through :func:`view`.
-    """
-    native = strided.native
-    if native is not None:
-        return native
-    template = model.native
-    if (
-        template is None
-        or strided.shape is not model.shape
-        or strided.strides is not model.strides
-        or strided.buffer.dtype is not model.buffer.dtype
-    ):
-        return view(strided)
-    native = ffi.new(_VIEW_TYPE, template[0])
-    native.data = ffi.from_buffer(strided.buffer)
-    if strided.offset != model.offset:
         native.offset = strided.offset
     strided.native = native
     return native

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from glasstorch._kernels import BINARY_OPS, UNARY_OPS, Strided
 
-from ._glue import lib, refused, view, view_like
+from ._glue import CODES_BY_DTYPE, VIEW_TYPE, ffi, lib, refused, view
 
 #: Contract name -> C code, e.g. ``"add" -> lib.GT_BINARY_ADD``.
 UNARY_CODES: dict[str, int] = {name: getattr(lib, f"GT_UNARY_{name.upper()}") for name in UNARY_OPS}
@@ -56,11 +56,27 @@ class ElementwiseKernels:
         """``out[i] = op(a[i], b[i])`` for ``op`` in ``BINARY_OPS``."""
         # Speed: a struct already built (an input's, nearly always) is read from its
         # slot here, sparing a call to view() (see _glue): a small tensor's add is
-        # mostly such fixed costs. A fresh output borrows a's layout (view_like).
-        native_out = out.native or view_like(out, a)
+        # mostly such fixed costs.
         native_a = a.native or view(a)
         native_b = b.native or view(b)
-        if lib.gt_binary(BINARY_CODES[op], native_out, native_a, native_b):
+        if out.native is None and out.shape is a.shape and out.strides is a.strides:
+            # Optimization (a fresh output laid out as a): the frontend hands a
+            # new output a's very shape and strides tuples; C fills its struct
+            # from a's in the same call as the sum (see gt_binary_fresh).
+            out.native = native_out = ffi.new(VIEW_TYPE)
+            buffer = out.buffer
+            status = lib.gt_binary_fresh(
+                BINARY_CODES[op],
+                native_out,
+                ffi.from_buffer(buffer),
+                out.offset,
+                CODES_BY_DTYPE[buffer.dtype],
+                native_a,
+                native_b,
+            )
+        else:
+            status = lib.gt_binary(BINARY_CODES[op], view(out), native_a, native_b)
+        if status:
             raise refused(op, out, a, b)
 
     def add_scaled(self, out: Strided, a: Strided, b: Strided, alpha) -> None:

@@ -122,6 +122,42 @@ def test_binary_matches_reference(op, dtype, data, device):
     assert_same(fast, reference)
 
 
+@pytest.mark.parametrize("op", ["add", "lt"])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@pytest.mark.parametrize("offset", [0, 3])
+def test_a_fresh_output_laid_out_as_its_first_operand(op, dtype, offset, device):
+    """The frontend hands a new output its first operand's very shape and
+    strides tuples (the fast tier then fills the output's C view in the
+    kernel's call): the output's dtype and offset are its own, and its view
+    describes it when it is an operand in turn."""
+    rng = np.random.default_rng(0)
+    a = contiguous((2, 3), dtype)
+    a.buffer[:] = rng.integers(-5, 5, a.buffer.size)
+    b = Strided(a.buffer[::-1].copy(), a.shape, a.strides, 0)
+
+    def fresh():
+        buffer = np.full(offset + 6, 7, dtype=out_dtype(op, dtype))
+        return Strided(buffer, a.shape, a.strides, offset)
+
+    fast_out, reference_out = fresh(), fresh()
+    FAST.binary(op, fast_out, a, b)
+    REFERENCE.binary(op, reference_out, a, b)
+    assert_same(fast_out.buffer, reference_out.buffer)
+    if op == "add":  # the output as an operand: its C view describes it
+        again, expected = contiguous((2, 3), dtype), contiguous((2, 3), dtype)
+        FAST.binary("add", again, fast_out, a)
+        REFERENCE.binary("add", expected, reference_out, a)
+        assert_same(again.buffer, expected.buffer)
+
+
+def test_a_fresh_output_of_the_wrong_dtype_is_refused(device):
+    a = contiguous((4,), "float32")
+    out = Strided(np.zeros(4, dtype="float64"), a.shape, a.strides, 0)
+    with pytest.raises(TypeError, match="add"):
+        FAST.binary("add", out, a, a)
+    assert not out.buffer.any()
+
+
 ADD_SCALED_ALPHAS = (2, -3, 0, 1, 2**40 + 7, -(2**63))
 ADD_SCALED_FLOAT_ALPHAS = (2.0, -1.5, 0.1, 1e-3)
 

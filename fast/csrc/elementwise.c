@@ -28,6 +28,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "elementwise.h"
 #include "gt_convert.h"
@@ -419,6 +420,25 @@ int gt_binary(int op, gt_view *out, const gt_view *a, const gt_view *b)
     gt_iter_init(&it, 3, views);
     gt_iter_run(&it, loop, NULL);
     return 0;
+}
+
+/* Optimization (a fresh output's struct filled in C): an operation's new
+ * output is usually laid out as its first operand. Its struct is then `a`'s
+ * shape and strides with its own data, offset and dtype, filled here in the
+ * same call as the computation: from Python that would be a copy of a's
+ * struct and a field assignment, two more crossings per operation, and a
+ * one-element add is mostly such fixed costs. */
+int gt_binary_fresh(int op, gt_view *out, char *out_data, int64_t out_offset, int32_t out_dtype,
+                    const gt_view *a, const gt_view *b)
+{
+    if (a->ndim < 0 || a->ndim > GT_MAX_DIMS) return -1;
+    out->data = out_data;
+    out->offset = out_offset;
+    out->ndim = a->ndim;
+    out->dtype = out_dtype;
+    memcpy(out->shape, a->shape, (size_t)a->ndim * sizeof(int64_t));
+    memcpy(out->strides, a->strides, (size_t)a->ndim * sizeof(int64_t));
+    return gt_binary(op, out, a, b);
 }
 
 /* -------------------------------------------------------------- add_scaled

@@ -84,6 +84,10 @@ int gt_copy(gt_view *out, const gt_view *src);
 int gt_unary(int op, gt_view *out, const gt_view *a);
 /* out[i] = op(a[i], b[i]); a and b share a dtype; out has it, or bool. */
 int gt_binary(int op, gt_view *out, const gt_view *a, const gt_view *b);
+/* gt_binary into a struct `out` that this call fills: a's shape and strides,
+ * over out_data at out_offset, of dtype out_dtype (a fresh output). */
+int gt_binary_fresh(int op, gt_view *out, char *out_data, int64_t out_offset, int32_t out_dtype,
+                    const gt_view *a, const gt_view *b);
 /* out[i] = a[i] + alpha * b[i]; out, a and b share an integer or float dtype (not
  * bool), out may be a. Floats use falpha, integers ialpha (wrapping). */
 int gt_add_scaled(gt_view *out, const gt_view *a, const gt_view *b, double falpha,
