@@ -290,9 +290,10 @@ def expand_strides(
 
 def infer_size(shape: Sequence[int], count: int) -> tuple[int, ...]:
     """Resolve one ``-1`` in a requested shape so that it holds ``count`` elements."""
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(map(int, shape))
     check_ndim(len(shape))
-    if shape.count(-1) > 1:
+    inferred = shape.count(-1)
+    if inferred > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
     for i, size in enumerate(shape):
@@ -302,10 +303,11 @@ def infer_size(shape: Sequence[int], count: int) -> tuple[int, ...]:
                     f"invalid shape dimension {size} at index {i} of shape {list(shape)}"
                 )
             known *= size
-    if -1 in shape:
+    if inferred:
         if known == 0 or count % known != 0:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {count}")
-        return tuple(count // known if s == -1 else s for s in shape)
+        where = shape.index(-1)
+        return shape[:where] + (count // known,) + shape[where + 1 :]
     if known != count:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {count}")
     return shape

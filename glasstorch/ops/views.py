@@ -8,6 +8,7 @@ storage). Each view's backward maps the gradient back through the same geometry.
 
 from __future__ import annotations
 
+import functools
 import operator
 
 from glasstorch import _dtype
@@ -34,7 +35,10 @@ def _shape_arg(shape) -> tuple[int, ...]:
     """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` alike."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(_integer(s, i) for i, s in enumerate(shape))
+    try:
+        return tuple(map(operator.index, shape))
+    except TypeError:  # name the first size that is not an int, as PyTorch does
+        return tuple(_integer(s, i) for i, s in enumerate(shape))
 
 
 def _integer(value, position: int) -> int:
@@ -71,6 +75,13 @@ class _Embed(Function):
         return ctx.geometry(grad), None, None
 
 
+#: :func:`~glasstorch._shape.view_strides`, remembered. Optimization: a model
+#: reshapes the same few layouts every step (a batch norm flattens and restores
+#: each activation), and a lookup is far cheaper than the walk over the
+#: dimensions; the arguments are the tensors' own shape and stride tuples.
+_remembered_view_strides = functools.lru_cache(maxsize=4096)(view_strides)
+
+
 def _raw_view(tensor: Tensor, shape, stride, offset=None) -> Tensor:
     return tensor._view(shape, stride, offset)
 
@@ -83,8 +94,8 @@ class View(Function):
 
     @staticmethod
     def forward(ctx, a, shape):
-        ctx.input_shape = a.shape
-        strides = view_strides(a.shape, a.stride(), shape)
+        ctx.input_shape = a._shape
+        strides = _remembered_view_strides(a._shape, a._stride, shape)
         if strides is None:
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
@@ -117,7 +128,7 @@ def view(input: Tensor, *shape) -> Tensor:
 def reshape(input: Tensor, *shape) -> Tensor:
     """A view when the strides allow it, otherwise a copy with the new shape."""
     shape = infer_size(_shape_arg(shape), input.numel())
-    if view_strides(input.shape, input.stride(), shape) is not None:
+    if _remembered_view_strides(input._shape, input._stride, shape) is not None:
         return View.apply(input, shape)
     return UnsafeView.apply(ContiguousClone.apply(input), shape)
 
