@@ -11,21 +11,38 @@ kernel needs (the row means and reciprocal standard deviations).
 from __future__ import annotations
 
 from glasstorch import _dtype
+from glasstorch._kernels import Strided
+from glasstorch._shape import numel
 from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
 from glasstorch.nn.fused.common import _flat, _grads_of_formula, as_matrix, formula_gradients
 from glasstorch.ops.creation import tensor
-from glasstorch.tensor import empty_tensor
+from glasstorch.tensor import Tensor, empty_tensor
+
+
+def as_channels(tensor: Tensor) -> Strided:
+    """The kernel view of a contiguous ``(N, C, *)`` tensor as ``(N, C, L)``, the
+    layout the batch-norm kernels take (``L`` is the product of the spatial sizes).
+
+    Made directly from the storage, not through ``reshape``: a batch norm would
+    otherwise record two view nodes a step (flatten, restore) and run two more
+    reshapes backward, for nothing but a shape.
+    """
+    n, channels = tensor._shape[0], tensor._shape[1]
+    length = numel(tensor._shape[2:])
+    strides = (channels * length, length, 1)
+    return Strided(tensor._storage.buffer, (n, channels, length), strides, tensor._offset)
 
 
 class BatchNormFunction(Function):
-    """Batch normalisation of an ``(N, C, L)`` tensor through the fused kernels.
+    """Batch normalisation of an ``(N, C, *)`` tensor through the fused kernels.
 
     Forward: ``batch_norm_stats`` (training) gives each channel's mean and
     biased variance, ``batch_norm_apply`` normalises, scales and shifts.
     Backward: ``batch_norm_backward`` gives the three gradients in one pass
-    over the data. A second derivative is not supported.
+    over the data. The kernels see the tensors as ``(N, C, L)``
+    (:func:`as_channels`). A second derivative is not supported.
     """
 
     backward_name = "NativeBatchNormBackward0"
@@ -36,16 +53,17 @@ class BatchNormFunction(Function):
         if fused:
             out = empty_tensor(input.shape, input.dtype, device=input.device)
             kernels.batch_norm_apply(
-                out._strided(), input._strided(), mean._strided(), invstd._strided(),
+                as_channels(out), as_channels(input), mean._strided(), invstd._strided(),
                 None if weight is None else weight.contiguous()._strided(),
                 None if bias is None else bias.contiguous()._strided(),
             )  # fmt: skip
         else:  # PyTorch's strided loop: ((x - mean) * invstd) * weight + bias, step by step
-            out = (input - mean.reshape(1, -1, 1)) * invstd.reshape(1, -1, 1)
+            per_channel = (1, -1) + (1,) * (input.dim() - 2)
+            out = (input - mean.reshape(per_channel)) * invstd.reshape(per_channel)
             if weight is not None:
-                out = out * weight.reshape(1, -1, 1)
+                out = out * weight.reshape(per_channel)
             if bias is not None:
-                out = out + bias.reshape(1, -1, 1)
+                out = out + bias.reshape(per_channel)
         ctx.save_for_backward(input, weight, mean, invstd)
         ctx.training = training
         return out
@@ -63,10 +81,10 @@ class BatchNormFunction(Function):
         )
         grad_bias = empty_tensor((channels,), grad.dtype, device=grad.device) if wanted[2] else None
         kernels.batch_norm_backward(
-            None if grad_input is None else grad_input._strided(),
+            None if grad_input is None else as_channels(grad_input),
             None if grad_weight is None else grad_weight._strided(),
             None if grad_bias is None else grad_bias._strided(),
-            grad.contiguous()._strided(), input._strided(), mean._strided(),
+            as_channels(grad.contiguous()), as_channels(input), mean._strided(),
             invstd._strided(), None if weight is None else weight.contiguous()._strided(),
             ctx.training,
         )  # fmt: skip
@@ -76,8 +94,8 @@ class BatchNormFunction(Function):
 def fused_batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
     """:func:`F.batch_norm` for float32 and float64 inputs, through the fused kernels.
 
-    The input is seen as ``(N, C, L)`` (the spatial dimensions flattened).
-    Training takes the batch's statistics and moves the running statistics
+    The kernels see the input as ``(N, C, L)`` (the spatial dimensions
+    flattened, :func:`as_channels`). Training takes the batch's statistics and moves the running statistics
     toward the batch's mean and *unbiased* variance.
 
     The arithmetic is PyTorch's CPU arithmetic, which decides the answer for
@@ -89,16 +107,15 @@ def fused_batch_norm(input, running_mean, running_var, weight, bias, training, m
     evaluation one in the input's precision, as PyTorch does.
     """
     channels = input.shape[1]
-    flat = input.reshape(input.shape[0], channels, -1)
     dtype = input.dtype
     with no_grad():
         if training:
-            count = flat.shape[0] * flat.shape[2]
+            count = input.numel() // channels
             updated = False  # invstd and the running statistics done by one kernel
             if input.is_contiguous():
                 mean = empty_tensor((channels,), dtype, device=input.device)
                 var = empty_tensor((channels,), dtype, device=input.device)
-                kernels.batch_norm_stats(mean._strided(), var._strided(), flat._strided())
+                kernels.batch_norm_stats(mean._strided(), var._strided(), as_channels(input))
                 if _one_kernel_updates(mean, running_mean, running_var):
                     # invstd and the running statistics in one kernel call: the same
                     # steps as the tensor operations below (PyTorch keeps this path's
@@ -115,6 +132,7 @@ def fused_batch_norm(input, running_mean, running_var, weight, bias, training, m
                     wide_var = var.to(_dtype.float64)
                     moved_var = var  # PyTorch keeps this path's sum of squares in the dtype
             else:  # PyTorch's strided path: a float mean, deviations squared in double
+                flat = input.reshape(input.shape[0], channels, -1)
                 mean = flat.mean((0, 2))
                 centered = flat.to(_dtype.float64) - mean.to(_dtype.float64).reshape(1, -1, 1)
                 wide_var = (centered * centered).mean((0, 2))
@@ -130,8 +148,7 @@ def fused_batch_norm(input, running_mean, running_var, weight, bias, training, m
             # 1 / sqrt(var + eps), each step rounded to the input's precision
             invstd = (var + tensor(eps, dtype=dtype)).sqrt().reciprocal().contiguous()
     fused = input.is_contiguous()  # PyTorch's strided path does not fuse the multiply-add
-    out = BatchNormFunction.apply(flat, weight, bias, mean, invstd, training, fused)
-    return out.reshape(input.shape)
+    return BatchNormFunction.apply(input, weight, bias, mean, invstd, training, fused)
 
 
 def _one_kernel_updates(mean, running_mean, running_var) -> bool:
