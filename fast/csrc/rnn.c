@@ -308,13 +308,13 @@ typedef void (*lstm_units_backward_fn)(int64_t batch, int64_t count, int64_t hid
  * threads wait for; no step waits for a thread to arrive. Claims and
  * finished slivers are counted over the whole sequence: owner k's counter
  * runs through its slivers of step 0, then of step 1, and so on, each claim a
- * compare-and-swap that never takes a sliver of a step not yet begun; one
- * shared counter says how many slivers are finished, so step s may begin at
- * s * slivers. A thread that the operating system has paused (another
- * program's turn on its core) thus holds the others up only while it holds
- * an unfinished sliver: the rest of the team runs on through the steps,
- * taking its slivers too, and the paused thread, once back, skips to the
- * step in progress. With a barrier per step (every thread arriving), such a
+ * compare-and-swap that never takes a sliver of a step not yet begun; the
+ * threads' counts of the slivers they finished add up to how many are
+ * finished, so step s may begin at s * slivers. A thread that the operating
+ * system has paused (another program's turn on its core) thus holds the
+ * others up only while it holds an unfinished sliver: the rest of the team
+ * runs on through the steps, taking its slivers too, and the paused thread,
+ * once back, skips to the step in progress. With a barrier per step (every thread arriving), such a
  * pause stalled the step until the paused thread ran again, however little
  * it had left to do.
  *
@@ -343,13 +343,14 @@ typedef void (*lstm_units_backward_fn)(int64_t batch, int64_t count, int64_t hid
 
 typedef struct {
     int threads;
-    int64_t slivers;   /* slivers per step */
-    int64_t *claims;   /* owner k's slivers claimed so far (all steps): claims[k * STRIDE] */
-    int64_t *finished; /* slivers finished so far, all steps (a cache line of its own) */
-    int64_t *active;   /* threads still taking slivers (on finished's line: rarely written) */
+    int64_t slivers; /* slivers per step */
+    /* Thread k's line, at claims + k * LSTM_CLAIM_STRIDE: [0] its own slivers
+     * claimed so far (by anyone, over all steps), [1] the slivers it finished. */
+    int64_t *claims;
+    int64_t *active; /* threads still taking slivers (a cache line of its own) */
 } lstm_team;
 
-/* Counters a cache line apart, so that threads do not share a line. */
+/* Each thread's counters a cache line apart, so that threads do not share a line. */
 #define LSTM_CLAIM_STRIDE 8
 
 /* The first sliver of thread k's own range. */
@@ -371,21 +372,28 @@ static inline void lstm_pause(void)
  * thread that was paused finds the others steps ahead and skips there. */
 static int64_t lstm_wait_step(lstm_team *team, int64_t count)
 {
-    int64_t done;
-    for (int spins = 0; (done = __atomic_load_n(team->finished, __ATOMIC_ACQUIRE)) < count;
-         spins++) {
+    int64_t done = 0;
+    for (int spins = 0;; spins++) {
+        done = 0;
+        for (int k = 0; k < team->threads; k++)
+            done += __atomic_load_n(&team->claims[k * LSTM_CLAIM_STRIDE + 1], __ATOMIC_ACQUIRE);
+        if (done >= count) return done / team->slivers;
         if (spins < LSTM_SPINS)
             lstm_pause();
         else
             sched_yield();
     }
-    return done / team->slivers;
 }
 
-/* Marks a sliver finished: its results are visible to whoever sees the count. */
-static void lstm_finish(lstm_team *team)
+/* Marks a sliver finished by thread `id`: its results are visible to whoever
+ * sees the count. Optimization (a count per thread): each thread's count is
+ * written by that thread alone, on its own cache line, and read by the others
+ * only while they wait; one shared count, a read-modify-write from either
+ * core at every sliver, moved its line between the cores at every sliver. */
+static void lstm_finish(lstm_team *team, int id)
 {
-    __atomic_add_fetch(team->finished, 1, __ATOMIC_RELEASE);
+    int64_t *mine = &team->claims[id * LSTM_CLAIM_STRIDE + 1];
+    __atomic_store_n(mine, __atomic_load_n(mine, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
 }
 
 /* The next sliver of step `step` for thread `id` (its own first, then the
@@ -502,8 +510,7 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
     const char *w = (const char *)w_hh->data + w_hh->offset * size;
     const int64_t state = batch * hidden, gates = 4 * hidden, slivers = (hidden + nr - 1) / nr;
 
-    lstm_team team = {1, slivers, claims, claims + threads * LSTM_CLAIM_STRIDE,
-                      claims + threads * LSTM_CLAIM_STRIDE + 1};
+    lstm_team team = {1, slivers, claims, claims + threads * LSTM_CLAIM_STRIDE};
     int packers = 0; /* threads done packing */
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
@@ -539,7 +546,7 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
                       b_all + v0 * size, c_all + (before * state + v0) * size, act + v0 * size,
                       c_all + (after * state + v0) * size, tc_all + (t * state + v0) * size,
                       h_all + (after * state + v0) * size);
-                lstm_finish(&team);
+                lstm_finish(&team, id);
                 withdrawn = lstm_withdraws(&team, &fastest, lstm_now() - start);
             }
         }
@@ -584,8 +591,7 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
     const char *w = (const char *)w_hh->data + w_hh->offset * size;
     const int64_t slivers = (hidden + nr - 1) / nr;
 
-    lstm_team team = {1, slivers, claims, claims + threads * LSTM_CLAIM_STRIDE,
-                      claims + threads * LSTM_CLAIM_STRIDE + 1};
+    lstm_team team = {1, slivers, claims, claims + threads * LSTM_CLAIM_STRIDE};
     int packers = 0; /* threads done packing */
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
@@ -621,7 +627,7 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
                           dh + v0 * size, dc + v0 * size, a_all + (t * batch * gates + v0) * size,
                           tc_all + (t * state + v0) * size, c_all + (before * state + v0) * size,
                           dz_all + (t * batch * gates + v0) * size);
-                lstm_finish(&team);
+                lstm_finish(&team, id);
                 withdrawn = lstm_withdraws(&team, &fastest, lstm_now() - start);
             }
         }
