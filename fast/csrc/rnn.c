@@ -415,9 +415,11 @@ static int64_t lstm_claim(lstm_team *team, int id, int64_t step)
     return -1;
 }
 
-/* Nanoseconds on a monotonic clock. */
-static int64_t lstm_now(void)
+/* Nanoseconds on a monotonic clock, for a team of more than one thread (a
+ * lone thread has no one to leave its work to: 0, and no clock read). */
+static int64_t lstm_now(const lstm_team *team)
 {
+    if (team->threads < 2) return 0;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
@@ -537,7 +539,7 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
             char *act = act_all + t * batch * gates * size;
             for (int64_t sliver; !withdrawn && (sliver = lstm_claim(&team, id, s)) >= 0;) {
                 const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
-                const int64_t start = lstm_now();
+                const int64_t start = lstm_now(&team);
                 for (int q = 0; q < 4; q++)
                     gt_gemm_packed_b(dtype, batch, hidden, h_prev, hidden, 1,
                                      packed + q * gate_bytes, hidden, v0, v1,
@@ -547,7 +549,7 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
                       c_all + (after * state + v0) * size, tc_all + (t * state + v0) * size,
                       h_all + (after * state + v0) * size);
                 lstm_finish(&team, id);
-                withdrawn = lstm_withdraws(&team, &fastest, lstm_now() - start);
+                withdrawn = lstm_withdraws(&team, &fastest, lstm_now(&team) - start);
             }
         }
     }
@@ -617,7 +619,7 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
             const int64_t before = reverse ? t + 1 : t;
             for (int64_t sliver; !withdrawn && (sliver = lstm_claim(&team, id, s)) >= 0;) {
                 const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
-                const int64_t start = lstm_now();
+                const int64_t start = lstm_now(&team);
                 if (s > 0) /* the gradient reaching h_t through the next step's gates */
                     gt_gemm_packed_b(dtype, batch, gates, dz_all + done * batch * gates * size,
                                      gates, 1, packed, hidden, v0, v1, dh, hidden, 0);
@@ -628,7 +630,7 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
                           tc_all + (t * state + v0) * size, c_all + (before * state + v0) * size,
                           dz_all + (t * batch * gates + v0) * size);
                 lstm_finish(&team, id);
-                withdrawn = lstm_withdraws(&team, &fastest, lstm_now() - start);
+                withdrawn = lstm_withdraws(&team, &fastest, lstm_now(&team) - start);
             }
         }
     }
