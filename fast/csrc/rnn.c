@@ -23,6 +23,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -188,7 +189,7 @@ DEFINE_LSTM_CELL(f64, double, SIGMOID_F64, TANH_F64)
  * a thread computes the four gates' columns of those units (the product),
  * then their cell: everything the cell of unit u needs is the gates of u, so
  * no thread waits for another between product and cell, and the product's
- * output is still in L1 when the cell reads it. The one barrier per step is
+ * output is still in L1 when the cell reads it. The one wait per step is
  * where the next product needs all of h. Backward the same: the product
  * dh[:, units] = d_gates @ W_hh[:, units] gives the gradient of those units,
  * whose cell backward then makes their gate gradients. Each thread owns a
@@ -294,51 +295,68 @@ typedef void (*lstm_units_backward_fn)(int64_t batch, int64_t count, int64_t hid
                                        const void *dout, const void *dh, void *dc, const void *a,
                                        const void *tc, const void *cp, void *dz);
 
-/* Optimization (a barrier that yields): the threads meet once per step, 64
- * times in a sequence of 64. OpenMP's barrier, waiting for a thread that the
- * operating system has paused (the cores are shared with other programs),
- * spins for a few milliseconds before it sleeps, and so keeps the core from
- * the very thread it waits for: a layer took 250 ms instead of 3 on a busy
- * machine. This one spins briefly (LSTM_SPINS pauses, some microseconds:
- * on an idle machine the other thread is that close), then gives the core
- * away (sched_yield) each time it looks. Sense-reversing: the last thread to
- * arrive resets the count and flips the shared sense, which the others wait
- * to see equal their own.
- *
- * Optimization (slivers stolen): a step's work is cut into slivers of NR
+/* Optimization (slivers stolen): a step's work is cut into slivers of NR
  * hidden units (the four gates' product for them, then their cell), and each
  * thread owns a range of them: it packed their weights, which sit in its L2.
  * A thread takes its own slivers first, then any of the others' still
- * unclaimed, each claimed by an atomic increment of its owner's counter. On
- * an idle machine every thread does its own; when another program slows one
- * core down, the other thread takes over part of its work instead of waiting
- * for it at the barrier (a fixed share made the slowed thread set the pace of
- * the whole layer). The last thread to reach the barrier resets the counters
- * for the next step. */
+ * unclaimed. On an idle machine every thread does its own; when another
+ * program slows one core down, the other thread takes over part of its work
+ * (a fixed share made the slowed thread set the pace of the whole layer).
+ *
+ * Optimization (steps that wait for work, not for threads): a step may start
+ * once every sliver of the one before is finished, and that is all the
+ * threads wait for; no step waits for a thread to arrive. Claims and
+ * finished slivers are counted over the whole sequence: owner k's counter
+ * runs through its slivers of step 0, then of step 1, and so on, each claim a
+ * compare-and-swap that never takes a sliver of a step not yet begun; the
+ * threads' counts of the slivers they finished add up to how many are
+ * finished, so step s may begin at s * slivers. A thread that the operating
+ * system has paused (another program's turn on its core) thus holds the
+ * others up only while it holds an unfinished sliver: the rest of the team
+ * runs on through the steps, taking its slivers too, and the paused thread,
+ * once back, skips to the step in progress. With a barrier per step (every thread arriving), such a
+ * pause stalled the step until the paused thread ran again, however little
+ * it had left to do.
+ *
+ * Optimization (a wait that yields): OpenMP's barrier, waiting for a thread
+ * that the operating system has paused, spins for a few milliseconds before
+ * it sleeps, and so keeps the core from the very thread it waits for (when
+ * both share it): a layer took 250 ms instead of 3 on a busy machine. The
+ * wait here spins briefly (LSTM_SPINS pauses, some microseconds: on an idle
+ * machine the other thread is that close), then gives the core away
+ * (sched_yield) each time it looks.
+ *
+ * Optimization (a paused thread withdraws): a thread paused while it holds a
+ * sliver still holds the team up, until the operating system runs it again
+ * (a turn of another program takes milliseconds, some hundred slivers). With
+ * a program of another session busy on one core (Linux shares the cores out
+ * between sessions first, whatever their nice values), the thread there was
+ * paused about half the time, most often in a sliver: the layer took twice
+ * its time on one thread. So a thread whose sliver took far longer than its
+ * fastest (LSTM_PAUSED_FACTOR times, and at least LSTM_PAUSED_NS: no
+ * arithmetic of a sliver varies so much) leaves the rest of the sequence to
+ * the others, the last thread never leaving: the layer then takes about its
+ * time on one thread, plus the one pause. */
 #define LSTM_SPINS 2000
+#define LSTM_PAUSED_FACTOR 8
+#define LSTM_PAUSED_NS 300000
 
 typedef struct {
-    int count; /* threads arrived in this round */
-    int sense; /* flipped by the last arrival of each round */
     int threads;
-    int64_t slivers;  /* slivers per step */
-    int64_t *claims;  /* thread k's next sliver at claims[k * LSTM_CLAIM_STRIDE] */
-} lstm_barrier;
+    int64_t slivers; /* slivers per step */
+    /* Thread k's line, at claims + k * LSTM_CLAIM_STRIDE: [0] its own slivers
+     * claimed so far (by anyone, over all steps), [1] the slivers it finished. */
+    int64_t *claims;
+    int64_t *active; /* threads still taking slivers (a cache line of its own) */
+} lstm_team;
 
-/* Claim counters a cache line apart, so that threads do not share a line. */
+/* Each thread's counters a cache line apart, so that threads do not share a line. */
 #define LSTM_CLAIM_STRIDE 8
 
 /* The first sliver of thread k's own range. */
-static int64_t lstm_first_sliver(const lstm_barrier *barrier, int k)
+static int64_t lstm_first_sliver(const lstm_team *team, int k)
 {
-    return barrier->slivers * k / barrier->threads;
-}
-
-static void lstm_reset_claims(lstm_barrier *barrier)
-{
-    for (int k = 0; k < barrier->threads; k++)
-        __atomic_store_n(&barrier->claims[k * LSTM_CLAIM_STRIDE], lstm_first_sliver(barrier, k),
-                         __ATOMIC_RELAXED);
+    return team->slivers * k / team->threads;
 }
 
 /* A hint to the core that this thread is spinning (x86's `pause`). */
@@ -349,16 +367,17 @@ static inline void lstm_pause(void)
 #endif
 }
 
-static void lstm_barrier_wait(lstm_barrier *barrier, int *sense)
+/* Waits until `count` slivers are finished (every sliver of the steps before
+ * the one about to begin), then returns the first step not yet finished: a
+ * thread that was paused finds the others steps ahead and skips there. */
+static int64_t lstm_wait_step(lstm_team *team, int64_t count)
 {
-    *sense = !*sense;
-    if (__atomic_add_fetch(&barrier->count, 1, __ATOMIC_ACQ_REL) == barrier->threads) {
-        lstm_reset_claims(barrier);
-        __atomic_store_n(&barrier->count, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&barrier->sense, *sense, __ATOMIC_RELEASE);
-        return;
-    }
-    for (int spins = 0; __atomic_load_n(&barrier->sense, __ATOMIC_ACQUIRE) != *sense; spins++) {
+    int64_t done = 0;
+    for (int spins = 0;; spins++) {
+        done = 0;
+        for (int k = 0; k < team->threads; k++)
+            done += __atomic_load_n(&team->claims[k * LSTM_CLAIM_STRIDE + 1], __ATOMIC_ACQUIRE);
+        if (done >= count) return done / team->slivers;
         if (spins < LSTM_SPINS)
             lstm_pause();
         else
@@ -366,19 +385,71 @@ static void lstm_barrier_wait(lstm_barrier *barrier, int *sense)
     }
 }
 
-/* The next sliver for thread `id` this step (its own first, then the
- * others'), or -1 when every sliver is claimed. */
-static int64_t lstm_claim(lstm_barrier *barrier, int id)
+/* Marks a sliver finished by thread `id`: its results are visible to whoever
+ * sees the count. Optimization (a count per thread): each thread's count is
+ * written by that thread alone, on its own cache line, and read by the others
+ * only while they wait; one shared count, a read-modify-write from either
+ * core at every sliver, moved its line between the cores at every sliver. */
+static void lstm_finish(lstm_team *team, int id)
 {
-    for (int i = 0; i < barrier->threads; i++) {
-        const int k = (id + i) % barrier->threads;
-        int64_t *next = &barrier->claims[k * LSTM_CLAIM_STRIDE];
-        const int64_t end = lstm_first_sliver(barrier, k + 1);
-        if (__atomic_load_n(next, __ATOMIC_RELAXED) >= end) continue;
-        const int64_t sliver = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
-        if (sliver < end) return sliver;
+    int64_t *mine = &team->claims[id * LSTM_CLAIM_STRIDE + 1];
+    __atomic_store_n(mine, __atomic_load_n(mine, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+}
+
+/* The next sliver of step `step` for thread `id` (its own first, then the
+ * others'), or -1 when every sliver of that step is claimed. */
+static int64_t lstm_claim(lstm_team *team, int id, int64_t step)
+{
+    for (int i = 0; i < team->threads; i++) {
+        const int k = (id + i) % team->threads;
+        const int64_t first = lstm_first_sliver(team, k);
+        const int64_t own = lstm_first_sliver(team, k + 1) - first;
+        int64_t *next = &team->claims[k * LSTM_CLAIM_STRIDE];
+        int64_t claimed = __atomic_load_n(next, __ATOMIC_RELAXED);
+        while (claimed < (step + 1) * own) {
+            if (__atomic_compare_exchange_n(next, &claimed, claimed + 1, 0, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+                return first + claimed - step * own;
+        }
     }
     return -1;
+}
+
+/* Nanoseconds on a monotonic clock, for a team of more than one thread (a
+ * lone thread has no one to leave its work to: 0, and no clock read). */
+static int64_t lstm_now(const lstm_team *team)
+{
+    if (team->threads < 2) return 0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+/* Whether this thread, whose last sliver took `elapsed` ns (`fastest`: its
+ * fastest so far), was paused in it and now leaves the team (see "a paused
+ * thread withdraws"); never the last thread taking slivers. */
+static int lstm_withdraws(lstm_team *team, int64_t *fastest, int64_t elapsed)
+{
+    if (elapsed < *fastest) *fastest = elapsed;
+    if (elapsed < LSTM_PAUSED_NS || elapsed < LSTM_PAUSED_FACTOR * *fastest) return 0;
+    int64_t active = __atomic_load_n(team->active, __ATOMIC_RELAXED);
+    while (active > 1)
+        if (__atomic_compare_exchange_n(team->active, &active, active - 1, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            return 1;
+    return 0;
+}
+
+/* A single barrier: after every thread has packed its slivers of W_hh. */
+static void lstm_wait_all(int *arrived, int threads)
+{
+    __atomic_add_fetch(arrived, 1, __ATOMIC_ACQ_REL);
+    for (int spins = 0; __atomic_load_n(arrived, __ATOMIC_ACQUIRE) < threads; spins++) {
+        if (spins < LSTM_SPINS)
+            lstm_pause();
+        else
+            sched_yield();
+    }
 }
 
 /* How many threads share a layer of `hidden` units (in `slivers` slivers of the
@@ -422,13 +493,14 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
     if (steps == 0 || batch == 0 || hidden == 0) return 0;
     const int64_t gate_bytes = round_up64(gt_gemm_packed_b_bytes(dtype, hidden, hidden));
     const int threads = lstm_threads((hidden + nr - 1) / nr, batch * 4 * hidden * hidden);
-    /* The packed weight, the bias (zeros when there is none), the claim counters. */
+    /* The packed weight, the bias (zeros when there is none), the counters. */
     const int64_t bias_bytes = round_up64(4 * hidden * size);
-    const int64_t claim_bytes = threads * LSTM_CLAIM_STRIDE * (int64_t)sizeof(int64_t);
+    const int64_t claim_bytes = (threads + 1) * LSTM_CLAIM_STRIDE * (int64_t)sizeof(int64_t);
     char *packed = aligned_alloc(64, (size_t)(4 * gate_bytes + bias_bytes + claim_bytes));
     if (packed == NULL) return -2;
     char *b_all = packed + 4 * gate_bytes;
     int64_t *claims = (int64_t *)(b_all + bias_bytes);
+    memset(claims, 0, (size_t)claim_bytes);
     if (bias != NULL)
         memcpy(b_all, (const char *)bias->data + bias->offset * size, (size_t)(4 * hidden * size));
     else
@@ -438,30 +510,36 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
     char *tc_all = (char *)tanh_c->data + tanh_c->offset * size;
     const char *x_all = (const char *)inputs->data + inputs->offset * size;
     const char *w = (const char *)w_hh->data + w_hh->offset * size;
-    const int64_t state = batch * hidden, gates = 4 * hidden;
+    const int64_t state = batch * hidden, gates = 4 * hidden, slivers = (hidden + nr - 1) / nr;
 
-    lstm_barrier barrier = {0, 0, 1, (hidden + nr - 1) / nr, claims};
+    lstm_team team = {1, slivers, claims, claims + threads * LSTM_CLAIM_STRIDE};
+    int packers = 0; /* threads done packing */
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
-        int sense = 0;
         const int id = gt_thread_id();
 #pragma omp single
-        barrier.threads = gt_team_size(); /* (the end of `single` is a barrier) */
+        { /* (the end of `single` is a barrier) */
+            team.threads = gt_team_size();
+            *team.active = team.threads;
+        }
         /* Gate q's block of W_hh^T (element (p, j) = W_hh[q H + j, p]): this
-         * thread packs its own slivers; the barrier makes all of them ready. */
-        const int64_t u0 = lstm_first_sliver(&barrier, id) * nr;
-        const int64_t u1 = lstm_first_sliver(&barrier, id + 1) * nr;
+         * thread packs its own slivers; the wait makes all of them ready. */
+        const int64_t u0 = lstm_first_sliver(&team, id) * nr;
+        const int64_t u1 = lstm_first_sliver(&team, id + 1) * nr;
         for (int q = 0; q < 4; q++)
             gt_gemm_pack_b(dtype, hidden, hidden, w + q * hidden * hidden * size, 1, hidden, u0,
                            u1 < hidden ? u1 : hidden, packed + q * gate_bytes);
-        lstm_barrier_wait(&barrier, &sense);
-        for (int64_t s = 0; s < steps; s++) {
+        lstm_wait_all(&packers, team.threads);
+        int withdrawn = 0;
+        int64_t fastest = INT64_MAX;
+        for (int64_t s = 0; !withdrawn && (s = lstm_wait_step(&team, s * slivers)) < steps; s++) {
             const int64_t t = reverse ? steps - 1 - s : s;
             const int64_t before = reverse ? t + 1 : t, after = reverse ? t : t + 1;
             const char *h_prev = h_all + before * state * size;
             char *act = act_all + t * batch * gates * size;
-            for (int64_t sliver; (sliver = lstm_claim(&barrier, id)) >= 0;) {
+            for (int64_t sliver; !withdrawn && (sliver = lstm_claim(&team, id, s)) >= 0;) {
                 const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
+                const int64_t start = lstm_now(&team);
                 for (int q = 0; q < 4; q++)
                     gt_gemm_packed_b(dtype, batch, hidden, h_prev, hidden, 1,
                                      packed + q * gate_bytes, hidden, v0, v1,
@@ -470,8 +548,9 @@ int gt_lstm_forward(gt_view *hs, gt_view *cs, gt_view *activations, gt_view *tan
                       b_all + v0 * size, c_all + (before * state + v0) * size, act + v0 * size,
                       c_all + (after * state + v0) * size, tc_all + (t * state + v0) * size,
                       h_all + (after * state + v0) * size);
+                lstm_finish(&team, id);
+                withdrawn = lstm_withdraws(&team, &fastest, lstm_now(&team) - start);
             }
-            lstm_barrier_wait(&barrier, &sense);
         }
     }
     free(packed);
@@ -497,12 +576,13 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
     if (steps == 0 || batch == 0 || hidden == 0) return 0;
     const int64_t gates = 4 * hidden, state = batch * hidden;
     const int threads = lstm_threads((hidden + nr - 1) / nr, batch * gates * hidden);
-    /* The packed weight, then the claim counters. */
+    /* The packed weight, then the counters. */
     const int64_t packed_bytes = round_up64(gt_gemm_packed_b_bytes(dtype, gates, hidden));
-    const int64_t claim_bytes = threads * LSTM_CLAIM_STRIDE * (int64_t)sizeof(int64_t);
+    const int64_t claim_bytes = (threads + 1) * LSTM_CLAIM_STRIDE * (int64_t)sizeof(int64_t);
     char *packed = aligned_alloc(64, (size_t)(packed_bytes + claim_bytes));
     if (packed == NULL) return -2;
     int64_t *claims = (int64_t *)(packed + packed_bytes);
+    memset(claims, 0, (size_t)claim_bytes);
     char *dz_all = (char *)d_inputs->data + d_inputs->offset * size;
     char *dh = (char *)d_h->data + d_h->offset * size, *dc = (char *)d_c->data + d_c->offset * size;
     const char *dout_all =
@@ -511,43 +591,47 @@ int gt_lstm_backward(gt_view *d_inputs, gt_view *d_h, gt_view *d_c, const gt_vie
     const char *tc_all = (const char *)tanh_c->data + tanh_c->offset * size;
     const char *c_all = (const char *)cs->data + cs->offset * size;
     const char *w = (const char *)w_hh->data + w_hh->offset * size;
+    const int64_t slivers = (hidden + nr - 1) / nr;
 
-    lstm_barrier barrier = {0, 0, 1, (hidden + nr - 1) / nr, claims};
+    lstm_team team = {1, slivers, claims, claims + threads * LSTM_CLAIM_STRIDE};
+    int packers = 0; /* threads done packing */
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
-        int sense = 0;
         const int id = gt_thread_id();
 #pragma omp single
-        barrier.threads = gt_team_size(); /* (the end of `single` is a barrier) */
+        { /* (the end of `single` is a barrier) */
+            team.threads = gt_team_size();
+            *team.active = team.threads;
+        }
         /* W_hh as it is (element (p, j) = W_hh[p, j]): this thread's own slivers,
-         * all of them ready after the barrier. */
-        const int64_t u0 = lstm_first_sliver(&barrier, id) * nr;
-        const int64_t u1 = lstm_first_sliver(&barrier, id + 1) * nr;
+         * all of them ready after the wait. */
+        const int64_t u0 = lstm_first_sliver(&team, id) * nr;
+        const int64_t u1 = lstm_first_sliver(&team, id + 1) * nr;
         gt_gemm_pack_b(dtype, gates, hidden, w, hidden, 1, u0, u1 < hidden ? u1 : hidden, packed);
-        lstm_barrier_wait(&barrier, &sense);
-        /* Steps in the reverse of the forward order; `done` is the one before. */
-        for (int64_t s = 0; s < steps; s++) {
+        lstm_wait_all(&packers, team.threads);
+        /* Steps in the reverse of the forward order; `done` is the one before.
+         * Step `steps`, after the last, is the initial state's gradient:
+         * through the first step's gates, a product alone. */
+        int withdrawn = 0;
+        int64_t fastest = INT64_MAX;
+        for (int64_t s = 0; !withdrawn && (s = lstm_wait_step(&team, s * slivers)) <= steps; s++) {
             const int64_t t = reverse ? s : steps - 1 - s, done = reverse ? t - 1 : t + 1;
             const int64_t before = reverse ? t + 1 : t;
-            for (int64_t sliver; (sliver = lstm_claim(&barrier, id)) >= 0;) {
+            for (int64_t sliver; !withdrawn && (sliver = lstm_claim(&team, id, s)) >= 0;) {
                 const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
+                const int64_t start = lstm_now(&team);
                 if (s > 0) /* the gradient reaching h_t through the next step's gates */
                     gt_gemm_packed_b(dtype, batch, gates, dz_all + done * batch * gates * size,
                                      gates, 1, packed, hidden, v0, v1, dh, hidden, 0);
-                units(batch, v1 - v0, hidden,
-                      dout_all == NULL ? NULL : dout_all + (t * state + v0) * size,
-                      dh + v0 * size, dc + v0 * size, a_all + (t * batch * gates + v0) * size,
-                      tc_all + (t * state + v0) * size, c_all + (before * state + v0) * size,
-                      dz_all + (t * batch * gates + v0) * size);
+                if (s < steps)
+                    units(batch, v1 - v0, hidden,
+                          dout_all == NULL ? NULL : dout_all + (t * state + v0) * size,
+                          dh + v0 * size, dc + v0 * size, a_all + (t * batch * gates + v0) * size,
+                          tc_all + (t * state + v0) * size, c_all + (before * state + v0) * size,
+                          dz_all + (t * batch * gates + v0) * size);
+                lstm_finish(&team, id);
+                withdrawn = lstm_withdraws(&team, &fastest, lstm_now(&team) - start);
             }
-            lstm_barrier_wait(&barrier, &sense);
-        }
-        /* The initial state's gradient: through the first step's gates. */
-        const int64_t first = reverse ? steps - 1 : 0;
-        for (int64_t sliver; (sliver = lstm_claim(&barrier, id)) >= 0;) {
-            const int64_t v0 = sliver * nr, v1 = v0 + nr < hidden ? v0 + nr : hidden;
-            gt_gemm_packed_b(dtype, batch, gates, dz_all + first * batch * gates * size, gates, 1,
-                             packed, hidden, v0, v1, dh, hidden, 0);
         }
     }
     free(packed);
