@@ -76,9 +76,10 @@ class _Embed(Function):
 
 
 #: :func:`~glasstorch._shape.view_strides`, remembered. Optimization: a model
-#: reshapes the same few layouts every step (a batch norm flattens and restores
-#: each activation), and a lookup is far cheaper than the walk over the
-#: dimensions; the arguments are the tensors' own shape and stride tuples.
+#: reshapes the same few layouts every step (a transformer splits each
+#: activation into heads and merges them back), and a lookup is far cheaper
+#: than the walk over the dimensions; the arguments are the tensors' own shape
+#: and stride tuples.
 _remembered_view_strides = functools.lru_cache(maxsize=4096)(view_strides)
 
 

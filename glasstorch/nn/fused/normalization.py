@@ -95,8 +95,9 @@ def fused_batch_norm(input, running_mean, running_var, weight, bias, training, m
     """:func:`F.batch_norm` for float32 and float64 inputs, through the fused kernels.
 
     The kernels see the input as ``(N, C, L)`` (the spatial dimensions
-    flattened, :func:`as_channels`). Training takes the batch's statistics and moves the running statistics
-    toward the batch's mean and *unbiased* variance.
+    flattened, :func:`as_channels`). Training takes the batch's statistics
+    and moves the running statistics toward the batch's mean and *unbiased*
+    variance.
 
     The arithmetic is PyTorch's CPU arithmetic, which decides the answer for
     extreme float32 inputs (a channel holding ``1e30``): for a contiguous
