@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from glasstorch._kernels import BINARY_OPS, UNARY_OPS, Strided
 
-from ._glue import CODES_BY_DTYPE, VIEW_TYPE, ffi, lib, refused, view
+from ._glue import CODES_BY_DTYPE, VIEW_TYPE, from_buffer, lib, new_struct, refused, view
 
 #: Contract name -> C code, e.g. ``"add" -> lib.GT_BINARY_ADD``.
 UNARY_CODES: dict[str, int] = {name: getattr(lib, f"GT_UNARY_{name.upper()}") for name in UNARY_OPS}
@@ -63,12 +63,12 @@ class ElementwiseKernels:
             # Optimization (a fresh output laid out as a): the frontend hands a
             # new output a's very shape and strides tuples; C fills its struct
             # from a's in the same call as the sum (see gt_binary_fresh).
-            out.native = native_out = ffi.new(VIEW_TYPE)
+            out.native = native_out = new_struct(VIEW_TYPE)
             buffer = out.buffer
             status = lib.gt_binary_fresh(
                 BINARY_CODES[op],
                 native_out,
-                ffi.from_buffer(buffer),
+                from_buffer(buffer),
                 out.offset,
                 CODES_BY_DTYPE[buffer.dtype],
                 native_a,

@@ -132,6 +132,21 @@ def test_loaded_kernels_are_the_ones_reported():
     assert CAPABILITIES.index(info["capability"]) <= CAPABILITIES.index(info["cpu_supports"])
 
 
+@needs_fast
+def test_kernels_call_the_loaded_modules_c_functions():
+    # _glue copies the loaded module's functions and constants into a Python
+    # module (its lookups are cached); they must be the very same objects.
+    from glasstorch.fast import _glue, load_native
+
+    native = load_native()
+    names = dir(native.lib)
+    assert names and all(getattr(_glue.lib, name) is getattr(native.lib, name) for name in names)
+    assert _glue.lib.GT_FLOAT32 == native.lib.GT_FLOAT32
+    # Only constants are copied by value; a C variable would be refused at import.
+    assert not _glue._has_address(native.lib, "GT_FLOAT32")
+    assert _glue._has_address(native.lib, "gt_binary")
+
+
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     """Each runnable level's results (fast tier), by level."""
