@@ -7,6 +7,7 @@ dimensions are counted from the end are all decided here, before any kernel runs
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 
 
@@ -29,11 +30,11 @@ def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def numel(shape: Sequence[int]) -> int:
-    """Number of elements of a shape."""
-    count = 1
-    for size in shape:
-        count *= size
-    return count
+    """Number of elements of a shape: the product of its sizes (1 for a 0-d shape).
+
+    ``math.prod`` is that loop in C (every new tensor asks for its size).
+    """
+    return math.prod(shape)
 
 
 @functools.lru_cache(maxsize=4096)
