@@ -136,6 +136,14 @@ tier: str = os.environ.get("GLASSTORCH_TIER", DEFAULT_TIER).strip().lower() or D
 #: The CPU tier's kernels, whether or not CUDA is active.
 cpu_kernels: Kernels = load_tier(tier)
 _gpu_runtime.install(select_driver())
+#: The kernels every operation calls: ``cpu_kernels``, or the dispatcher over it
+#: and the CUDA kernels.
+#:
+#: The frontend's modules bind it by assignment, ``kernels = _tier.kernels``,
+#: not by ``from glasstorch._tier import kernels``. Speed: Python (3.11 and
+#: later) compiles ``name.method(...)`` into a method call whose lookup it caches,
+#: unless ``name`` was imported, which it takes for a module; then every call
+#: looks ``method`` up anew and builds a bound method (about 25 ns per kernel call).
 kernels: Kernels = _with_cuda(cpu_kernels, _gpu_runtime.driver)
 #: Whether a CUDA driver is active (``kernels`` is then a dispatcher).
 cuda_active: bool = kernels is not cpu_kernels

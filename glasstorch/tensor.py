@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from glasstorch import _dtype
+from glasstorch import _dtype, _tier
 from glasstorch._kernels import Strided
 from glasstorch._shape import (
     MAX_DIMS,
@@ -24,10 +24,13 @@ from glasstorch._shape import (
     numel,
     row_major_strides,
 )
-from glasstorch._tier import cuda_active, kernels
+from glasstorch._tier import cuda_active
 from glasstorch.autograd import function as _function_module
 from glasstorch.autograd.function import AccumulateGrad, HookDict
 from glasstorch.autograd.grad_mode import is_grad_enabled
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 class Storage:

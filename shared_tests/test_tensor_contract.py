@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import inspect
 import os
 import subprocess
@@ -31,6 +33,31 @@ def test_tier_names_the_active_tier(device):
     assert gt.tier == expected
     assert _tier.kernels.name == gt.tier
     assert kernels_of(device).name == (gt.tier if device == "cpu" else "cuda")
+
+
+def test_frontend_modules_bind_the_active_kernels_by_assignment():
+    # Each frontend module's ``kernels`` is the active kernel object, bound by
+    # ``kernels = _tier.kernels`` rather than imported by name, so that Python
+    # caches its method lookups (see glasstorch._tier.kernels).
+    package = os.path.dirname(gt.__file__)
+    importers, binders = [], []
+    for folder, _, files in os.walk(package):
+        for file in files:
+            if not file.endswith(".py"):
+                continue
+            path = os.path.join(folder, file)
+            tree = ast.parse(open(path, encoding="utf-8").read())
+            for node in tree.body:  # module level only: a function may import it
+                if isinstance(node, ast.ImportFrom) and node.module == "glasstorch._tier":
+                    if any(alias.name == "kernels" for alias in node.names):
+                        importers.append(os.path.relpath(path, package))
+                if isinstance(node, ast.Assign) and ast.unparse(node) == "kernels = _tier.kernels":
+                    name = os.path.relpath(path, package)[: -len(".py")].replace(os.sep, ".")
+                    binders.append("glasstorch." + name.removesuffix(".__init__"))
+    assert importers == []
+    assert len(binders) > 20
+    for name in binders:
+        assert importlib.import_module(name).kernels is _tier.kernels, name
 
 
 def test_contract_is_not_empty():

@@ -6,12 +6,15 @@ Function's ``forward`` and a kernel call.
 
 from __future__ import annotations
 
-from glasstorch import _dtype
+from glasstorch import _dtype, _tier
 from glasstorch._dispatch import MIXED_DEVICES
 from glasstorch._kernels import Strided
 from glasstorch._shape import broadcast_shapes, expand_strides
-from glasstorch._tier import cuda_active, kernels
+from glasstorch._tier import cuda_active
 from glasstorch.tensor import CPU, Tensor, empty_tensor, wrap_scalar
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 def is_number(value) -> bool:

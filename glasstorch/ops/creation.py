@@ -11,13 +11,15 @@ import math
 
 import numpy as np
 
-from glasstorch import _dtype
+from glasstorch import _dtype, _tier
 from glasstorch._shape import check_sizes
-from glasstorch._tier import kernels
 from glasstorch.devices import get_default_device
 from glasstorch.ops.device import copy_to
 from glasstorch.random import Generator, default_generator
 from glasstorch.tensor import CPU, Storage, Tensor, check_device, empty_tensor, strided
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 # ------------------------------------------------------------------ helpers
 

@@ -8,9 +8,12 @@ the CPU can receive gradients computed on the GPU, as in PyTorch.
 
 from __future__ import annotations
 
-from glasstorch._tier import kernels
+from glasstorch import _tier
 from glasstorch.autograd.function import Function
 from glasstorch.tensor import Tensor, empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 def copy_to(tensor: Tensor, target, non_blocking: bool = False) -> Tensor:

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import builtins
 
-from glasstorch import _dtype
+from glasstorch import _dtype, _tier
 from glasstorch._dispatch import MIXED_DEVICES
 from glasstorch._shape import broadcast_shapes, contiguous_strides, normalize_dim, normalize_dims
-from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function, records_nothing
 from glasstorch.autograd.grad_mode import is_grad_enabled
 from glasstorch.ops import inplace
@@ -33,6 +32,9 @@ from glasstorch.ops.creation import arange, ones, zeros
 from glasstorch.ops.inplace import destination
 from glasstorch.ops.views import _selected, alias, select
 from glasstorch.tensor import Tensor, empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 # ------------------------------------------------------------ index checks
 

@@ -32,15 +32,17 @@ backward still needs are copied out first (PyTorch's ``original_self``).
 
 from __future__ import annotations
 
-from glasstorch import _dtype
+from glasstorch import _dtype, _tier
 from glasstorch._dispatch import MIXED_DEVICES
 from glasstorch._shape import is_expandable_to
-from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function, SavedTensor
 from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
 from glasstorch.ops.core import is_number, strided_as
 from glasstorch.ops.creation import zeros_like
 from glasstorch.tensor import Tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 def check_inplace(target: Tensor) -> None:

@@ -12,16 +12,18 @@ from __future__ import annotations
 import builtins
 import warnings
 
-from glasstorch import _dtype
+from glasstorch import _dtype, _tier
 from glasstorch._kernels import Strided
 from glasstorch._shape import broadcast_shapes, expand_strides, normalize_dim, numel
-from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.ops.core import cast, floating
 from glasstorch.ops.pointwise.selection import where
 from glasstorch.ops.shape import Diagonal
 from glasstorch.ops.views import cat
 from glasstorch.tensor import Tensor, empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 def _batched_view(t: Tensor, batch: tuple[int, ...]) -> Strided:

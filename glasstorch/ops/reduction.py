@@ -13,15 +13,17 @@ import builtins
 import warnings
 from collections import namedtuple
 
-from glasstorch import _dtype
+from glasstorch import _dtype, _tier
 from glasstorch._shape import normalize_dim, normalize_dims, numel
-from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled
 from glasstorch.ops.core import cast, default_float
 from glasstorch.ops.pointwise.comparison import isnan
 from glasstorch.ops.pointwise.selection import where
 from glasstorch.tensor import Tensor, empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 # ------------------------------------------------------------------ helpers
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import builtins
 
-from glasstorch import _dtype
+from glasstorch import _dtype, _tier
 from glasstorch._shape import normalize_dim
-from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.ops.core import cast
 from glasstorch.ops.creation import arange, zeros
@@ -24,6 +23,9 @@ from glasstorch.ops.reduction import _sum_dtype, named_result
 from glasstorch.ops.shape import from_front, movedim, to_front
 from glasstorch.ops.views import cat, stack
 from glasstorch.tensor import Tensor, empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 class Cumsum(Function):

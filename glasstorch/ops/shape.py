@@ -15,9 +15,8 @@ from __future__ import annotations
 import builtins
 import operator
 
-from glasstorch import _dtype
+from glasstorch import _dtype, _tier
 from glasstorch._shape import normalize_dim
-from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.ops import inplace
 from glasstorch.ops.creation import arange, ones, tensor, zeros
@@ -25,6 +24,9 @@ from glasstorch.ops.indexing import flip
 from glasstorch.ops.pointwise.selection import masked_fill
 from glasstorch.ops.views import cat, permute, stack
 from glasstorch.tensor import Tensor, empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 # ------------------------------------------------------------------ tril, triu
 

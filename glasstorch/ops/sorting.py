@@ -16,9 +16,8 @@ import builtins
 import math
 from collections import namedtuple
 
-from glasstorch import _dtype
+from glasstorch import _dtype, _tier
 from glasstorch._shape import normalize_dim
-from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.ops.creation import as_tensor_on, ones, tensor, zeros
 from glasstorch.ops.pointwise.comparison import isnan
@@ -27,6 +26,9 @@ from glasstorch.ops.reduction import _ValuesIndices, named_result
 from glasstorch.ops.shape import from_front, movedim, to_front
 from glasstorch.ops.views import cat
 from glasstorch.tensor import Tensor, empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 #: What ``sort`` and ``topk`` return: PyTorch's named tuples ``(values, indices)``.
 sort_result = type(

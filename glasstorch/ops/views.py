@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import operator
 
-from glasstorch import _dtype
+from glasstorch import _dtype, _tier
 from glasstorch._shape import (
     check_ndim,
     check_shape,
@@ -23,10 +23,12 @@ from glasstorch._shape import (
     numel,
     view_strides,
 )
-from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function, records_nothing
 from glasstorch.ops.core import cast
 from glasstorch.tensor import Tensor, empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 # ------------------------------------------------------------------ helpers
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from glasstorch._tier import kernels
+from glasstorch import _tier
 from glasstorch.ops.creation import full_like
 from glasstorch.optim.optimizer import (
     Optimizer,
@@ -16,6 +16,9 @@ from glasstorch.optim.optimizer import (
     new_step_counter,
 )
 from glasstorch.tensor import Tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 class Adagrad(Optimizer):

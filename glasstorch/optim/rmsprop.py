@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from glasstorch._tier import kernels
+from glasstorch import _tier
 from glasstorch.optim.optimizer import (
     Optimizer,
     advance_step,
@@ -15,6 +15,9 @@ from glasstorch.optim.optimizer import (
     state_buffer,
 )
 from glasstorch.tensor import Tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 class RMSprop(Optimizer):

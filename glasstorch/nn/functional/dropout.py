@@ -18,11 +18,13 @@ import warnings
 
 import numpy as np
 
-from glasstorch import _dtype
-from glasstorch._tier import kernels
+from glasstorch import _dtype, _tier
 from glasstorch.ops import inplace as inplace_ops
 from glasstorch.ops.creation import full, rand, zeros
 from glasstorch.tensor import Tensor, empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import math
 
-from glasstorch._tier import kernels
+from glasstorch import _tier
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled
 from glasstorch.nn.fused.common import fusable
 from glasstorch.ops.pointwise import erf
 from glasstorch.tensor import empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 _SQRT_HALF = math.sqrt(0.5)
 

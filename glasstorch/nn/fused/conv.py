@@ -9,11 +9,14 @@ so a gradient of a gradient is again a convolution.
 
 from __future__ import annotations
 
-from glasstorch._tier import kernels
+from glasstorch import _tier
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled
 from glasstorch.nn.functional._utils import _conv_output_size
 from glasstorch.tensor import Tensor, empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 class Conv2dFunction(Function):

@@ -21,7 +21,7 @@ and its backward kernel.
 
 from __future__ import annotations
 
-from glasstorch._tier import kernels
+from glasstorch import _tier
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled
 from glasstorch.nn._reduction import _sample_weights
@@ -29,6 +29,9 @@ from glasstorch.nn.fused.common import formula_gradients
 from glasstorch.ops.core import strided_as
 from glasstorch.ops.creation import arange
 from glasstorch.tensor import Tensor, empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 class CrossEntropyIndices(Function):

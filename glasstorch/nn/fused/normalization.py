@@ -10,15 +10,17 @@ kernel needs (the row means and reciprocal standard deviations).
 
 from __future__ import annotations
 
-from glasstorch import _dtype
+from glasstorch import _dtype, _tier
 from glasstorch._kernels import Strided
 from glasstorch._shape import numel
-from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled, no_grad
 from glasstorch.nn.fused.common import _flat, _grads_of_formula, as_matrix, formula_gradients
 from glasstorch.ops.creation import tensor
 from glasstorch.tensor import Tensor, empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 def as_channels(tensor: Tensor) -> Strided:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from glasstorch import _dtype
-from glasstorch._tier import kernels
+from glasstorch import _dtype, _tier
 from glasstorch.autograd.function import Function
 from glasstorch.tensor import empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 class MaxPool2dFunction(Function):

@@ -10,13 +10,16 @@ graph of small operations per step.
 
 from __future__ import annotations
 
+from glasstorch import _tier
 from glasstorch._kernels import Strided, transposed
-from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled
 from glasstorch.nn.fused.common import as_matrix
 from glasstorch.ops.creation import zeros
 from glasstorch.tensor import Tensor, empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 class LSTMLayer(Function):

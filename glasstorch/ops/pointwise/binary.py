@@ -15,9 +15,8 @@ from __future__ import annotations
 import builtins
 import math
 
-from glasstorch import _dtype
+from glasstorch import _dtype, _tier
 from glasstorch._shape import broadcast_shapes, is_expandable_to
-from glasstorch._tier import kernels
 from glasstorch.autograd.function import Function
 from glasstorch.autograd.grad_mode import is_grad_enabled
 from glasstorch.ops import inplace
@@ -55,6 +54,9 @@ from glasstorch.ops.pointwise.in_place import (
 from glasstorch.ops.pointwise.selection import where
 from glasstorch.ops.pointwise.unary import reciprocal, signbit, trunc
 from glasstorch.tensor import Tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 # ------------------------------------------------------------ binary Functions
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import functools
 
-from glasstorch import _dtype
+from glasstorch import _dtype, _tier
 from glasstorch._kernels import BOOL_RESULT_OPS, Strided
 from glasstorch._shape import contiguous_strides, dense_strides, numel, row_major_strides
-from glasstorch._tier import cuda_active, kernels
+from glasstorch._tier import cuda_active
 from glasstorch.autograd.function import records_nothing
 from glasstorch.ops import inplace
 from glasstorch.ops.core import (
@@ -24,6 +24,9 @@ from glasstorch.ops.core import (
     strided_as,
 )
 from glasstorch.tensor import CPU, Tensor, empty_tensor, new_storage, wrap_scalar
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 def compute_binary(op: str, a, b, dtype=None, out=None) -> Tensor:

@@ -4,12 +4,15 @@
 
 from __future__ import annotations
 
-from glasstorch._tier import kernels
+from glasstorch import _tier
 from glasstorch.autograd.function import Function
 from glasstorch.ops.core import (
     cast,
 )
 from glasstorch.tensor import Tensor, empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 class ToCopy(Function):

@@ -7,8 +7,7 @@ maximum/minimum splits it in half, as PyTorch's does.
 
 from __future__ import annotations
 
-from glasstorch import _dtype
-from glasstorch._tier import kernels
+from glasstorch import _dtype, _tier
 from glasstorch.autograd.function import Function
 from glasstorch.ops import inplace
 from glasstorch.ops.core import (
@@ -32,6 +31,9 @@ from glasstorch.ops.pointwise.compute import (
     ones_like_bool,
 )
 from glasstorch.tensor import Tensor, empty_tensor
+
+# Assigned, not imported, so that Python caches kernels.<name> lookups (see _tier).
+kernels = _tier.kernels
 
 
 class Clamp(Function):
