@@ -17,6 +17,10 @@ from glasstorch._kernels import Strided
 
 from ._glue import lib, view
 
+# Optimization: NumPy's module defines __getattr__, so Python cannot cache a
+# lookup such as ``np.empty``; every tensor's buffer comes from this one, bound once.
+_empty = np.empty
+
 #: How much freed memory, in MiB, the heap keeps for new tensors (see
 #: fast/csrc/heap.c); ``GLASSTORCH_KEEP_FREED_MEMORY`` sets it, 0 turns it off.
 KEEP_FREED_MEMORY_MIB = 256
@@ -54,7 +58,7 @@ class CreationKernels:
 
     def allocate(self, numel: int, dtype) -> np.ndarray:
         """A new flat buffer of ``numel`` elements of NumPy ``dtype`` (contents unspecified)."""
-        return np.empty(numel, dtype=dtype)
+        return _empty(numel, dtype)
 
     def arange(self, out: Strided, start, step) -> None:
         """``out[i] = start + i * step`` as the contract has it: exact integers
