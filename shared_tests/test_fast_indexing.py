@@ -206,3 +206,24 @@ def test_large_cases(dtype, dim, device):
     run_index_select(shape, dtype, dim, 300, 4, "sliced", "contiguous")
     values = random_values(np.random.default_rng(5), shape, dtype)
     check_nonzero((values * (np.arange(210) % 3 == 0)).astype(dtype), "permuted", "contiguous", 6)
+
+
+@pytest.mark.parametrize("kernel", ("index_select", "index_put", "index_put_accumulate"))
+@pytest.mark.parametrize("kind", ("contiguous", "sliced"))
+def test_whole_slices_report_the_first_bad_index(kernel, kind, device):
+    """index_select and index_put move whole slices along ``dim`` (the fast tier reads
+    each slice's index once): an index outside the operand is reported, the first
+    one in order, as the reference reports it."""
+    rng = np.random.default_rng(7)
+    table, _ = lay_out(random_values(rng, (5, 8), "float32"), kind, rng)
+    index = Strided(np.array([1, 4, 6, -2, 0], dtype=np.int64), (5,), (1,), 0)
+    outcomes = []
+    for kernels in (FAST, REFERENCE):
+        if kernel == "index_select":
+            out = Strided(np.zeros(40, np.float32), (5, 8), (8, 1), 0)
+            outcomes.append(kernels.index_select(out, table, 0, index))
+        else:
+            target = Strided(np.zeros(40, np.float32), (5, 8), (8, 1), 0)
+            accumulate = kernel == "index_put_accumulate"
+            outcomes.append(kernels.index_put(target, 0, index, table, accumulate))
+    assert outcomes == [6, 6]
