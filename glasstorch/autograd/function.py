@@ -479,11 +479,10 @@ def records_nothing(input, other=None) -> bool:
     """
     if profiler_hook is not None:
         return False
-    if not _grad_state.enabled:
+    if not input._requires_grad and not (isinstance(other, Tensor) and other._requires_grad):
         return True
-    if input._requires_grad:
-        return False
-    return other is None or not (isinstance(other, Tensor) and other._requires_grad)
+    # The grad mode is per thread (a threading.local), the slower read: asked last.
+    return not _grad_state.enabled
 
 
 class UnrecordedContext:
