@@ -123,13 +123,20 @@ def from_numpy_dtype(np_dtype) -> dtype:
     return _BY_NUMPY[np_dtype]
 
 
+# Python's and NumPy's scalar types of each kind (made once: NumPy's module
+# attributes are slow lookups, and every number operand is asked its kind).
+_BOOL_SCALARS = (bool, np.bool_)
+_INT_SCALARS = (int, np.integer)
+_FLOAT_SCALARS = (float, np.floating)
+
+
 def scalar_dtype(value) -> dtype:
     """The dtype a Python scalar gets on its own: bool, int64 or the default float."""
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, _BOOL_SCALARS):
         return bool_
-    if isinstance(value, (int, np.integer)):
+    if isinstance(value, _INT_SCALARS):
         return int64
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, _FLOAT_SCALARS):
         return _default_dtype
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 

@@ -6,6 +6,8 @@ Function's ``forward`` and a kernel call.
 
 from __future__ import annotations
 
+import numpy as np
+
 from glasstorch import _dtype, _tier
 from glasstorch._dispatch import MIXED_DEVICES
 from glasstorch._kernels import Strided
@@ -17,13 +19,14 @@ from glasstorch.tensor import CPU, Tensor, empty_tensor, wrap_scalar
 kernels = _tier.kernels
 
 
+#: Python's and NumPy's scalar number types (made once: NumPy's module attributes
+#: are slow lookups, and this is asked of every operand of every operation).
+_NUMBER_TYPES = (int, float, bool, np.number, np.bool_)
+
+
 def is_number(value) -> bool:
     """Whether ``value`` is a Python (or NumPy) scalar number."""
-    import numpy as np
-
-    return isinstance(value, (int, float, bool, np.number, np.bool_)) and not isinstance(
-        value, Tensor
-    )
+    return isinstance(value, _NUMBER_TYPES) and not isinstance(value, Tensor)
 
 
 def check_tensor_or_number(value, what: str = "other") -> None:
