@@ -46,7 +46,8 @@ def test_frontend_modules_bind_the_active_kernels_by_assignment():
             if not file.endswith(".py"):
                 continue
             path = os.path.join(folder, file)
-            tree = ast.parse(open(path, encoding="utf-8").read())
+            with open(path, encoding="utf-8") as source:
+                tree = ast.parse(source.read())
             for node in tree.body:  # module level only: a function may import it
                 if isinstance(node, ast.ImportFrom) and node.module == "glasstorch._tier":
                     if any(alias.name == "kernels" for alias in node.names):

@@ -80,8 +80,8 @@ typedef int (*row_fn)(char *direct, int64_t s_direct, char *indirect, int64_t s_
  * one index once, then moves or adds the row as a plain loop, which the compiler
  * vectorises when both operands are contiguous along it. Elementwise, it does
  * what FOR_EACH_CHECKED_INDEX does: the same index, the same elements, in order.
- * (An embedding's lookup of 2,048 rows of 256 floats: 142 -> 12 us; its
- * gradient's accumulation 420 -> 40 us.) */
+ * (An embedding's 2,048 rows of 256 floats, whole operations through the
+ * frontend: index_select 142 -> 26 us, index_add_ of the gradient 422 -> 78 us.) */
 #define FOR_A_FIXED_INDEX(BODY)                              \
     if (sx == 0 && n > 0) {                                  \
         const int64_t k = GT_READ_ONCE(idx);                 \
