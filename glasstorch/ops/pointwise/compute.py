@@ -7,10 +7,11 @@ Functions share live here too.
 from __future__ import annotations
 
 import functools
+import math
 
 from glasstorch import _dtype, _tier
 from glasstorch._kernels import BOOL_RESULT_OPS, Strided
-from glasstorch._shape import contiguous_strides, dense_strides, numel, row_major_strides
+from glasstorch._shape import contiguous_strides, dense_strides, row_major_strides
 from glasstorch._tier import cuda_active
 from glasstorch.autograd.function import records_nothing
 from glasstorch.ops import inplace
@@ -36,7 +37,7 @@ def compute_binary(op: str, a, b, dtype=None, out=None) -> Tensor:
     operands to the common shape and allocates the output on their common
     device, or writes into ``out`` (a tensor of that shape) and returns it: see
     :func:`_write_result`. (Speed: two row-major tensors of one shape and dtype
-    skip these steps, see :func:`_binary_same_layout`.)
+    skip these steps, in the same-layout shortcut at the top.)
     """
     if (
         out is None
@@ -47,7 +48,26 @@ def compute_binary(op: str, a, b, dtype=None, out=None) -> Tensor:
         and a._shape == b._shape
         and a._stride == b._stride == row_major_strides(a._shape)
     ):
-        return _binary_same_layout(op, a, b)
+        # The same-layout shortcut, the common case: nothing to promote,
+        # broadcast or lay out. It is recognised by comparing the strides with
+        # the (cached) row-major strides, cheaper than is_contiguous()'s loop (a
+        # size-1 dimension with another stride takes the general path below).
+        # It is written out here rather than called: a one-element add is
+        # mostly such fixed costs, and a call is one of them (about 50 ns).
+        # What empty_tensor would check and compute (the size limits, the
+        # strides) is known from ``a``: it exists, and its strides are the
+        # row-major ones. The output takes a's very shape and strides tuples,
+        # and its kernel view is made here, once, rather than by out._strided().
+        result_dtype = _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype
+        # common_device's own first test, made here to spare the call on the CPU.
+        device = common_device(a, b) if cuda_active else CPU
+        shape, stride = a._shape, a._stride
+        count = math.prod(shape)  # numel(shape), without a call's cost
+        storage = new_storage(count, result_dtype.numpy, device)
+        result = Tensor._make(storage, shape, stride, 0, result_dtype)
+        result._kernel_view = result_view = Strided(storage.buffer, shape, stride, 0)
+        kernels.binary(op, result_view, a._strided(), b._strided())
+        return result
     check_tensor_or_number(a, "input")
     check_tensor_or_number(b, "other")
     device = common_device(a, b)
@@ -62,30 +82,6 @@ def compute_binary(op: str, a, b, dtype=None, out=None) -> Tensor:
     result = _result_tensor(out, shape, result_dtype, strides, device)
     kernels.binary(op, result._strided(), strided_as(a, shape), strided_as(b, shape))
     return _write_result(result, out)
-
-
-def _binary_same_layout(op: str, a: Tensor, b: Tensor) -> Tensor:
-    """:func:`compute_binary` for two row-major tensors of one shape and dtype,
-    the common case: nothing to promote, broadcast or lay out.
-
-    Shortcut: :func:`compute_binary` recognises the case by comparing the
-    strides with the (cached) row-major strides, which is cheaper than
-    ``is_contiguous()``'s loop (a size-1 dimension with another stride takes the
-    general path). The output is laid out as ``a`` is, so it takes a's very
-    shape and strides tuples, and its kernel view is made here, once, rather
-    than by ``out._strided()``: a one-element add is mostly such fixed costs.
-    """
-    dtype = _dtype.bool_ if op in BOOL_RESULT_OPS else a.dtype
-    # common_device's own first test, made here to spare the call on the CPU.
-    device = common_device(a, b) if cuda_active else CPU
-    # What empty_tensor would check and compute (the size limits, the strides) is
-    # known from ``a`` already: it exists, and its strides are the row-major ones.
-    shape, stride = a._shape, a._stride
-    storage = new_storage(numel(shape), dtype.numpy, device)
-    out = Tensor._make(storage, shape, stride, 0, dtype)
-    out._kernel_view = out_view = Strided(storage.buffer, shape, stride, 0)
-    kernels.binary(op, out_view, a._strided(), b._strided())
-    return out
 
 
 def compute_add_scaled(a, b: Tensor, alpha, dtype, out=None) -> Tensor:
