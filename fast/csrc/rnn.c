@@ -359,9 +359,15 @@ static int64_t lstm_first_sliver(const lstm_team *team, int k)
     return team->slivers * k / team->threads;
 }
 
-/* A hint to the core that this thread is spinning (x86's `pause`). */
-static inline void lstm_pause(void)
+/* A waiting thread's pause between two looks, the `spins`-th (see "a wait that
+ * yields"): a hint to the core that it is spinning (x86's `pause`) for the
+ * first LSTM_SPINS looks, then the core given away. */
+static inline void lstm_wait_a_little(int spins)
 {
+    if (spins >= LSTM_SPINS) {
+        sched_yield();
+        return;
+    }
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
@@ -378,10 +384,7 @@ static int64_t lstm_wait_step(lstm_team *team, int64_t count)
         for (int k = 0; k < team->threads; k++)
             done += __atomic_load_n(&team->claims[k * LSTM_CLAIM_STRIDE + 1], __ATOMIC_ACQUIRE);
         if (done >= count) return done / team->slivers;
-        if (spins < LSTM_SPINS)
-            lstm_pause();
-        else
-            sched_yield();
+        lstm_wait_a_little(spins);
     }
 }
 
@@ -444,12 +447,8 @@ static int lstm_withdraws(lstm_team *team, int64_t *fastest, int64_t elapsed)
 static void lstm_wait_all(int *arrived, int threads)
 {
     __atomic_add_fetch(arrived, 1, __ATOMIC_ACQ_REL);
-    for (int spins = 0; __atomic_load_n(arrived, __ATOMIC_ACQUIRE) < threads; spins++) {
-        if (spins < LSTM_SPINS)
-            lstm_pause();
-        else
-            sched_yield();
-    }
+    for (int spins = 0; __atomic_load_n(arrived, __ATOMIC_ACQUIRE) < threads; spins++)
+        lstm_wait_a_little(spins);
 }
 
 /* How many threads share a layer of `hidden` units (in `slivers` slivers of the
